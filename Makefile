@@ -1,0 +1,117 @@
+# bureau: the one entry point. See README.md.
+#
+#   make            build/bureaud, build/bureau, build/libbureau.so and .a
+#   make deps       install the Debian packages the build and tests need
+#   make test       unit + integration tests; ends with "N passed, N failed"
+#   make demo       private Xvfb desktop, bureaud, a scripted agent loop
+#   make bench      bureau against scrot+convert and xdotool, as ratios
+#   make SANITIZE=address,undefined test   the same under ASan/UBSan
+
+VERSION := 0.1.0
+CC ?= cc
+PKG_CONFIG ?= pkg-config
+
+# Debian packages: one list, used by `make deps` and documented in README.md.
+DEPS_BUILD := build-essential pkg-config libx11-dev libxext-dev libxtst-dev \
+	libxdo-dev libxdamage-dev libxfixes-dev libpng-dev libturbojpeg0-dev \
+	libnng-dev libjansson-dev libsodium-dev libcmocka-dev
+DEPS_TEST := nng-utils xvfb xterm x11-apps x11-utils xdotool xclip wmctrl \
+	openbox imagemagick scrot xfonts-base fonts-dejavu-core fonts-noto-cjk \
+	python3 procps psmisc
+DEPS := $(DEPS_BUILD) $(DEPS_TEST)
+
+PKGS := x11 xext xtst xdamage xfixes libpng libturbojpeg jansson libsodium
+
+BUILD := build
+# Objects of a sanitized build live apart so the two never mix.
+comma := ,
+VARIANT := $(if $(SANITIZE),san-$(subst $(comma),-,$(SANITIZE)),plain)
+OBJ := $(BUILD)/obj-$(VARIANT)
+
+WARN := -Wall -Wextra -Werror -Wshadow -Wstrict-prototypes
+CFLAGS ?= -O2 -g
+CFLAGS += -std=gnu11 $(WARN) -pthread -fPIC -D_GNU_SOURCE \
+	-DBUREAU_VERSION='"$(VERSION)"' -I. \
+	$(shell $(PKG_CONFIG) --cflags $(PKGS) 2>/dev/null)
+LDLIBS_D := $(shell $(PKG_CONFIG) --libs $(PKGS) 2>/dev/null) -lxdo -lnng -lpthread -lm
+ifneq ($(SANITIZE),)
+CFLAGS += -fsanitize=$(SANITIZE) -fno-omit-frame-pointer -fno-sanitize-recover=all
+LDFLAGS += -fsanitize=$(SANITIZE)
+endif
+
+# The daemon: every .c under runtime/ x11/ capture/ tools/.
+D_SRC := $(wildcard runtime/*.c x11/*.c capture/*.c tools/*.c)
+D_OBJ := $(D_SRC:%.c=$(OBJ)/%.o)
+D_LIBOBJ := $(filter-out $(OBJ)/runtime/main.o,$(D_OBJ))
+
+# The client library and the host CLI.
+L_SRC := $(wildcard host-bridge/lib/*.c)
+L_OBJ := $(L_SRC:%.c=$(OBJ)/%.o)
+C_SRC := $(wildcard host-bridge/cli/*.c)
+C_OBJ := $(C_SRC:%.c=$(OBJ)/%.o)
+
+# Unit tests: tests/unit/test_*.c, each linked with the daemon's objects.
+U_SRC := $(wildcard tests/unit/test_*.c)
+U_BIN := $(U_SRC:tests/unit/%.c=$(BUILD)/tests/%)
+
+# Small X helpers used by integration tests and the bench.
+T_SRC := $(wildcard tests/tools/*.c)
+T_BIN := $(T_SRC:tests/tools/%.c=$(BUILD)/tests/%)
+
+BINS := $(BUILD)/bureaud $(BUILD)/bureau $(BUILD)/libbureau.so $(BUILD)/libbureau.a
+
+.PHONY: all deps test unit integration demo bench clean format install
+all: $(BINS) $(U_BIN) $(T_BIN)
+
+# Relink whenever the variant changes (plain <-> sanitized).
+$(BUILD)/.variant-$(VARIANT):
+	@mkdir -p $(BUILD) && rm -f $(BUILD)/.variant-* && touch $@
+
+$(OBJ)/%.o: %.c
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) -MMD -MP -c $< -o $@
+
+$(BUILD)/bureaud: $(D_OBJ) $(BUILD)/.variant-$(VARIANT)
+	$(CC) $(LDFLAGS) -o $@ $(D_OBJ) $(LDLIBS_D)
+
+$(BUILD)/libbureau.so: $(L_OBJ) $(BUILD)/.variant-$(VARIANT)
+	$(CC) $(LDFLAGS) -shared -Wl,-soname,libbureau.so.0 -o $@ $(L_OBJ) -lnng -ljansson -lsodium -lpthread
+
+$(BUILD)/libbureau.a: $(L_OBJ) $(BUILD)/.variant-$(VARIANT)
+	rm -f $@ && ar rcs $@ $(L_OBJ)
+
+$(BUILD)/bureau: $(C_OBJ) $(L_OBJ) $(BUILD)/.variant-$(VARIANT)
+	$(CC) $(LDFLAGS) -o $@ $(C_OBJ) $(L_OBJ) -lnng -ljansson -lsodium -lpthread
+
+$(BUILD)/tests/test_%: tests/unit/test_%.c $(D_LIBOBJ) $(BUILD)/.variant-$(VARIANT)
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $< $(D_LIBOBJ) $(LDLIBS_D) -lcmocka
+
+$(BUILD)/tests/%: tests/tools/%.c $(BUILD)/.variant-$(VARIANT)
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $< $(LDLIBS_D)
+
+deps:
+	@if [ "$$(id -u)" = 0 ]; then SUDO=; else SUDO=sudo; fi; \
+	$$SUDO apt-get update -q && \
+	DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -q --no-install-recommends $(DEPS)
+
+test: all
+	@tests/run.sh $(BUILD)
+
+unit: $(U_BIN)
+	@tests/run.sh --unit-only $(BUILD)
+
+demo: all
+	tests/demo.sh $(BUILD)
+
+bench: all
+	tests/bench/run.sh $(BUILD)
+
+format:
+	clang-format -i $(D_SRC) $(L_SRC) $(C_SRC) $(wildcard */*.h host-bridge/*/*.h)
+
+clean:
+	rm -rf $(BUILD) demo-out
+
+-include $(D_OBJ:.o=.d) $(L_OBJ:.o=.d) $(C_OBJ:.o=.d)

@@ -1,0 +1,98 @@
+/*
+ * capture: framebuffer pixels -> scaled image -> PNG or JPEG.
+ *
+ * Everything here works on plain memory: no X11, no JSON. The x11 layer
+ * fills a struct cap_image from the X server; tools call these functions to
+ * crop, scale and encode it.
+ *
+ * Errors: functions return 0 on success or -1 and set *cause to a malloc'd,
+ * lowercase message without a full stop (the caller frees it).
+ */
+#ifndef BUREAU_CAPTURE_H
+#define BUREAU_CAPTURE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+/*
+ * Pixels are 32 bits, bytes in memory B, G, R, X (X11 ZPixmap, depth 24/32,
+ * little-endian). The X byte is ignored on input and undefined on output.
+ */
+struct cap_image {
+	uint8_t *data; /* owner stated by whoever fills it */
+	int width;
+	int height;
+	int stride; /* bytes from one row to the next, >= 4 * width */
+};
+
+/*
+ * Scale src into dst. dst->data, width, height and stride must be set by the
+ * caller (dst->data at least dst->stride * dst->height bytes). Downscaling
+ * averages the exact source area under each destination pixel (box/area
+ * filter), so text stays legible; upscaling interpolates bilinearly. Equal
+ * sizes copy.
+ */
+int cap_scale(const struct cap_image *src, struct cap_image *dst, char **cause);
+
+/*
+ * A view of a rectangle inside src (no copy): dst shares src's memory.
+ * Fails when the rectangle is empty or not inside src.
+ */
+int cap_crop(const struct cap_image *src, int x, int y, int w, int h,
+    struct cap_image *dst, char **cause);
+
+/*
+ * Encode img as an 8-bit RGB PNG. level is the zlib level 0..9 (bureau uses
+ * a fast level: screenshots are sent once and read once). On success *out is
+ * a malloc'd buffer of *outlen bytes that the caller frees.
+ */
+int cap_png_encode(const struct cap_image *img, int level, uint8_t **out,
+    size_t *outlen, char **cause);
+
+/*
+ * Encode img as a baseline JPEG (4:2:0) at quality 1..100. On success *out is
+ * a malloc'd buffer of *outlen bytes that the caller frees with free().
+ */
+int cap_jpeg_encode(const struct cap_image *img, int quality, uint8_t **out,
+    size_t *outlen, char **cause);
+
+/*
+ * 64-bit hash of the pixels (the X byte ignored), for telling whether the
+ * screen changed between two captures.
+ */
+uint64_t cap_hash(const struct cap_image *img);
+
+/* --- geometry: screen space <-> screenshot space ------------------------ */
+
+enum cap_scale_mode {
+	CAP_SCALE_NONE, /* screenshots at screen size */
+	CAP_SCALE_AUTO, /* the largest of 1024x768, 1280x800, 1366x768 that
+	                   matches the screen's aspect ratio */
+	CAP_SCALE_FIXED, /* a fixed WxH given by the operator */
+};
+
+/*
+ * Parse "none", "auto" or "WxH" (each side 16..16384). Fills *mode and, for
+ * WxH, *w and *h.
+ */
+int cap_scale_parse(const char *s, enum cap_scale_mode *mode, int *w, int *h,
+    char **cause);
+
+/*
+ * The screenshot size for a screen of sw x sh under mode (w, h used only by
+ * CAP_SCALE_FIXED). AUTO never upscales: when no target has the screen's
+ * aspect ratio (within 2%) or the screen is not larger than the target, the
+ * screen size is kept.
+ */
+void cap_scaled_size(enum cap_scale_mode mode, int w, int h, int sw, int sh,
+    int *dw, int *dh);
+
+/*
+ * Map one coordinate between spaces of sizes `from` and `to` (pixels along
+ * that axis). Maps the centre of pixel v: floor((v + 0.5) * to / from), so a
+ * point mapped from screenshot to screen and back returns to itself whenever
+ * the screenshot is not larger than the screen.
+ */
+int cap_map(int v, int from, int to);
+
+#endif

@@ -1,0 +1,132 @@
+/*
+ * tools: one file per tool, each exporting a `const struct tool_entry`. The
+ * runtime parses the request, checks auth and policy, then calls the entry's
+ * handler with a struct tool_call; the handler reads its fields through the
+ * tool_arg_* helpers (which produce typed errors that name the field), adds
+ * its reply fields to call->reply, and returns 0 or the error code it set
+ * with tool_fail. Tools never touch sockets and never parse JSON by hand.
+ *
+ * Handlers run concurrently on several worker threads: a tool guards its
+ * own shared state.
+ */
+#ifndef BUREAU_TOOLS_TOOL_H
+#define BUREAU_TOOLS_TOOL_H
+
+#include <jansson.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "capture/capture.h"
+#include "runtime/protocol.h"
+
+/* Daemon-wide settings the tools need; filled by runtime/config.c. */
+struct tool_config {
+	const char *display;          /* X display name, NULL = $DISPLAY */
+	enum cap_scale_mode scale;    /* --scale */
+	int scale_w, scale_h;         /* for CAP_SCALE_FIXED */
+	int settle_ms;                /* default settle time after input */
+	int settle_timeout_ms;        /* default settle bound */
+	int draw_cursor;              /* draw the pointer into screenshots */
+	int frame_interval_ms;        /* least time between published frames */
+	size_t bash_output_max;       /* bash output cap, bytes */
+	const char *root;             /* confine file/editor paths, or NULL */
+	/* Publish an event on the PUB socket: "<topic> <json>" then, when body
+	 * is not NULL, "\n" and body. Thread-safe; never blocks for long. */
+	void (*publish)(const char *topic, const char *json, const void *body,
+	    size_t bodylen);
+};
+
+/* One request being served. */
+struct tool_call {
+	json_t *req;             /* the request object (borrowed) */
+	json_t *reply;           /* reply object: handlers add fields */
+	const struct tool_config *cfg;
+	const char *action;      /* "action" or "type" string, or NULL */
+	int code;                /* set by tool_fail */
+	char *message;           /* set by tool_fail, malloc'd */
+};
+
+struct tool_entry {
+	const char *name;
+	const char *alias;                  /* another accepted name, or NULL */
+	/* Called once at start-up (may be NULL). A tool that cannot start
+	 * (no X display, say) returns -1 with *cause: the daemon logs it and
+	 * serves the tool's requests with an error naming the cause. */
+	int (*init)(const struct tool_config *cfg, char **cause);
+	void (*fini)(void);                 /* at shutdown (may be NULL) */
+	int (*handle)(struct tool_call *call);
+	/* Actions this tool knows (NULL-terminated), for policy and `info`;
+	 * NULL when the tool has no actions. */
+	const char *const *actions;
+};
+
+/* Every tool, NULL-terminated (tools/registry.c). */
+extern const struct tool_entry *const tool_table[];
+const struct tool_entry *tool_find(const char *name);
+
+/* --- errors --------------------------------------------------------------
+ * tool_fail records the first error of a call and returns its code, so a
+ * handler can write `return (tool_fail(call, BD_EINVAL, "..."));`.
+ * Messages: lowercase, no full stop, quote the subject:
+ *   "invalid coordinate '[-1, 20]': outside 1280x800" */
+int tool_fail(struct tool_call *call, int code, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+int tool_failv(struct tool_call *call, int code, const char *fmt, va_list ap);
+
+/* --- arguments -----------------------------------------------------------
+ * Each returns 0 and fills *out, or returns the error code after tool_fail
+ * with a message that names the field. A missing optional field yields the
+ * default; `null` counts as missing. */
+int tool_arg_str(struct tool_call *call, const char *field, int required,
+    const char *def, const char **out);      /* borrowed from the request */
+int tool_arg_strn(struct tool_call *call, const char *field, int required,
+    size_t maxlen, const char **out, size_t *len); /* may hold NULs */
+int tool_arg_int(struct tool_call *call, const char *field, int required,
+    long long min, long long max, long long def, long long *out);
+int tool_arg_num(struct tool_call *call, const char *field, int required,
+    double min, double max, double def, double *out);
+int tool_arg_bool(struct tool_call *call, const char *field, int def,
+    int *out);
+/* An array of exactly two integers ("coordinate": [x, y]). */
+int tool_arg_pair(struct tool_call *call, const char *field, int required,
+    int *a, int *b, int *present);
+/* Base64 decode a string field into a malloc'd buffer (caller frees). */
+int tool_arg_base64(struct tool_call *call, const char *field, int required,
+    uint8_t **out, size_t *len);
+/* Is the field present and not null? */
+int tool_arg_has(struct tool_call *call, const char *field);
+
+/* --- reply helpers -------------------------------------------------------- */
+void tool_set_str(struct tool_call *call, const char *field, const char *s);
+void tool_set_strn(struct tool_call *call, const char *field, const char *s,
+    size_t len); /* invalid UTF-8 is replaced by U+FFFD */
+void tool_set_int(struct tool_call *call, const char *field, long long v);
+void tool_set_bool(struct tool_call *call, const char *field, int v);
+void tool_set_json(struct tool_call *call, const char *field, json_t *v);
+/* "output": text */
+void tool_set_output(struct tool_call *call, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
+/* Base64 of buf as a string field. */
+int tool_set_base64(struct tool_call *call, const char *field,
+    const void *buf, size_t len);
+/* "image": {mime_type, data (base64), width, height, frame}. */
+int tool_set_image(struct tool_call *call, const char *mime,
+    const void *buf, size_t len, int width, int height, uint64_t frame);
+
+/* --- policy (tools/policy.c) -------------------------------------------- */
+/* Resolve a client path under cfg->root (when set) without following a
+ * symlink out of it: returns a malloc'd absolute path in *out, or fails
+ * with permission_denied / invalid_argument naming the field. */
+int tool_path(struct tool_call *call, const char *field, const char *path,
+    char **out);
+
+/* Base64 helpers (libsodium, original variant with padding). */
+char *tool_b64_encode(const void *buf, size_t len, size_t *outlen);
+int tool_b64_decode(const char *s, size_t slen, uint8_t **out, size_t *len);
+
+/* Monotonic clock in milliseconds and nanoseconds. */
+double tool_now_ms(void);
+uint64_t tool_now_ns(void);
+
+#endif

@@ -1,0 +1,77 @@
+/*
+ * x11 keyboard: key-combo parsing, key presses and exact Unicode typing with
+ * XTest.
+ *
+ * Typing binds every keysym the text needs that the keyboard map lacks to
+ * spare keycodes (keycodes with no keysyms) in one XChangeKeyboardMapping,
+ * syncs, then types the whole batch at full speed. Letters that have a case
+ * are bound as [lower, upper] and pressed with Shift for the upper form, so
+ * applications see exactly the character asked for (Debian 12's libxdo binds
+ * one keysym, and X then hands applications the lowercase form of Ñ).
+ * Bindings stay in place (reused by later calls, least recently used evicted)
+ * and are removed by x11_kbd_free.
+ *
+ * Threading: none inside. The caller serialises every call on one Display
+ * (bureau holds the x11 lock).
+ *
+ * Errors: 0 on success, or -1 with *cause set to a malloc'd lowercase message
+ * (the caller frees it).
+ */
+#ifndef BUREAU_X11_KBD_H
+#define BUREAU_X11_KBD_H
+
+#include <X11/Xlib.h>
+#include <stddef.h>
+
+struct x11_kbd;
+
+enum x11_key_mode {
+	X11_KEY_TAP,  /* press all keys in order, release in reverse order */
+	X11_KEY_DOWN, /* press only (hold_key, left_mouse_down modifiers) */
+	X11_KEY_UP,   /* release only, in reverse order */
+};
+
+/* Maximum keys in one combo ("ctrl+alt+shift+super+t" is 5). */
+#define X11_KBD_MAX_COMBO 16
+
+/*
+ * Parse one xdotool-style combo: names joined with '+', e.g. "ctrl+shift+t",
+ * "Return", "super", "alt+F4", "KP_Enter", "ñ", "+" (a lone plus) and
+ * "ctrl++". Names are X keysym names (XStringToKeysym), a single UTF-8
+ * character, or aliases matched without regard to case: ctrl control
+ * shift alt super win cmd meta enter return esc escape del delete bs
+ * backspace tab space pgup pageup pgdn pagedown up down left right
+ * arrowup arrowdown arrowleft arrowright home end insert ins
+ * capslock, plus F1..F24 in any case. Pure: no X connection needed.
+ * Fills syms[0..*n-1].
+ */
+int x11_kbd_parse(const char *combo, KeySym *syms, int max, int *n,
+    char **cause);
+
+/*
+ * Keyboard state for one Display: the keyboard map, the spare keycodes and
+ * what is bound to them. Reads the map from the server.
+ */
+int x11_kbd_new(Display *dpy, struct x11_kbd **out, char **cause);
+
+/* Unbind every spare keycode bound by this kbd, sync, free. NULL is fine. */
+void x11_kbd_free(struct x11_kbd *kbd, Display *dpy);
+
+/*
+ * Press and/or release the keys of a combo (x11_kbd_parse syntax) with XTest.
+ * Keysyms missing from the map are bound to spare keycodes first. Ends with
+ * XSync.
+ */
+int x11_kbd_combo(struct x11_kbd *kbd, Display *dpy, const char *combo,
+    enum x11_key_mode mode, char **cause);
+
+/*
+ * Type UTF-8 text exactly: every character, in order, including newlines
+ * (Return) and tabs (Tab). Invalid UTF-8 fails before anything is typed.
+ * Ends with XSync. Modifiers the caller holds are released around shifted
+ * characters only as needed for the character to come out right.
+ */
+int x11_kbd_type(struct x11_kbd *kbd, Display *dpy, const char *utf8,
+    size_t len, char **cause);
+
+#endif
