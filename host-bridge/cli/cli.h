@@ -1,0 +1,30 @@
+/*
+ * The `bureau` host command line: main() in bureau.c looks the first word
+ * up in these tables. Client commands (call, screenshot) live in client.c,
+ * desktop management (image, create, start, stop, ...) in desktop.c and
+ * image.c.
+ *
+ * A desktop NAME lives in $BUREAU_HOME/NAME (default
+ * ~/.local/share/bureau/NAME). Two files there are the contract between the
+ * desktop manager and the client commands:
+ *   endpoint   one line: the daemon's REQ/REP URL, e.g. tcp://127.0.0.1:7310
+ *   token      the daemon's token (no trailing newline), mode 0600
+ */
+#ifndef BUREAU_CLI_H
+#define BUREAU_CLI_H
+
+struct cli_cmd {
+	const char *name;
+	const char *usage; /* one line, printed by `bureau help` */
+	int (*run)(int argc, char **argv); /* argv[0] is the command name;
+	                                      returns the exit status */
+};
+
+/* NULL-name-terminated tables. */
+extern const struct cli_cmd cli_client_cmds[];  /* client.c */
+extern const struct cli_cmd cli_desktop_cmds[]; /* desktop.c */
+
+/* $BUREAU_HOME or ~/.local/share/bureau; malloc'd, caller frees. */
+char *cli_home(void);
+
+#endif
