@@ -91,6 +91,12 @@ $(BUILD)/tests/%: tests/tools/%.c $(BUILD)/.variant-$(VARIANT)
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $< $(LDLIBS_D)
 
+# The capture micro benchmark, linked with the capture objects only.
+CAP_OBJ := $(filter $(OBJ)/capture/%,$(D_OBJ))
+$(BUILD)/tests/capbench: tests/bench/capbench.c $(CAP_OBJ) $(BUILD)/.variant-$(VARIANT)
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $< $(CAP_OBJ) $(LDLIBS_D)
+
 deps:
 	@if [ "$$(id -u)" = 0 ]; then SUDO=; else SUDO=sudo; fi; \
 	$$SUDO apt-get update -q && \
