@@ -16,7 +16,7 @@ DEPS_BUILD := build-essential pkg-config libx11-dev libxext-dev libxtst-dev \
 	libxdo-dev libxdamage-dev libxfixes-dev libpng-dev libturbojpeg0-dev \
 	libnng-dev libjansson-dev libsodium-dev libcmocka-dev
 DEPS_TEST := nng-utils xvfb xterm x11-apps x11-utils xdotool xclip wmctrl \
-	openbox imagemagick scrot xfonts-base fonts-dejavu-core fonts-noto-cjk \
+	x11-xserver-utils openbox imagemagick scrot xfonts-base fonts-dejavu-core fonts-noto-cjk \
 	python3 procps psmisc
 DEPS := $(DEPS_BUILD) $(DEPS_TEST)
 
