@@ -408,10 +408,18 @@ def test_events():
             break
     assert ev["ok"] is False and ev["error"] == "unknown_tool"
     sub.close()
-    fsub = bt.Sub(D.events, b"frame ")
-    time.sleep(0.3)
-    X.run(["xsetroot", "-solid", "#996633"])
-    msg = fsub.recv()
+    fsub = bt.Sub(D.events, b"frame ", timeout_ms=1000)
+    # The subscription connects in the background: keep changing the
+    # screen until a frame arrives (a frame is only sent on a change).
+    for i in range(20):
+        X.run(["xsetroot", "-solid", "#99%02x33" % (i * 10)])
+        try:
+            msg = fsub.recv()
+            break
+        except bt.NngError:
+            continue
+    else:
+        raise AssertionError("no frame event in 20 screen changes")
     head, _, body = msg.partition(b"\n")
     meta = json.loads(head[6:])
     assert meta["mime_type"] == "image/jpeg" and body[:2] == b"\xff\xd8"

@@ -209,13 +209,13 @@ class Req:
 
 
 class Sub:
-    def __init__(self, url, topic=b""):
+    def __init__(self, url, topic=b"", timeout_ms=5000):
         self.sock = ctypes.c_uint32(0)
         _chk(_nng.nng_sub0_open(ctypes.byref(self.sock)))
         _chk(_nng.nng_socket_set(self.sock, b"sub:subscribe", topic,
                                  ctypes.c_size_t(len(topic))))
         _nng.nng_socket_set_ms(self.sock, b"recv-timeout",
-                               ctypes.c_int32(5000))
+                               ctypes.c_int32(timeout_ms))
         _chk(_nng.nng_dial(self.sock, url.encode(), None, 2))  # nonblock
 
     def recv(self):
