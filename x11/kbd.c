@@ -43,7 +43,8 @@
  * (xterm, plain Xlib) get a fixed wait instead: measured on Xvfb with a
  * fresh xterm drawing CJK (fallback fonts load on first use), 0 ms loses
  * characters at nearly every batch boundary, 40 ms in one run of three,
- * 150 ms in none of 20 runs. Within a batch no keycode changes, so any wait
+ * 150 ms in 2 of 20 runs of 1300 characters (the machine busy with other
+ * X tests): a guess that lowers the odds, not a guarantee. Within a batch no keycode changes, so any wait
  * happens only at batch boundaries (text with more distinct unmapped
  * characters than spare keycodes) or when a call evicts a binding typed
  * moments before.
