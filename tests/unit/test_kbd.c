@@ -8,10 +8,12 @@
 #include <setjmp.h>
 #include <cmocka.h>
 
+#include <X11/XKBlib.h>
 #include <X11/Xlib.h>
 #include <X11/Xutil.h>
 #include <X11/keysym.h>
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -159,7 +161,31 @@ struct xenv {
 	Display *app; /* the window that receives, as an application */
 	Window win;
 	struct x11_kbd *kbd;
+	int spare;       /* keycodes with no keysyms before any test */
+	int mappings;    /* MappingNotify events in the last collect */
+	int mappings_in; /* of them, after its first key event */
+	KeySym high[3];  /* typed in group 3 or 4 by the packed test */
+	int nhigh;
 };
+
+/* Keycodes with no keysyms at all. */
+static int
+count_spare(Display *dpy)
+{
+	int min, max, per, kc, c, n = 0, empty;
+	KeySym *map;
+
+	XDisplayKeycodes(dpy, &min, &max);
+	map = XGetKeyboardMapping(dpy, (KeyCode)min, max - min + 1, &per);
+	for (kc = min; kc <= max; kc++) {
+		empty = 1;
+		for (c = 0; c < per; c++)
+			empty &= map[(kc - min) * per + c] == NoSymbol;
+		n += empty;
+	}
+	XFree(map);
+	return n;
+}
 
 static int
 ignore_xerror(Display *dpy, XErrorEvent *ev)
@@ -197,6 +223,7 @@ x_setup(void **state)
 	while (ev.type != MapNotify);
 	XSetInputFocus(x->app, x->win, RevertToParent, CurrentTime);
 	XSync(x->app, False);
+	x->spare = count_spare(x->dpy);
 	if (x11_kbd_new(x->dpy, &x->kbd, &cause) != 0)
 		fail_msg("x11_kbd_new: %s", cause);
 	*state = x;
@@ -235,6 +262,7 @@ collect(struct xenv *x, KeySym *out, unsigned *states, int max, int releases)
 	char buf[16];
 
 	XSync(x->dpy, False);
+	x->mappings = x->mappings_in = 0;
 	while (idle < 5) {
 		if (!XPending(x->app)) {
 			idle++;
@@ -243,8 +271,11 @@ collect(struct xenv *x, KeySym *out, unsigned *states, int max, int releases)
 		}
 		idle = 0;
 		XNextEvent(x->app, &ev);
-		if (ev.type == MappingNotify)
+		if (ev.type == MappingNotify) {
 			XRefreshKeyboardMapping(&ev.xmapping);
+			x->mappings++;
+			x->mappings_in += n > 0;
+		}
 		if (ev.type != KeyPress && !(releases && ev.type == KeyRelease))
 			continue;
 		XLookupString(&ev.xkey, buf, sizeof buf, &ks, NULL);
@@ -423,6 +454,253 @@ test_free_restores(void **state)
 	collect(x, (KeySym[64]){0}, NULL, 64, 0);
 }
 
+/* Keycodes that carry ks in any column (any group, any level). */
+static int
+count_keycodes_anywhere(Display *dpy, KeySym ks)
+{
+	int min, max, per, kc, c, n = 0, has;
+	KeySym *map;
+
+	XDisplayKeycodes(dpy, &min, &max);
+	map = XGetKeyboardMapping(dpy, (KeyCode)min, max - min + 1, &per);
+	for (kc = min; kc <= max; kc++) {
+		has = 0;
+		for (c = 0; c < per; c++)
+			has |= map[(kc - min) * per + c] == ks;
+		n += has;
+	}
+	XFree(map);
+	return n;
+}
+
+/* UTF-8 of code points first, first + step, ... (n of them). */
+static char *
+utf8_run(unsigned first, unsigned step, int n, KeySym *syms)
+{
+	char *buf, *p;
+	unsigned cp;
+	int i;
+
+	buf = malloc((size_t)n * 4 + 1);
+	assert_non_null(buf);
+	p = buf;
+	for (i = 0; i < n; i++) {
+		cp = first + step * (unsigned)i;
+		syms[i] = 0x01000000 + cp;
+		if (cp < 0x800) {
+			*p++ = (char)(0xc0 | cp >> 6);
+			*p++ = (char)(0x80 | (cp & 0x3f));
+		} else {
+			*p++ = (char)(0xe0 | cp >> 12);
+			*p++ = (char)(0x80 | ((cp >> 6) & 0x3f));
+			*p++ = (char)(0x80 | (cp & 0x3f));
+		}
+	}
+	*p = '\0';
+	return buf;
+}
+
+/* UTF-8 of a Unicode keysym of 3 bytes (CJK), in buf[4]. */
+static char *
+utf8_of(KeySym ks, char *buf)
+{
+	unsigned cp = (unsigned)(ks - 0x01000000);
+
+	assert_true(cp >= 0x800 && cp < 0x10000);
+	buf[0] = (char)(0xe0 | cp >> 12);
+	buf[1] = (char)(0x80 | ((cp >> 6) & 0x3f));
+	buf[2] = (char)(0x80 | (cp & 0x3f));
+	buf[3] = '\0';
+	return buf;
+}
+
+/* Key presses the window got, Shift presses left out: must be want[].
+ * Sets bit g of *groups for each group g seen; remembers a few keys typed
+ * in groups 3 and 4. */
+static void
+expect_keys(struct xenv *x, const KeySym *want, int nwant, unsigned *groups)
+{
+	int g;
+
+	KeySym got[512];
+	unsigned st[512];
+	int n, i, j;
+
+	n = collect(x, got, st, 512, 0);
+	assert_true(n <= 512);
+	*groups = 0;
+	for (i = j = 0; i < n; i++) {
+		if (got[i] == XK_Shift_L)
+			continue;
+		if (j >= nwant)
+			fail_msg("key %d: 0x%lx, want no more", j, got[i]);
+		if (got[i] != want[j])
+			fail_msg("key %d: 0x%lx, want 0x%lx", j, got[i],
+			    want[j]);
+		g = XkbGroupForCoreState(st[i]);
+		*groups |= 1u << g;
+		if (g >= 2 && x->nhigh < 3)
+			x->high[x->nhigh++] = got[i];
+		j++;
+	}
+	assert_int_equal(j, nwant);
+}
+
+/*
+ * As many distinct caseless characters as the spare keycodes hold (150 on
+ * Xvfb's 19) are typed exactly in one batch: all bindings are written
+ * before the first key event, none between key events.
+ */
+static void
+test_type_packed_one_batch(void **state)
+{
+	struct xenv *x = *state;
+	KeySym want[150];
+	XkbStateRec xs;
+	unsigned groups;
+	char *cause = NULL, *text;
+	int n, kc, min, max, per, pairs;
+	KeySym *map;
+
+	NEED_X(x);
+	n = 8 * x->spare - 2 < 150 ? 8 * x->spare - 2 : 150;
+	if (n < 20)
+		skip();
+	text = utf8_run(0x5000, 3, n, want);
+	if (x11_kbd_type(x->kbd, x->dpy, text, strlen(text), &cause) != 0)
+		fail_msg("type: %s", cause);
+	free(text);
+	expect_keys(x, want, n, &groups);
+	/* Each request reaches the window as a MappingNotify per keyboard
+	 * device: what counts is that none came between key events. */
+	assert_true(x->mappings > 0);
+	assert_int_equal(x->mappings_in, 0);
+	/* 150 characters on 19 keycodes: groups 3 and 4 were used. */
+	if (n == 150)
+		assert_int_equal(groups, 0xfu);
+	/* Two caseless characters share a group, at levels 0 and 1. */
+	XDisplayKeycodes(x->dpy, &min, &max);
+	map = XGetKeyboardMapping(x->dpy, (KeyCode)min, max - min + 1, &per);
+	pairs = 0;
+	for (kc = min; kc <= max; kc++)
+		pairs += map[(kc - min) * per] >= want[0] &&
+		    map[(kc - min) * per] <= want[n - 1] &&
+		    map[(kc - min) * per + 1] >= want[0] &&
+		    map[(kc - min) * per + 1] <= want[n - 1] &&
+		    map[(kc - min) * per] != map[(kc - min) * per + 1];
+	XFree(map);
+	assert_true(pairs > 0);
+	/* The caller's group is back. */
+	assert_int_equal(XkbGetState(x->dpy, XkbUseCoreKbd, &xs), Success);
+	assert_int_equal(xs.locked_group, 0);
+	assert_int_equal(xs.group, 0);
+}
+
+/* The caller has another group locked (a second layout): keys still come
+ * out as asked, and the caller's group is locked again after. */
+static void
+test_type_caller_group(void **state)
+{
+	struct xenv *x = *state;
+	KeySym want[12];
+	XkbStateRec xs;
+	unsigned groups;
+	char *cause = NULL, *text;
+
+	NEED_X(x);
+	text = utf8_run(0x5000, 3, 12, want);
+	XkbLockGroup(x->dpy, XkbUseCoreKbd, 1);
+	XSync(x->dpy, False);
+	assert_int_equal(XkbGetState(x->dpy, XkbUseCoreKbd, &xs), Success);
+	if (xs.locked_group != 1) {
+		/* One group on this keyboard: nothing to show. */
+		free(text);
+		skip();
+	}
+	if (x11_kbd_type(x->kbd, x->dpy, text, strlen(text), &cause) != 0)
+		fail_msg("type: %s", cause);
+	free(text);
+	expect_keys(x, want, 12, &groups);
+	assert_int_equal(x->mappings, 0); /* all bound already */
+	assert_int_equal(XkbGetState(x->dpy, XkbUseCoreKbd, &xs), Success);
+	assert_int_equal(xs.locked_group, 1);
+	XkbLockGroup(x->dpy, XkbUseCoreKbd, 0);
+	XSync(x->dpy, False);
+}
+
+/*
+ * Caps Lock on: letters with a case and caseless pairs come out exactly in
+ * any group, Lock stays on. Not here: letters whose case the server's XKB
+ * does not know (Unicode keysyms: σ, ж; ÿ and ß, whose capitals lie outside
+ * Latin-1) come out in capitals under Lock, as they did before packing.
+ */
+static void
+test_type_caps_lock_packed(void **state)
+{
+	struct xenv *x = *state;
+	KeySym want[] = {XK_a, XK_B, XK_ntilde, XK_Ntilde, 0, 0, XK_oslash,
+	    0, XK_eacute, XK_Eacute, XK_onehalf};
+	char text[64], h[3][4];
+	KeySym got[64];
+	unsigned st[64], groups = 0;
+	XkbStateRec xs;
+	char *cause = NULL;
+	int n, i, j;
+
+	NEED_X(x);
+	/* Three characters test_type_packed_one_batch typed in groups 3 and
+	 * 4 (still bound there: nothing was bound since). */
+	if (x->nhigh < 3)
+		skip();
+	want[4] = x->high[0];
+	want[5] = x->high[1];
+	want[7] = x->high[2];
+	snprintf(text, sizeof text, "aBñÑ%s%sø%séÉ½", utf8_of(want[4], h[0]),
+	    utf8_of(want[5], h[1]), utf8_of(want[7], h[2]));
+	XkbLockModifiers(x->dpy, XkbUseCoreKbd, LockMask, LockMask);
+	XSync(x->dpy, False);
+	collect(x, got, NULL, 64, 0); /* the Lock change itself */
+	if (x11_kbd_type(x->kbd, x->dpy, text, strlen(text), &cause) != 0)
+		fail_msg("type: %s", cause);
+	n = collect(x, got, st, 64, 0);
+	for (i = j = 0; i < n && i < 64; i++) {
+		if (got[i] == XK_Shift_L)
+			continue;
+		assert_true(j < (int)(sizeof want / sizeof want[0]));
+		if (got[i] != want[j])
+			fail_msg("key %d: 0x%lx, want 0x%lx", j, got[i],
+			    want[j]);
+		assert_true(st[i] & LockMask);
+		groups |= 1u << XkbGroupForCoreState(st[i]);
+		j++;
+	}
+	assert_int_equal(j, (int)(sizeof want / sizeof want[0]));
+	assert_true(groups & 0xcu);
+	assert_int_equal(XkbGetState(x->dpy, XkbUseCoreKbd, &xs), Success);
+	assert_true(xs.locked_mods & LockMask);
+	XkbLockModifiers(x->dpy, XkbUseCoreKbd, LockMask, 0);
+	XSync(x->dpy, False);
+}
+
+/* Freeing unbinds every group of every keycode it bound. */
+static void
+test_free_restores_groups(void **state)
+{
+	struct xenv *x = *state;
+	char *cause = NULL;
+
+	NEED_X(x);
+	assert_true(count_keycodes_anywhere(x->dpy, 0x01005000) > 0);
+	x11_kbd_free(x->kbd, x->dpy);
+	x->kbd = NULL;
+	assert_int_equal(count_keycodes_anywhere(x->dpy, 0x01005000), 0);
+	assert_int_equal(count_keycodes_anywhere(x->dpy, 0x01005000 + 3 * 149),
+	    0);
+	assert_int_equal(count_spare(x->dpy), x->spare);
+	if (x11_kbd_new(x->dpy, &x->kbd, &cause) != 0)
+		fail_msg("x11_kbd_new: %s", cause);
+}
+
 int
 main(void)
 {
@@ -438,6 +716,10 @@ main(void)
 		cmocka_unit_test(test_combo_state),
 		cmocka_unit_test(test_hold_shift_then_type),
 		cmocka_unit_test(test_free_restores),
+		cmocka_unit_test(test_type_packed_one_batch),
+		cmocka_unit_test(test_type_caller_group),
+		cmocka_unit_test(test_type_caps_lock_packed),
+		cmocka_unit_test(test_free_restores_groups),
 	};
 	int rc;
 
