@@ -57,10 +57,11 @@
  * fresh xterm drawing CJK (fallback fonts load on first use), 0 ms loses
  * characters at nearly every batch boundary, 40 ms in one run of three,
  * 150 ms in 2 of 20 runs of 1300 characters (the machine busy with other
- * X tests): a guess that lowers the odds, not a guarantee. Within a batch no keycode changes, so any wait
- * happens only at batch boundaries (text with more distinct unmapped
- * characters than spare keycodes) or when a call evicts a binding typed
- * moments before.
+ * X tests): a guess that lowers the odds, not a guarantee. Within a batch
+ * no cell changes, and filling an empty cell of a keycode leaves the cells
+ * typed before as they were, so any wait happens only at batch boundaries
+ * (text with more distinct unmapped characters than spare cells: 152 on
+ * Xvfb) or when a call evicts a binding typed moments before.
  */
 #define KBD_REBIND_GRACE_NS (150LL * 1000 * 1000)
 #define KBD_PING_TIMEOUT_MS 2000
