@@ -34,6 +34,15 @@ now_ms(void)
 	return ts.tv_sec * 1e3 + ts.tv_nsec / 1e6;
 }
 
+static double
+cpu_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+	return ts.tv_sec * 1e3 + ts.tv_nsec / 1e6;
+}
+
 static int
 cmp_double(const void *a, const void *b)
 {
@@ -46,7 +55,7 @@ static void
 report(const char *what, double *t, int n, const char *extra)
 {
 	qsort(t, (size_t)n, sizeof *t, cmp_double);
-	printf("%-34s median %7.2f ms  best %7.2f ms%s%s\n", what, t[n / 2],
+	printf("%-40s median %7.2f ms  best %7.2f ms%s%s\n", what, t[n / 2],
 	    t[0], extra[0] != '\0' ? "  " : "", extra);
 }
 
@@ -113,6 +122,12 @@ synth_frame(struct cap_image *img)
 	return 0;
 }
 
+/*
+ * Every combination of zlib level, PNG filters and zlib strategy, measured
+ * round-robin (one encode of each per round) so that load from other
+ * processes on the machine spreads evenly over all of them. Times are the
+ * thread's CPU time, which such load disturbs least.
+ */
 static void
 png_matrix(const struct cap_image *img, int runs)
 {
@@ -133,36 +148,47 @@ png_matrix(const struct cap_image *img, int runs)
 		{ "default", Z_DEFAULT_STRATEGY },
 		{ "rle", Z_RLE },
 		{ "filtered", Z_FILTERED },
+		{ "huffman", Z_HUFFMAN_ONLY },
 	};
-	static const int levels[] = { 1, 2, 3, 6, 9 };
-	double t[MAXRUNS], t0;
+	static const int levels[] = { 0, 1, 2, 3, 6 };
+	enum {
+		NL = sizeof levels / sizeof levels[0],
+		NF = sizeof filters / sizeof filters[0],
+		NS = sizeof strategies / sizeof strategies[0],
+		NC = NL * NF * NS,
+	};
+	static double t[NC][MAXRUNS];
+	size_t len[NC];
 	char label[64], extra[64];
-	size_t f, s, l, len = 0;
 	uint8_t *out;
 	char *cause = NULL;
-	int i;
+	double t0;
+	int i, k, l, f, s;
 
-	for (l = 0; l < sizeof levels / sizeof levels[0]; l++)
-		for (f = 0; f < sizeof filters / sizeof filters[0]; f++)
-			for (s = 0; s < sizeof strategies / sizeof strategies[0];
-			    s++) {
-				for (i = 0; i < runs; i++) {
-					t0 = now_ms();
-					if (cap_png_encode_tuned(img, levels[l],
-					    filters[f].mask, strategies[s].z,
-					    &out, &len, &cause) != 0) {
-						fprintf(stderr, "%s\n", cause);
-						exit(1);
-					}
-					t[i] = now_ms() - t0;
-					free(out);
-				}
-				snprintf(label, sizeof label,
-				    "png level %d %-5s %-8s", levels[l],
-				    filters[f].name, strategies[s].name);
-				snprintf(extra, sizeof extra, "%8zu bytes", len);
-				report(label, t, runs, extra);
+	for (i = 0; i < runs; i++)
+		for (k = 0; k < NC; k++) {
+			l = k / (NF * NS);
+			f = k / NS % NF;
+			s = k % NS;
+			t0 = cpu_ms();
+			if (cap_png_encode_tuned(img, levels[l],
+			    filters[f].mask, strategies[s].z, &out, &len[k],
+			    &cause) != 0) {
+				fprintf(stderr, "capbench: %s\n", cause);
+				exit(1);
 			}
+			t[k][i] = cpu_ms() - t0;
+			free(out);
+		}
+	for (k = 0; k < NC; k++) {
+		l = k / (NF * NS);
+		f = k / NS % NF;
+		s = k % NS;
+		snprintf(label, sizeof label, "png level %d %-5s %-8s (cpu)",
+		    levels[l], filters[f].name, strategies[s].name);
+		snprintf(extra, sizeof extra, "%8zu bytes", len[k]);
+		report(label, t[k], runs, extra);
+	}
 }
 
 int
@@ -266,7 +292,7 @@ main(int argc, char **argv)
 	(void)h;
 
 	if (matrix)
-		png_matrix(&dst, runs < 10 ? runs : 10);
+		png_matrix(&dst, runs);
 	free(src.data);
 	free(dst.data);
 	return 0;
