@@ -36,13 +36,13 @@
 #define HSHIFT (WBITS + TBITS)
 
 /*
- * The weights of one axis: destination i reads source pixels first[i] ..
- * first[i] + taps - 1 with weights w[i * taps ...]. taps is even and the
- * same for every i (unused taps weigh 0), so the passes can take taps in
- * pairs without a per-pixel count.
+ * The weights of one axis: destination i reads the span[i] source pixels
+ * from first[i] with weights w[i * taps ...]. Spans are even (a last unused
+ * tap weighs 0) so that the passes take taps in pairs; taps is the widest.
  */
 struct scale_axis {
 	int *first;
+	int *span;
 	int16_t *w;
 	int taps;
 };
@@ -80,6 +80,7 @@ static void
 scale_axis_free(struct scale_axis *a)
 {
 	free(a->first);
+	free(a->span);
 	free(a->w);
 }
 
@@ -96,17 +97,26 @@ scale_axis_init(struct scale_axis *a, int n, int m)
 	int16_t *w;
 
 	memset(a, 0, sizeof *a);
+	/* The widest footprint, rounded up to a whole pair: 2 for any
+	 * shrink ratio below 2 where the 1.5 source pixels of 1920 -> 1280
+	 * never straddle three. */
 	a->taps = 2;
-	if (m < n)
-		a->taps = ((n + m - 1) / m + 2) & ~1;
+	for (i = 0; i < m && m < n; i++) {
+		count = (int)(((int64_t)i * n + n - 1) / m -
+		    (int64_t)i * n / m) + 1;
+		if (count > a->taps)
+			a->taps = (count + 1) & ~1;
+	}
 	a->first = calloc((size_t)m, sizeof *a->first);
+	a->span = calloc((size_t)m, sizeof *a->span);
 	a->w = calloc((size_t)m * (size_t)a->taps, sizeof *a->w);
-	if (a->first == NULL || a->w == NULL) {
+	if (a->first == NULL || a->span == NULL || a->w == NULL) {
 		scale_axis_free(a);
 		return -1;
 	}
 	for (i = 0; i < m; i++) {
 		w = a->w + (size_t)i * (size_t)a->taps;
+		a->span[i] = 2;
 		if (m == n) {
 			a->first[i] = i;
 			w[0] = 1 << WBITS;
@@ -140,6 +150,7 @@ scale_axis_init(struct scale_axis *a, int n, int m)
 		hi = lo + n;
 		a->first[i] = (int)(lo / m);
 		count = (int)((hi - 1) / m) - a->first[i] + 1;
+		a->span[i] = (count + 1) & ~1;
 		prev = 0;
 		for (k = 0; k < count; k++) {
 			cum = (int64_t)(a->first[i] + k + 1) * m;
@@ -155,10 +166,10 @@ scale_axis_init(struct scale_axis *a, int n, int m)
 
 /*
  * Combines the source rows under destination row y into tmp (n values:
- * 4 per pixel, TBITS of fraction). rows[] has ya->taps entries.
+ * 4 per pixel, TBITS of fraction). rows[] and w[] have span entries.
  */
 static void
-scale_vertical(const uint8_t *const *rows, const int16_t *w, int taps,
+scale_vertical(const uint8_t *const *rows, const int16_t *w, int span,
     size_t n, int16_t *tmp)
 {
 	size_t i = 0;
@@ -173,7 +184,7 @@ scale_vertical(const uint8_t *const *rows, const int16_t *w, int taps,
 
 	for (; i + 16 <= n; i += 16) {
 		s0 = s1 = s2 = s3 = round;
-		for (k = 0; k < taps; k += 2) {
+		for (k = 0; k < span; k += 2) {
 			memcpy(&pair, w + k, sizeof pair);
 			wv = _mm_set1_epi32(pair);
 			a = _mm_loadu_si128((const __m128i *)(rows[k] + i));
@@ -201,52 +212,80 @@ scale_vertical(const uint8_t *const *rows, const int16_t *w, int taps,
 #endif
 	for (; i < n; i++) {
 		acc = 1 << (VSHIFT - 1);
-		for (k = 0; k < taps; k++)
+		for (k = 0; k < span; k++)
 			acc += w[k] * rows[k][i];
 		tmp[i] = (int16_t)(acc >> VSHIFT);
 	}
 }
+
+#ifdef __SSE2__
+/* One destination pixel's four 32-bit sums, before the final shift. */
+static inline __m128i
+scale_hsum(const int16_t *tmp, const struct scale_axis *xa, int x)
+{
+	const int16_t *w = xa->w + (size_t)x * (size_t)xa->taps;
+	const int16_t *p = tmp + (size_t)xa->first[x] * 4;
+	__m128i acc = _mm_set1_epi32(1 << (HSHIFT - 1)), v;
+	int32_t pair;
+	int k;
+
+	for (k = 0; k < xa->span[x]; k += 2, p += 8) {
+		memcpy(&pair, w + k, sizeof pair);
+		/* b0 g0 r0 x0 b1 g1 r1 x1 -> b0 b1 g0 g1 r0 r1 x0 x1 */
+		v = _mm_loadu_si128((const __m128i *)p);
+		v = _mm_unpacklo_epi16(v, _mm_srli_si128(v, 8));
+		acc = _mm_add_epi32(acc, _mm_madd_epi16(v, _mm_set1_epi32(pair)));
+	}
+	return _mm_srai_epi32(acc, HSHIFT);
+}
+#endif
 
 /* Combines tmp's pixels into one destination row. */
 static void
 scale_horizontal(const int16_t *tmp, const struct scale_axis *xa,
     uint8_t *out, int width)
 {
-	const int16_t *w = xa->w, *p;
-	uint32_t px;
-	int x, k;
+	int x = 0;
 
-	for (x = 0; x < width; x++, w += xa->taps) {
-		p = tmp + (size_t)xa->first[x] * 4;
 #ifdef __SSE2__
-		__m128i acc = _mm_set1_epi32(1 << (HSHIFT - 1)), v;
-		int32_t pair;
+	const __m128i opaque = _mm_set1_epi32((int)0xff000000u);
+	__m128i a, b;
 
-		for (k = 0; k < xa->taps; k += 2, p += 8) {
-			memcpy(&pair, w + k, sizeof pair);
-			/* b0 g0 r0 x0 b1 g1 r1 x1 -> b0 b1 g0 g1 r0 r1 x0 x1 */
-			v = _mm_loadu_si128((const __m128i *)p);
-			v = _mm_unpacklo_epi16(v, _mm_srli_si128(v, 8));
-			acc = _mm_add_epi32(acc,
-			    _mm_madd_epi16(v, _mm_set1_epi32(pair)));
-		}
-		acc = _mm_srai_epi32(acc, HSHIFT);
-		acc = _mm_packs_epi32(acc, acc);
-		px = (uint32_t)_mm_cvtsi128_si32(_mm_packus_epi16(acc, acc));
+	/* Two pixels per store. */
+	for (; x + 2 <= width; x += 2) {
+		a = scale_hsum(tmp, xa, x);
+		b = scale_hsum(tmp, xa, x + 1);
+		a = _mm_packs_epi32(a, b);
+		a = _mm_or_si128(_mm_packus_epi16(a, a), opaque);
+		_mm_storel_epi64((__m128i *)(out + 4 * (size_t)x), a);
+	}
+	if (x < width) {
+		a = scale_hsum(tmp, xa, x);
+		a = _mm_packs_epi32(a, a);
+		a = _mm_or_si128(_mm_packus_epi16(a, a), opaque);
+		*(uint32_t *)(out + 4 * (size_t)x) =
+		    (uint32_t)_mm_cvtsi128_si32(a);
+	}
 #else
-		int32_t b = 1 << (HSHIFT - 1), g = b, r = b;
+	const int16_t *w, *p;
+	int32_t b, g, r;
+	uint32_t px;
+	int k;
 
-		for (k = 0; k < xa->taps; k++, p += 4) {
+	for (; x < width; x++) {
+		w = xa->w + (size_t)x * (size_t)xa->taps;
+		p = tmp + (size_t)xa->first[x] * 4;
+		b = g = r = 1 << (HSHIFT - 1);
+		for (k = 0; k < xa->span[x]; k++, p += 4) {
 			b += w[k] * p[0];
 			g += w[k] * p[1];
 			r += w[k] * p[2];
 		}
 		px = (uint32_t)(b >> HSHIFT) | (uint32_t)(g >> HSHIFT) << 8 |
-		    (uint32_t)(r >> HSHIFT) << 16;
-#endif
-		px |= 0xff000000u;
+		    (uint32_t)(r >> HSHIFT) << 16 | 0xff000000u;
 		memcpy(out + 4 * (size_t)x, &px, sizeof px);
 	}
+#endif
 }
 
 int
@@ -285,7 +324,7 @@ cap_scale(const struct cap_image *src, struct cap_image *dst, char **cause)
 		goto out;
 	}
 	for (y = 0; y < dst->height; y++) {
-		for (k = 0; k < ya.taps; k++) {
+		for (k = 0; k < ya.span[y]; k++) {
 			/* Zero-weight taps past the last row read that row. */
 			r = ya.first[y] + k;
 			if (r > src->height - 1)
@@ -293,7 +332,7 @@ cap_scale(const struct cap_image *src, struct cap_image *dst, char **cause)
 			rows[k] = src->data + (size_t)r * (size_t)src->stride;
 		}
 		scale_vertical(rows, ya.w + (size_t)y * (size_t)ya.taps,
-		    ya.taps, n, tmp);
+		    ya.span[y], n, tmp);
 		scale_horizontal(tmp, &xa,
 		    dst->data + (size_t)y * (size_t)dst->stride, dst->width);
 	}

@@ -52,9 +52,16 @@ cmp_double(const void *a, const void *b)
 }
 
 static void
-report(const char *what, double *t, int n, const char *extra)
+report(const char *what, double *t, double *cpu, int n, const char *extra)
 {
 	qsort(t, (size_t)n, sizeof *t, cmp_double);
+	if (cpu != NULL) {
+		qsort(cpu, (size_t)n, sizeof *cpu, cmp_double);
+		printf("%-34s median %7.2f ms  best %7.2f ms  cpu %7.2f ms"
+		    "%s%s\n", what, t[n / 2], t[0], cpu[n / 2],
+		    extra[0] != '\0' ? "  " : "", extra);
+		return;
+	}
 	printf("%-40s median %7.2f ms  best %7.2f ms%s%s\n", what, t[n / 2],
 	    t[0], extra[0] != '\0' ? "  " : "", extra);
 }
@@ -187,22 +194,66 @@ png_matrix(const struct cap_image *img, int runs)
 		snprintf(label, sizeof label, "png level %d %-5s %-8s (cpu)",
 		    levels[l], filters[f].name, strategies[s].name);
 		snprintf(extra, sizeof extra, "%8zu bytes", len[k]);
-		report(label, t[k], runs, extra);
+		report(label, t[k], NULL, runs, extra);
 	}
+}
+
+enum step { SCALE, SCALE_AUTO, PNG, JPEG, HASH };
+
+/* Where hashes go so that the compiler keeps computing them. */
+volatile uint64_t capbench_sink;
+
+/* One run of a step; returns the output size in bytes (0 if none). */
+static size_t
+run_step(enum step step, const struct cap_image *src, struct cap_image *dst,
+    struct cap_image *dst_auto, uint8_t **keep)
+{
+	uint8_t *out = NULL;
+	char *cause = NULL;
+	size_t len = 0;
+	int rc = 0;
+
+	switch (step) {
+	case SCALE:
+		rc = cap_scale(src, dst, &cause);
+		break;
+	case SCALE_AUTO:
+		rc = cap_scale(src, dst_auto, &cause);
+		break;
+	case PNG:
+		rc = cap_png_encode(dst, 1, &out, &len, &cause);
+		break;
+	case JPEG:
+		rc = cap_jpeg_encode(dst, 80, &out, &len, &cause);
+		break;
+	case HASH:
+		capbench_sink = cap_hash(src);
+		break;
+	}
+	if (rc != 0) {
+		fprintf(stderr, "capbench: %s\n", cause);
+		exit(1);
+	}
+	if (keep != NULL) {
+		free(*keep);
+		*keep = out;
+	} else
+		free(out);
+	return len;
 }
 
 int
 main(int argc, char **argv)
 {
-	struct cap_image src = { 0 }, dst;
-	double t[MAXRUNS], t0;
-	char extra[64];
+	struct cap_image src = { 0 }, dst, dst_auto;
+	static double t[MAXRUNS], cpu[MAXRUNS];
+	char label[64], extra[64];
 	const char *outpath = NULL;
-	uint8_t *out = NULL;
-	char *cause = NULL;
+	uint8_t *png = NULL;
+	double t0, c0;
 	size_t len = 0;
-	volatile uint64_t h;
 	int c, i, runs = 30, matrix = 0;
+	enum step step;
 	FILE *fp;
 
 	while ((c = getopt(argc, argv, "mn:o:")) != -1) {
@@ -232,68 +283,66 @@ main(int argc, char **argv)
 	dst.width = 1280;
 	dst.height = 720;
 	dst.stride = 1280 * 4;
-	if ((dst.data = malloc((size_t)dst.stride * 720)) == NULL)
+	cap_scaled_size(CAP_SCALE_AUTO, 0, 0, src.width, src.height,
+	    &dst_auto.width, &dst_auto.height);
+	dst_auto.stride = dst_auto.width * 4;
+	dst.data = malloc((size_t)dst.stride * (size_t)dst.height);
+	dst_auto.data = malloc((size_t)dst_auto.stride *
+	    (size_t)dst_auto.height);
+	if (dst.data == NULL || dst_auto.data == NULL)
 		return 1;
-	printf("frame %dx%d (%s), %d runs each\n", src.width, src.height,
+	printf("frame %dx%d (%s), %d runs each; wall-clock median and best, "
+	    "CPU median\n", src.width, src.height,
 	    optind < argc ? argv[optind] : "synthetic", runs);
 
-	for (i = 0; i < runs; i++) {
-		t0 = now_ms();
-		if (cap_scale(&src, &dst, &cause) != 0) {
-			fprintf(stderr, "capbench: %s\n", cause);
-			return 1;
+	for (step = SCALE; step <= HASH; step++) {
+		for (i = 0; i < runs; i++) {
+			t0 = now_ms();
+			c0 = cpu_ms();
+			len = run_step(step, &src, &dst, &dst_auto,
+			    step == PNG ? &png : NULL);
+			cpu[i] = cpu_ms() - c0;
+			t[i] = now_ms() - t0;
 		}
-		t[i] = now_ms() - t0;
-	}
-	snprintf(extra, sizeof extra, "%dx%d -> 1280x720", src.width,
-	    src.height);
-	report("scale", t, runs, extra);
-
-	for (i = 0; i < runs; i++) {
-		t0 = now_ms();
-		if (cap_png_encode(&dst, 1, &out, &len, &cause) != 0) {
-			fprintf(stderr, "capbench: %s\n", cause);
-			return 1;
+		extra[0] = '\0';
+		switch (step) {
+		case SCALE:
+			snprintf(label, sizeof label, "scale %dx%d -> 1280x720",
+			    src.width, src.height);
+			break;
+		case SCALE_AUTO:
+			snprintf(label, sizeof label, "scale %dx%d -> %dx%d",
+			    src.width, src.height, dst_auto.width,
+			    dst_auto.height);
+			break;
+		case PNG:
+			snprintf(label, sizeof label, "png 1280x720 level 1");
+			snprintf(extra, sizeof extra, "%zu bytes", len);
+			break;
+		case JPEG:
+			snprintf(label, sizeof label, "jpeg 1280x720 q80 4:2:0");
+			snprintf(extra, sizeof extra, "%zu bytes", len);
+			break;
+		case HASH:
+			snprintf(label, sizeof label, "hash %dx%d", src.width,
+			    src.height);
+			break;
 		}
-		t[i] = now_ms() - t0;
-		if (i < runs - 1)
-			free(out);
+		report(label, t, cpu, runs, extra);
 	}
-	snprintf(extra, sizeof extra, "%zu bytes", len);
-	report("png 1280x720 (cap_png_encode, 1)", t, runs, extra);
 	if (outpath != NULL) {
+		len = run_step(PNG, &src, &dst, &dst_auto, &png);
 		if ((fp = fopen(outpath, "wb")) == NULL ||
-		    fwrite(out, 1, len, fp) != len || fclose(fp) != 0) {
+		    fwrite(png, 1, len, fp) != len || fclose(fp) != 0) {
 			perror(outpath);
 			return 1;
 		}
 	}
-	free(out);
-
-	for (i = 0; i < runs; i++) {
-		t0 = now_ms();
-		if (cap_jpeg_encode(&dst, 80, &out, &len, &cause) != 0) {
-			fprintf(stderr, "capbench: %s\n", cause);
-			return 1;
-		}
-		t[i] = now_ms() - t0;
-		free(out);
-	}
-	snprintf(extra, sizeof extra, "%zu bytes", len);
-	report("jpeg 1280x720 q80", t, runs, extra);
-
-	for (i = 0; i < runs; i++) {
-		t0 = now_ms();
-		h = cap_hash(&src);
-		t[i] = now_ms() - t0;
-	}
-	snprintf(extra, sizeof extra, "%dx%d", src.width, src.height);
-	report("hash", t, runs, extra);
-	(void)h;
-
 	if (matrix)
 		png_matrix(&dst, runs);
+	free(png);
 	free(src.data);
 	free(dst.data);
+	free(dst_auto.data);
 	return 0;
 }
