@@ -331,6 +331,34 @@ test_scale_mixed(void **state)
 	free(b.data);
 }
 
+/* A 1-pixel line, wherever it falls, darkens the pixels it lands on by the
+ * area it covers there: point sampling would drop a third of them. */
+static void
+test_scale_thin_lines(void **state)
+{
+	struct cap_image src = img_new(1920, 2, 0), dst = img_new(1280, 1, 0);
+	int line, x, darkest;
+
+	(void)state;
+	for (line = 0; line < 1920; line++) {
+		fill(&src, 255, 255, 255);
+		memset(px(&src, line, 0), 0, 3);
+		memset(px(&src, line, 1), 0, 3);
+		scale_ok(&src, &dst);
+		darkest = 255;
+		for (x = 0; x < 1280; x++)
+			if (px(&dst, x, 0)[1] < darkest)
+				darkest = px(&dst, x, 0)[1];
+		/* Covers 2/3 of one pixel, or 1/3 of each of two. */
+		if (line % 3 == 1)
+			assert_int_equal(darkest, 170);
+		else
+			assert_int_equal(darkest, 85);
+	}
+	free(src.data);
+	free(dst.data);
+}
+
 static void
 test_scale_upscale_values(void **state)
 {
@@ -630,6 +658,19 @@ test_png_round_trip(void **state)
 	cause = NULL;
 	assert_int_equal(cap_png_encode(&img, -1, &out, &len, &cause), -1);
 	free(cause);
+	cause = NULL;
+	free(big.data);
+	/* libpng's own refusal (a width above its 1000000 limit) comes back
+	 * through the longjmp as an error, not a crash. */
+	big = img_new(1000001, 1, 0);
+	out = NULL;
+	assert_int_equal(cap_png_encode(&big, 1, &out, &len, &cause), -1);
+	assert_null(out);
+	assert_non_null(cause);
+	assert_true(strncmp(cause, "png encoding of '1000001x1' failed: ",
+	    36) == 0);
+	print_message("%s\n", cause);
+	free(cause);
 	free(big.data);
 }
 
@@ -742,6 +783,7 @@ main(void)
 		cmocka_unit_test(test_scale_gradient),
 		cmocka_unit_test(test_scale_reference),
 		cmocka_unit_test(test_scale_mixed),
+		cmocka_unit_test(test_scale_thin_lines),
 		cmocka_unit_test(test_scale_upscale_values),
 		cmocka_unit_test(test_scale_same_size_and_crop),
 		cmocka_unit_test(test_crop_errors),
