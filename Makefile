@@ -16,7 +16,7 @@ DEPS_BUILD := build-essential pkg-config libx11-dev libxext-dev libxtst-dev \
 	libxdo-dev libxdamage-dev libxfixes-dev libpng-dev libturbojpeg0-dev \
 	libnng-dev libjansson-dev libsodium-dev libcmocka-dev
 DEPS_TEST := nng-utils xvfb xterm x11-apps x11-utils xdotool xclip wmctrl \
-	openbox imagemagick scrot xfonts-base fonts-dejavu-core fonts-noto-cjk \
+	x11-xserver-utils openbox imagemagick scrot xfonts-base fonts-dejavu-core fonts-noto-cjk \
 	python3 procps psmisc
 DEPS := $(DEPS_BUILD) $(DEPS_TEST)
 
@@ -91,6 +91,17 @@ $(BUILD)/tests/%: tests/tools/%.c $(BUILD)/.variant-$(VARIANT)
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $< $(LDLIBS_D)
 
+# The capture micro benchmark, linked with the capture objects only.
+CAP_OBJ := $(filter $(OBJ)/capture/%,$(D_OBJ))
+$(BUILD)/tests/capbench: tests/bench/capbench.c $(CAP_OBJ) $(BUILD)/.variant-$(VARIANT)
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $< $(CAP_OBJ) $(LDLIBS_D)
+
+# The bench's client, over the client library.
+$(BUILD)/tests/benchcli: tests/bench/benchcli.c $(L_OBJ) $(BUILD)/.variant-$(VARIANT)
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $< $(L_OBJ) -lnng -ljansson -lsodium -lpthread
+
 deps:
 	@if [ "$$(id -u)" = 0 ]; then SUDO=; else SUDO=sudo; fi; \
 	$$SUDO apt-get update -q && \
@@ -105,7 +116,7 @@ unit: $(U_BIN)
 demo: all
 	tests/demo.sh $(BUILD)
 
-bench: all
+bench: all $(BUILD)/tests/benchcli $(BUILD)/tests/capbench
 	tests/bench/run.sh $(BUILD)
 
 format:

@@ -160,7 +160,8 @@ bd_dispatch(const struct bd_config *cfg, const char *buf, size_t len,
 
 	/* jansson rejects invalid UTF-8, NUL in strings, duplicate keys (with
 	 * the flag) and nesting deeper than 2048 levels. */
-	req = json_loadb(buf, len, JSON_REJECT_DUPLICATES, &jerr);
+	req = json_loadb(buf, len, JSON_REJECT_DUPLICATES | JSON_DECODE_ANY,
+	    &jerr);
 	if (req == NULL) {
 		code = tool_fail(&call, BD_EBADREQ,
 		    "request is not valid JSON: %s (at byte %d)", jerr.text,
