@@ -1,8 +1,9 @@
 #!/usr/bin/env python3
 """The bureau Python module against a real bureaud, started by
-test_client.sh with the environment test_client_c.c describes. Effects are checked
-outside the module: X events in an xev window's log, the pointer through
-xdotool, screenshots against ImageMagick's own capture of the screen.
+test_client.sh with the environment test_client_c.c describes. Effects
+are checked outside the module: X events in an xev window's log, the
+pointer through xdotool, screenshots against ImageMagick's own capture of
+the screen.
 
 Prints PASS/FAIL/SKIP lines; exits 1 if anything failed.
 """
