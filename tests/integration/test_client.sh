@@ -21,6 +21,20 @@ for f in "$BUREAUD" "$BUREAU" "$BUILD/libbureau.a" "$BUILD/libbureau.so"; do
 	fi
 done
 
+# A `make SANITIZE=...` build: the C test must be built the same way, and
+# Python needs the sanitizer runtimes preloaded to load libbureau.so.
+SANFLAGS=
+PYPRELOAD=
+for v in "$BUILD"/.variant-san-*; do
+	[ -e "$v" ] || continue
+	san=${v##*/.variant-san-}
+	san=",${san//-/,},"
+	SANFLAGS="-fsanitize=${san:1:-1} -fno-omit-frame-pointer"
+	case $san in *,address,*) PYPRELOAD+=" $(cc -print-file-name=libasan.so)" ;; esac
+	case $san in *,undefined,*) PYPRELOAD+=" $(cc -print-file-name=libubsan.so)" ;; esac
+	case $san in *,thread,*) PYPRELOAD+=" $(cc -print-file-name=libtsan.so)" ;; esac
+done
+
 TMP=$(mktemp -d /tmp/bureau-client-test.XXXXXX)
 PIDS=()
 FAILED=0
@@ -165,8 +179,9 @@ run_sub() {
 
 # Built in the scratch dir: tests/run.sh runs every $BUILD/tests/test_* as a
 # unit test, and this one needs the daemon started here.
+# shellcheck disable=SC2086
 if cc -std=gnu11 -Wall -Wextra -Werror -Wshadow -Wstrict-prototypes -O1 -g \
-    -I"$ROOT" -o "$TMP/test_client_c" \
+    $SANFLAGS -I"$ROOT" -o "$TMP/test_client_c" \
     "$ROOT/tests/integration/test_client_c.c" "$BUILD/libbureau.a" \
     -lnng -ljansson -lsodium -lpthread 2>"$TMP/cc.log"; then
 	pass c_compile
@@ -180,7 +195,8 @@ if cc -std=gnu11 -Wall -Wextra -Werror -Wshadow -Wstrict-prototypes -O1 -g \
 		fail c_screenshot_decodes "$(identify "$TMP/c-shot.png" 2>&1)"
 	fi
 	# The shared library links, and exports only the bureau_ API.
-	cc -std=gnu11 -I"$ROOT" -o "$TMP/test_client_c_so" \
+	# shellcheck disable=SC2086
+	cc -std=gnu11 $SANFLAGS -I"$ROOT" -o "$TMP/test_client_c_so" \
 		"$ROOT/tests/integration/test_client_c.c" -L"$BUILD" -lbureau \
 		-ljansson -lpthread 2>>"$TMP/cc.log"
 	check c_shared_links [ $? = 0 ]
@@ -285,7 +301,10 @@ check cli_call_no_reply [ $rc = 0 ]
 # Debian's python3 when there is one (as tests/run.sh): standard library only.
 PY=python3
 [ -x /usr/bin/python3 ] && PY=/usr/bin/python3
-run_sub py_tests env BUREAU_LIB="$BUILD/libbureau.so" timeout 180 \
+# Python itself is not leak-clean: leak checks stay with the C test.
+PYENV=(env BUREAU_LIB="$BUILD/libbureau.so")
+[ -n "$PYPRELOAD" ] && PYENV+=(LD_PRELOAD="${PYPRELOAD# }" ASAN_OPTIONS=detect_leaks=0)
+run_sub py_tests "${PYENV[@]}" timeout 180 \
 	"$PY" "$ROOT/tests/integration/test_client.py"
 
 # --- the example agent loop, scripted --------------------------------------
@@ -301,7 +320,7 @@ for _ in $(seq 50); do
 	sleep 0.1
 done
 sleep 0.5 # the shell's prompt
-BUREAU_LIB=$BUILD/libbureau.so timeout 120 "$PY" \
+"${PYENV[@]}" timeout 120 "$PY" \
 	"$ROOT/host-bridge/python/examples/agent_loop.py" --url "$URL" \
 	--token-file "$TMP/token" \
 	--script "$ROOT/host-bridge/python/examples/demo_script.json" \
