@@ -190,8 +190,9 @@ int bureau_wait(bureau_client *c, double duration, struct bureau_image *shot);
  * Run command in the persistent shell session (NULL: "default"). timeout
  * (seconds; <= 0: the daemon's default of 120) kills the command's process
  * group; this call then waits at least that long plus a margin for the
- * reply. *output (stdout and stderr, NUL-terminated, caller frees) and
- * *exit_code may be NULL when not wanted.
+ * reply. *output (stdout and stderr, NUL-terminated, caller frees; a NUL
+ * byte the command printed ends it early: bureau_call has the exact text)
+ * and *exit_code may be NULL when not wanted.
  */
 int bureau_bash(bureau_client *c, const char *command, const char *session,
     double timeout, char **output, int *exit_code);

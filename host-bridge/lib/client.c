@@ -408,7 +408,7 @@ bc_request(
 	free(out);
 	if (rv != 0)
 		return (rv);
-	if ((r = json_loadb(in, inlen, 0, &jerr)) == NULL) {
+	if ((r = json_loadb(in, inlen, JSON_ALLOW_NUL, &jerr)) == NULL) {
 		rv = bc_fail(
 		    BUREAU_EMALFORMED, "malformed reply: %s", jerr.text);
 		free(in);
@@ -443,7 +443,7 @@ bureau_call_timeout(
 		*reply = NULL;
 	if (c == NULL || request == NULL)
 		return (bc_fail(BUREAU_EARG, "no client or no request"));
-	if ((req = json_loads(request, 0, &jerr)) == NULL)
+	if ((req = json_loads(request, JSON_ALLOW_NUL, &jerr)) == NULL)
 		return (bc_fail(BUREAU_EBADREQ,
 		    "invalid request: %s (line %d, column %d)", jerr.text,
 		    jerr.line, jerr.column));
