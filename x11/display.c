@@ -443,12 +443,17 @@ x11_damage_main(void *arg)
 		}
 		if (got) {
 			XDamageSubtract(x->ddpy, damage, None, None);
-			XFlush(x->ddpy);
 			pthread_mutex_lock(&x->dlock);
 			x->dseq++;
 			x->dlast_ns = x11_now_ns();
 			pthread_cond_broadcast(&x->dcond);
 			pthread_mutex_unlock(&x->dlock);
+			/* Back to XPending, which flushes the subtract. Never
+			 * poll() right after a flush: Xlib may have read
+			 * events into its queue while writing, and poll()
+			 * would then sleep on an empty socket with events
+			 * waiting. Only an empty queue reaches poll(). */
+			continue;
 		}
 		if (poll(pfd, 2, -1) < 0 && errno != EINTR)
 			break;
