@@ -335,6 +335,8 @@ fs_openat(const char *rel, int flags, mode_t mode)
 	int fd = -1;
 
 	flags |= O_CLOEXEC | O_NOCTTY;
+	if (flags & O_PATH) /* openat2 refuses anything else with it */
+		flags &= O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC;
 	if (fs.rootfd < 0)
 		return (openat(AT_FDCWD, rel, flags, mode));
 	for (int i = 0; i < FS_RETRIES; i++) {
