@@ -12,6 +12,7 @@ const struct tool_entry *const tool_table[] = {
 	&tool_computer_entry,
 	&tool_system_entry,
 	&tool_file_entry,
+	&tool_editor_entry,
 	NULL,
 };
 
