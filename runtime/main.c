@@ -1,6 +1,7 @@
 /*
  * runtime/main.c: bureaud's start-up and shutdown.
  */
+#include <malloc.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -20,6 +21,11 @@ main(int argc, char **argv)
 	sigset_t set;
 	int rv, sig, status = 1, events = 0, tools = 0;
 
+	/* Frames and file payloads are megabytes, served from several
+	 * threads: a fixed mmap threshold gives them back to the system on
+	 * free, instead of glibc's rising threshold keeping tens of MB of
+	 * freed buffers in per-thread arenas for the daemon's lifetime. */
+	mallopt(M_MMAP_THRESHOLD, 1 << 20);
 	rv = bd_config_load(&cfg, argc, argv, &cause);
 	if (rv != 0) {
 		status = rv < 0 ? 2 : 0;
