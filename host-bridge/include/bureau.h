@@ -38,6 +38,8 @@ typedef struct bureau_client bureau_client;
 
 #define BUREAU_PROTOCOL    1
 #define BUREAU_DEFAULT_URL "tcp://127.0.0.1:7300"
+/* bureaud's default largest request (--max-request), in bytes. */
+#define BUREAU_MAX_REQUEST (64u << 20)
 
 enum bureau_error {
 	BUREAU_OK = 0,
@@ -205,7 +207,11 @@ int bureau_bash_restart(bureau_client *c, const char *session);
 int bureau_file_read(
     bureau_client *c, const char *path, void **data, size_t *len);
 /* Replace path atomically with len bytes. mode: permission bits, or -1 for
- * the daemon's default. parents: make missing parent directories. */
+ * the daemon's default. parents: make missing parent directories. One
+ * request carries it, and bureaud refuses requests over 64 MiB by default
+ * (dropping the connection), so data whose base64 would not fit fails here
+ * with BUREAU_ETOOLARGE: send such a file in pieces with bureau_call
+ * ("offset", "append"). */
 int bureau_file_write(bureau_client *c, const char *path, const void *data,
     size_t len, int mode, int parents);
 

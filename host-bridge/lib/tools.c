@@ -422,6 +422,13 @@ bureau_file_write(bureau_client *c, const char *path, const void *data,
 
 	if (path == NULL || (data == NULL && len > 0))
 		return (bc_fail(BUREAU_EARG, "no path or no data"));
+	/* nng would drop the oversized request and the connection with it:
+	 * say why instead of "connection reset". */
+	if (len / 3 * 4 + strlen(path) + 4096 > BUREAU_MAX_REQUEST)
+		return (bc_fail(BUREAU_ETOOLARGE,
+		    "data of %zu bytes for '%s': over one request's %u bytes "
+		    "once in base64; write it in pieces by offset",
+		    len, path, BUREAU_MAX_REQUEST));
 	if ((b64 = bc_b64_encode(data != NULL ? data : "", len)) == NULL)
 		return (bc_nomem());
 	req = json_pack("{s:s, s:s, s:s, s:s, s:b}", "tool", "file", "action",

@@ -275,6 +275,9 @@ def test_raw_and_errors(d):
     expect_error("error_stale_frame", bureau.InvalidArgument,
                  lambda: d.mouse_move(5, 5, frame=987654321),
                  code="invalid_argument")
+    expect_error("error_too_large_local", bureau.TooLarge,
+                 lambda: d.file_write("/tmp/never-written",
+                                      bytes(60 << 20)), code="too_large")
     # The classes also fit Python's own hierarchy.
     expect_error("error_is_valueerror", ValueError,
                  lambda: d.left_click(-5, 3))

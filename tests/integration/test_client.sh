@@ -356,6 +356,41 @@ got=$(cat "$TMP/term/bureau-demo.txt" 2>/dev/null)
 check agent_loop_typed_unicode [ "$got" = "$want" ]
 [ "$got" = "$want" ] || echo "# got '$got'"
 
+# The other mappings: the editor tool, bash when the daemon has it, and
+# errors coming back as is_error tool_results rather than exceptions.
+cat >"$TMP/map.json" <<EOF
+[{"type": "tool_use", "id": "t1", "name": "str_replace_based_edit_tool",
+  "input": {"command": "create", "path": "$TMP/edited.txt",
+            "file_text": "alpha\\nbeta\\n"}},
+ {"type": "tool_use", "id": "t2", "name": "str_replace_based_edit_tool",
+  "input": {"command": "str_replace", "path": "$TMP/edited.txt",
+            "old_str": "beta", "new_str": "gamma ✓"}},
+ {"type": "tool_use", "id": "t3", "name": "computer",
+  "input": {"action": "left_click", "coordinate": [99999, 1]}},
+ {"type": "tool_use", "id": "t4", "name": "no_such_tool", "input": {}},
+ {"type": "tool_use", "id": "t5", "name": "bash",
+  "input": {"command": "echo mapped; exit 2"}}]
+EOF
+"${PYENV[@]}" timeout 60 "$PY" "$ROOT/host-bridge/python/examples/agent_loop.py" \
+	--url "$URL" --token-file "$TMP/token" --script "$TMP/map.json" \
+	--out "$TMP/map" >"$TMP/map.log" 2>&1
+rc=$?
+"$PY" - "$TMP/map/transcript.json" "$TMP/edited.txt" "$rc" <<'EOF'
+import json, sys
+t = [b for b in json.load(open(sys.argv[1])) if b["type"] == "tool_result"]
+r = {b["tool_use_id"]: b for b in t}
+assert open(sys.argv[2], encoding="utf-8").read() == "alpha\ngamma ✓\n"
+assert not r["t1"].get("is_error") and not r["t2"].get("is_error"), r
+assert r["t3"]["is_error"] and "out_of_bounds" in r["t3"]["content"][0]["text"]
+assert r["t4"]["is_error"] and "unknown tool" in r["t4"]["content"][0]["text"]
+bash = r["t5"]["content"][0]["text"]
+assert (not r["t5"].get("is_error") and "mapped" in bash
+        and "[exit code 2]" in bash) or (
+        r["t5"].get("is_error") and "unknown_tool" in bash), r["t5"]
+assert sys.argv[3] == "1"  # the script had errors
+EOF
+check agent_loop_mapping [ $? = 0 ]
+
 # The daemon survived all of it.
 [ "$(cli call --url "$URL" --token-file "$TMP/token" "$PING")" = 0 ]
 check bureaud_still_serving [ $? = 0 ]

@@ -272,6 +272,20 @@ test_errors(bureau_client *c, const char *url)
 	bureau_free(reply);
 	reply = NULL;
 
+	/* Over one request: refused locally, the connection stays. */
+	{
+		size_t big = 60u << 20;
+		void *buf = calloc(1, big);
+
+		rv = buf != NULL ? bureau_file_write(
+		                       c, "/tmp/never-written", buf, big, -1, 0)
+		                 : BUREAU_ENOMEM;
+		free(buf);
+		result(rv == BUREAU_ETOOLARGE && bureau_ping(c) == 0,
+		    "error_too_large_local", "rv %d: %s", rv,
+		    bureau_client_error(c));
+	}
+
 	/* Not JSON: refused locally, nothing sent. */
 	rv = bureau_call(c, "{\"tool\":", &reply);
 	result(rv == BUREAU_EBADREQ && reply == NULL, "error_local_bad_json",
