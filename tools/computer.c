@@ -92,6 +92,19 @@ cm_shoot(int zx, int zy, int zw, int zh, int out_w, int out_h,
 	x11_lock(cm.x);
 	if (x11_grab(cm.x, cm.cfg->draw_cursor, &full, cause) != 0)
 		goto unlock;
+	if (full.width != cm.sw || full.height != cm.sh) {
+		/* The screen was resized: new screenshot size from now on.
+		 * (Readers of these ints elsewhere see either the old or the
+		 * new size; requests in flight keep the mapping they had.) */
+		cm.sw = full.width;
+		cm.sh = full.height;
+		cap_scaled_size(cm.cfg->scale, cm.cfg->scale_w, cm.cfg->scale_h,
+		    cm.sw, cm.sh, &cm.dw, &cm.dh);
+		if (!zoom) {
+			out_w = cm.dw;
+			out_h = cm.dh;
+		}
+	}
 	hash = cap_hash(&full);
 	t1 = tool_now_ms();
 	shot->capture_ms = t1 - t0;

@@ -293,8 +293,10 @@ x11_name(struct x11 *x)
 void
 x11_size(struct x11 *x, int *w, int *h)
 {
+	pthread_mutex_lock(&x->dlock);
 	*w = x->width;
 	*h = x->height;
+	pthread_mutex_unlock(&x->dlock);
 }
 
 int
@@ -354,7 +356,24 @@ int
 x11_grab(struct x11 *x, int draw_cursor, struct cap_image *img, char **cause)
 {
 	XImage *xi;
+	Window r;
+	int gx, gy;
+	unsigned int gw, gh, bw, depth;
 
+	/* The screen can change size under us (xrandr, a desktop's display
+	 * settings): follow it, with a segment of the new size. */
+	if (XGetGeometry(x->dpy, x->root, &r, &gx, &gy, &gw, &gh, &bw, &depth) &&
+	    ((int)gw != x->width || (int)gh != x->height)) {
+		int had_shm = x->use_shm;
+
+		x11_shm_destroy(x);
+		pthread_mutex_lock(&x->dlock);
+		x->width = (int)gw;
+		x->height = (int)gh;
+		pthread_mutex_unlock(&x->dlock);
+		if (had_shm)
+			x11_shm_create(x);
+	}
 	if (x->use_shm) {
 		if (!XShmGetImage(x->dpy, x->root, x->shm_img, 0, 0, AllPlanes))
 			return (x11_fail(cause, "XShmGetImage failed on '%s'",
