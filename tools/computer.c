@@ -33,6 +33,9 @@ struct cm_shot {
 	int width, height;
 	uint64_t frame;
 	enum cm_format format;
+	/* where the time went, for the reply's "timing" and make bench */
+	double capture_ms, scale_ms, encode_ms;
+	int cached;
 };
 
 static struct {
@@ -79,11 +82,15 @@ cm_shoot(int zx, int zy, int zw, int zh, int out_w, int out_h,
 	int zoom = zw > 0, rv = -1;
 	uint64_t hash;
 
+	double t0 = tool_now_ms(), t1;
+
 	memset(shot, 0, sizeof *shot);
 	x11_lock(cm.x);
 	if (x11_grab(cm.x, cm.cfg->draw_cursor, &full, cause) != 0)
 		goto unlock;
 	hash = cap_hash(&full);
+	t1 = tool_now_ms();
+	shot->capture_ms = t1 - t0;
 
 	pthread_mutex_lock(&cm.flock);
 	if (!cm.have_frame || hash != cm.hash) {
@@ -101,6 +108,7 @@ cm_shoot(int zx, int zy, int zw, int zh, int out_w, int out_h,
 			shot->width = out_w;
 			shot->height = out_h;
 			shot->format = format;
+			shot->cached = 1;
 			pthread_mutex_unlock(&cm.flock);
 			x11_unlock(cm.x);
 			return (0);
@@ -122,6 +130,8 @@ cm_shoot(int zx, int zy, int zw, int zh, int out_w, int out_h,
 	if (cap_scale(&src, &dst, cause) != 0)
 		goto unlock;
 	x11_unlock(cm.x);
+	t0 = tool_now_ms();
+	shot->scale_ms = t0 - t1;
 
 	if (format == CM_JPEG)
 		rv = cap_jpeg_encode(&dst, quality, &shot->buf, &shot->len,
@@ -132,6 +142,7 @@ cm_shoot(int zx, int zy, int zw, int zh, int out_w, int out_h,
 	free(dst.data);
 	if (rv != 0)
 		return (-1);
+	shot->encode_ms = tool_now_ms() - t0;
 	shot->width = out_w;
 	shot->height = out_h;
 	shot->format = format;
@@ -200,6 +211,9 @@ cm_reply_shot(struct tool_call *call, int zx, int zy, int zw, int zh,
 	}
 	rv = tool_set_image(call, format == CM_PNG ? "image/png" : "image/jpeg",
 	    shot.buf, shot.len, shot.width, shot.height, shot.frame);
+	tool_set_json(call, "timing", json_pack("{s:f, s:f, s:f, s:b}",
+	    "capture_ms", shot.capture_ms, "scale_ms", shot.scale_ms,
+	    "encode_ms", shot.encode_ms, "cached", shot.cached));
 	free(shot.buf);
 	return (rv);
 }

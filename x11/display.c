@@ -118,6 +118,7 @@ x11_shm_create(struct x11 *x)
 		goto fail;
 	x->shm.readOnly = False;
 	x11_shm_error = 0;
+	XSync(x->dpy, False);
 	old = XSetErrorHandler(x11_error_trap);
 	XShmAttach(x->dpy, &x->shm);
 	XSync(x->dpy, False);
@@ -136,6 +137,20 @@ fail:
 
 static void *x11_damage_main(void *arg);
 
+/*
+ * Xlib's default handler exits the process on any X error. A window that
+ * closes between a lookup and a use (a ping, a property read) raises
+ * BadWindow in normal operation: log nothing, carry on; callers check
+ * their results.
+ */
+static int
+x11_error_ignore(Display *dpy, XErrorEvent *ev)
+{
+	(void)dpy;
+	(void)ev;
+	return (0);
+}
+
 int
 x11_open(const char *name, struct x11 **out, char **cause)
 {
@@ -146,6 +161,7 @@ x11_open(const char *name, struct x11 **out, char **cause)
 
 	if ((x = calloc(1, sizeof *x)) == NULL)
 		return (x11_fail(cause, "out of memory%s", ""));
+	XSetErrorHandler(x11_error_ignore);
 	x->wake[0] = x->wake[1] = -1;
 	pthread_mutex_init(&x->lock, NULL);
 	pthread_mutex_init(&x->dlock, NULL);
@@ -427,12 +443,17 @@ x11_damage_main(void *arg)
 		}
 		if (got) {
 			XDamageSubtract(x->ddpy, damage, None, None);
-			XFlush(x->ddpy);
 			pthread_mutex_lock(&x->dlock);
 			x->dseq++;
 			x->dlast_ns = x11_now_ns();
 			pthread_cond_broadcast(&x->dcond);
 			pthread_mutex_unlock(&x->dlock);
+			/* Back to XPending, which flushes the subtract. Never
+			 * poll() right after a flush: Xlib may have read
+			 * events into its queue while writing, and poll()
+			 * would then sleep on an empty socket with events
+			 * waiting. Only an empty queue reaches poll(). */
+			continue;
 		}
 		if (poll(pfd, 2, -1) < 0 && errno != EINTR)
 			break;
