@@ -20,6 +20,7 @@
 #include <unistd.h>
 
 #include "x11/x11.h"
+#include "x11/xerr.h"
 
 struct x11 {
 	pthread_mutex_t lock;
@@ -66,17 +67,6 @@ x11_fail(char **cause, const char *fmt, const char *arg)
 	return (-1);
 }
 
-/* XShm failures arrive as X errors; catch them instead of exiting. */
-static int x11_shm_error;
-static int
-x11_error_trap(Display *dpy, XErrorEvent *ev)
-{
-	(void)dpy;
-	(void)ev;
-	x11_shm_error = 1;
-	return (0);
-}
-
 static void
 x11_shm_destroy(struct x11 *x)
 {
@@ -96,7 +86,7 @@ x11_shm_create(struct x11 *x)
 {
 	Visual *vis = DefaultVisual(x->dpy, DefaultScreen(x->dpy));
 	int depth = DefaultDepth(x->dpy, DefaultScreen(x->dpy));
-	XErrorHandler old;
+	struct x11_trap trap;
 
 	x->use_shm = 0;
 	if (!XShmQueryExtension(x->dpy))
@@ -117,13 +107,11 @@ x11_shm_create(struct x11 *x)
 	if (x->shm.shmaddr == (void *)-1)
 		goto fail;
 	x->shm.readOnly = False;
-	x11_shm_error = 0;
-	XSync(x->dpy, False);
-	old = XSetErrorHandler(x11_error_trap);
+	/* A remote display or a server without shared memory refuses the
+	 * attach with an X error: fall back to XGetImage. */
+	x11_trap_push(&trap, x->dpy);
 	XShmAttach(x->dpy, &x->shm);
-	XSync(x->dpy, False);
-	XSetErrorHandler(old);
-	if (x11_shm_error) {
+	if (x11_trap_pop(&trap) != 0) {
 		shmdt(x->shm.shmaddr);
 		goto fail;
 	}
@@ -137,20 +125,6 @@ fail:
 
 static void *x11_damage_main(void *arg);
 
-/*
- * Xlib's default handler exits the process on any X error. A window that
- * closes between a lookup and a use (a ping, a property read) raises
- * BadWindow in normal operation: log nothing, carry on; callers check
- * their results.
- */
-static int
-x11_error_ignore(Display *dpy, XErrorEvent *ev)
-{
-	(void)dpy;
-	(void)ev;
-	return (0);
-}
-
 int
 x11_open(const char *name, struct x11 **out, char **cause)
 {
@@ -161,7 +135,9 @@ x11_open(const char *name, struct x11 **out, char **cause)
 
 	if ((x = calloc(1, sizeof *x)) == NULL)
 		return (x11_fail(cause, "out of memory%s", ""));
-	XSetErrorHandler(x11_error_ignore);
+	/* Xlib's default handler exits on any X error; a window closing at
+	 * the wrong moment raises BadWindow in normal operation. */
+	x11_trap_install();
 	x->wake[0] = x->wake[1] = -1;
 	pthread_mutex_init(&x->lock, NULL);
 	pthread_mutex_init(&x->dlock, NULL);
