@@ -86,6 +86,13 @@ win_map_len(int v, int from, int to)
 	return (r < 1 && v > 0 ? 1 : (int)r);
 }
 
+/* Titles and class names are whatever a client set: maybe not UTF-8. */
+static json_t *
+win_text(const char *s)
+{
+	return (tool_json_text(s, strlen(s)));
+}
+
 static json_t *
 win_rect(const struct win_space *s, int x, int y, int w, int h, int shot)
 {
@@ -99,39 +106,6 @@ win_rect(const struct win_space *s, int x, int y, int w, int h, int shot)
 	    "height", h));
 }
 
-/* A JSON string from text that should be UTF-8 (a client's title): bad
- * bytes become U+FFFD rather than losing the whole string. */
-static json_t *
-win_jstr(const char *s)
-{
-	size_t len = strlen(s), n = 0;
-	json_t *v = json_stringn(s, len);
-	char *fixed;
-
-	if (v != NULL || (fixed = malloc(len * 3 + 1)) == NULL)
-		return (v != NULL ? v : json_string(""));
-	for (size_t i = 0; i < len;) {
-		unsigned char c = (unsigned char)s[i];
-		size_t k = c < 0x80 ? 1 : (c >> 5) == 6 ? 2 : (c >> 4) == 14 ?
-		    3 : (c >> 3) == 30 ? 4 : 0;
-		json_t *t;
-
-		if (k > 0 && i + k <= len &&
-		    (t = json_stringn(s + i, k)) != NULL) {
-			json_decref(t);
-			memcpy(fixed + n, s + i, k);
-			n += k;
-			i += k;
-			continue;
-		}
-		memcpy(fixed + n, "\xef\xbf\xbd", 3);
-		n += 3;
-		i++;
-	}
-	v = json_stringn(fixed, n);
-	free(fixed);
-	return (v != NULL ? v : json_string(""));
-}
 
 /* One window as the protocol describes it. */
 static json_t *
@@ -146,9 +120,9 @@ win_json(const struct win_space *s, const struct x11_win_info *w)
 		return (NULL);
 	}
 	json_object_set_new(o, "window", json_integer((json_int_t)w->id));
-	json_object_set_new(o, "title", win_jstr(w->title));
-	json_object_set_new(o, "class", win_jstr(w->wm_class));
-	json_object_set_new(o, "instance", win_jstr(w->instance));
+	json_object_set_new(o, "title", win_text(w->title));
+	json_object_set_new(o, "class", win_text(w->wm_class));
+	json_object_set_new(o, "instance", win_text(w->instance));
 	json_object_set_new(o, "pid", w->pid > 0 ?
 	    json_integer(w->pid) : json_null());
 	json_object_update(o, r);
@@ -262,7 +236,7 @@ win_list(struct tool_call *call)
 	x11_wm_list_free(v, n);
 	tool_set_json(call, "windows", arr);
 	mgr = x11_wm_manager(win.wm);
-	tool_set_json(call, "window_manager", mgr != NULL ? win_jstr(mgr) :
+	tool_set_json(call, "window_manager", mgr != NULL ? win_text(mgr) :
 	    json_null());
 	free(mgr);
 	if (text != NULL)

@@ -59,14 +59,6 @@ x11_now_ns(void)
 	return ((uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec);
 }
 
-static int
-x11_fail(char **cause, const char *fmt, const char *arg)
-{
-	if (cause != NULL && asprintf(cause, fmt, arg) < 0)
-		*cause = NULL;
-	return (-1);
-}
-
 static void
 x11_shm_destroy(struct x11 *x)
 {
@@ -134,7 +126,7 @@ x11_open(const char *name, struct x11 **out, char **cause)
 	int depth;
 
 	if ((x = calloc(1, sizeof *x)) == NULL)
-		return (x11_fail(cause, "out of memory%s", ""));
+		return (x11_fail(cause, "out of memory"));
 	/* Xlib's default handler exits on any X error; a window closing at
 	 * the wrong moment raises BadWindow in normal operation. */
 	x11_trap_install();
@@ -145,11 +137,11 @@ x11_open(const char *name, struct x11 **out, char **cause)
 	if (name == NULL)
 		name = getenv("DISPLAY");
 	if (name == NULL || *name == '\0') {
-		x11_fail(cause, "no X display: set DISPLAY or --display%s", "");
+		x11_fail(cause, "no X display: set DISPLAY or --display");
 		goto fail;
 	}
 	if ((x->name = strdup(name)) == NULL) {
-		x11_fail(cause, "out of memory%s", "");
+		x11_fail(cause, "out of memory");
 		goto fail;
 	}
 	if ((x->dpy = XOpenDisplay(name)) == NULL) {
@@ -194,7 +186,7 @@ x11_open(const char *name, struct x11 **out, char **cause)
 	}
 	x->dlast_ns = x11_now_ns();
 	if (pthread_create(&x->dthread, NULL, x11_damage_main, x) != 0) {
-		x11_fail(cause, "cannot start the damage thread%s", "");
+		x11_fail(cause, "cannot start the damage thread");
 		goto fail;
 	}
 	x->dthread_started = 1;

@@ -93,23 +93,6 @@ struct x11_sel {
 	Window rwin;
 };
 
-static int sel_fail(char **cause, const char *fmt, ...)
-    __attribute__((format(printf, 2, 3)));
-
-static int
-sel_fail(char **cause, const char *fmt, ...)
-{
-	va_list ap;
-
-	if (cause != NULL) {
-		va_start(ap, fmt);
-		if (vasprintf(cause, fmt, ap) < 0)
-			*cause = NULL;
-		va_end(ap);
-	}
-	return (-1);
-}
-
 static double
 sel_now_ms(void)
 {
@@ -474,7 +457,7 @@ x11_sel_open(const char *name, size_t max, struct x11_sel **out,
 
 	x11_trap_install();
 	if ((s = calloc(1, sizeof *s)) == NULL)
-		return (sel_fail(cause, "out of memory"));
+		return (x11_fail(cause, "out of memory"));
 	s->max = max;
 	s->wake[0] = s->wake[1] = -1;
 	pthread_mutex_init(&s->lock, NULL);
@@ -484,12 +467,12 @@ x11_sel_open(const char *name, size_t max, struct x11_sel **out,
 		name = getenv("DISPLAY");
 	if (name == NULL || (s->odpy = XOpenDisplay(name)) == NULL ||
 	    (s->rdpy = XOpenDisplay(name)) == NULL) {
-		sel_fail(cause, "cannot open display '%s'",
+		x11_fail(cause, "cannot open display '%s'",
 		    name != NULL ? name : "");
 		goto fail;
 	}
 	if (!XInternAtoms(s->odpy, sel_atom_names, A_COUNT, False, s->a)) {
-		sel_fail(cause, "cannot intern the selection atoms");
+		x11_fail(cause, "cannot intern the selection atoms");
 		goto fail;
 	}
 	s->owin = XCreateSimpleWindow(s->odpy, DefaultRootWindow(s->odpy),
@@ -504,11 +487,11 @@ x11_sel_open(const char *name, size_t max, struct x11_sel **out,
 	XSelectInput(s->rdpy, s->rwin, PropertyChangeMask);
 	XSync(s->rdpy, False);
 	if (pipe2(s->wake, O_CLOEXEC) != 0) {
-		sel_fail(cause, "pipe: %s", strerror(errno));
+		x11_fail(cause, "pipe: %s", strerror(errno));
 		goto fail;
 	}
 	if (pthread_create(&s->thread, NULL, sel_main, s) != 0) {
-		sel_fail(cause, "cannot start the clipboard thread");
+		x11_fail(cause, "cannot start the clipboard thread");
 		goto fail;
 	}
 	s->started = 1;
@@ -557,7 +540,7 @@ x11_sel_set(struct x11_sel *s, const char *text, size_t len, char **cause)
 	if (len > s->max)
 		return (X11_SEL_TOOLARGE);
 	if ((b = sel_buf_new(text, len)) == NULL)
-		return (sel_fail(cause, "out of memory"));
+		return (x11_fail(cause, "out of memory"));
 	clock_gettime(CLOCK_REALTIME, &ts);
 	ts.tv_sec += SEL_SET_WAIT_MS / 1000;
 	pthread_mutex_lock(&s->lock);
@@ -566,7 +549,7 @@ x11_sel_set(struct x11_sel *s, const char *text, size_t len, char **cause)
 	gen = ++s->want_gen;
 	pthread_mutex_unlock(&s->lock);
 	if (write(s->wake[1], "s", 1) != 1)
-		return (sel_fail(cause, "cannot wake the clipboard thread"));
+		return (x11_fail(cause, "cannot wake the clipboard thread"));
 	pthread_mutex_lock(&s->lock);
 	while (s->done_gen < gen && rv == 0)
 		rv = pthread_cond_timedwait(&s->cond, &s->lock, &ts);
@@ -574,10 +557,10 @@ x11_sel_set(struct x11_sel *s, const char *text, size_t len, char **cause)
 		ok = s->done_ok;
 	pthread_mutex_unlock(&s->lock);
 	if (rv != 0)
-		return (sel_fail(cause, "the X server did not confirm the "
+		return (x11_fail(cause, "the X server did not confirm the "
 		    "clipboard ownership within %d ms", SEL_SET_WAIT_MS));
 	if (!ok)
-		return (sel_fail(cause, "another client kept the clipboard "
+		return (x11_fail(cause, "another client kept the clipboard "
 		    "ownership"));
 	return (0);
 }
@@ -636,7 +619,7 @@ sel_read_prop(struct x11_sel *s, Window w, Atom prop, char **buf,
 		if (XGetWindowProperty(s->rdpy, w, prop, off, SEL_READ_LONGS,
 		    False, AnyPropertyType, type, format, &nitems, &after,
 		    &data) != Success)
-			return (sel_fail(cause, "cannot read the selection "
+			return (x11_fail(cause, "cannot read the selection "
 			    "property"));
 		bytes = nitems * (size_t)(*format == 32 ? sizeof(long) :
 		    (size_t)*format / 8);
@@ -647,7 +630,7 @@ sel_read_prop(struct x11_sel *s, Window w, Atom prop, char **buf,
 		}
 		if ((nb = realloc(*buf, *len + bytes + 1)) == NULL) {
 			XFree(data);
-			return (sel_fail(cause, "out of memory"));
+			return (x11_fail(cause, "out of memory"));
 		}
 		*buf = nb;
 		if (bytes > 0)
@@ -675,7 +658,7 @@ sel_to_utf8(struct x11_sel *s, Atom type, char **buf, size_t *len,
 		char *u = malloc(*len * 2 + 1), *o = u;
 
 		if (u == NULL)
-			return (sel_fail(cause, "out of memory"));
+			return (x11_fail(cause, "out of memory"));
 		for (size_t i = 0; i < *len; i++) {
 			unsigned char c = (unsigned char)(*buf)[i];
 
@@ -701,7 +684,7 @@ sel_to_utf8(struct x11_sel *s, Atom type, char **buf, size_t *len,
 
 			XFreeStringList(list);
 			if (u == NULL)
-				return (sel_fail(cause, "out of memory"));
+				return (x11_fail(cause, "out of memory"));
 			free(*buf);
 			*buf = u;
 			*len = strlen(u);
@@ -802,7 +785,7 @@ x11_sel_get(struct x11_sel *s, int timeout_ms, char **text, size_t *len,
 			rv = -1;
 		pthread_mutex_unlock(&s->lock);
 		if (rv != 0)
-			sel_fail(cause, "out of memory");
+			x11_fail(cause, "out of memory");
 		goto done;
 	}
 	w = s->rwin;
@@ -815,7 +798,7 @@ x11_sel_get(struct x11_sel *s, int timeout_ms, char **text, size_t *len,
 			break;
 	}
 	if (rv == 1)
-		rv = sel_fail(cause, "the clipboard owner (window 0x%lx) "
+		rv = x11_fail(cause, "the clipboard owner (window 0x%lx) "
 		    "offers no text", (unsigned long)own);
 	else if (rv == 0)
 		rv = sel_to_utf8(s, type, &buf, len, cause);
@@ -828,7 +811,7 @@ done:
 		return (rv);
 	}
 	if (buf == NULL && (buf = strdup("")) == NULL)
-		return (sel_fail(cause, "out of memory"));
+		return (x11_fail(cause, "out of memory"));
 	*text = buf;
 	return (0);
 }

@@ -75,23 +75,6 @@ struct wm_ewmh {
 	unsigned long nsupported;
 };
 
-static int wm_fail(char **cause, const char *fmt, ...)
-    __attribute__((format(printf, 2, 3)));
-
-static int
-wm_fail(char **cause, const char *fmt, ...)
-{
-	va_list ap;
-
-	if (cause != NULL) {
-		va_start(ap, fmt);
-		if (vasprintf(cause, fmt, ap) < 0)
-			*cause = NULL;
-		va_end(ap);
-	}
-	return (-1);
-}
-
 int
 x11_wm_open(const char *name, struct x11_wm **out, char **cause)
 {
@@ -99,18 +82,18 @@ x11_wm_open(const char *name, struct x11_wm **out, char **cause)
 
 	x11_trap_install();
 	if ((wm = calloc(1, sizeof *wm)) == NULL)
-		return (wm_fail(cause, "out of memory"));
+		return (x11_fail(cause, "out of memory"));
 	pthread_mutex_init(&wm->lock, NULL);
 	if (name == NULL)
 		name = getenv("DISPLAY");
 	if (name == NULL || (wm->dpy = XOpenDisplay(name)) == NULL) {
-		wm_fail(cause, "cannot open display '%s'",
+		x11_fail(cause, "cannot open display '%s'",
 		    name != NULL ? name : "");
 		goto fail;
 	}
 	wm->root = DefaultRootWindow(wm->dpy);
 	if (!XInternAtoms(wm->dpy, wm_atom_names, A_COUNT, False, wm->a)) {
-		wm_fail(cause, "cannot intern the EWMH atoms");
+		x11_fail(cause, "cannot intern the EWMH atoms");
 		goto fail;
 	}
 	*out = wm;
@@ -304,7 +287,7 @@ wm_clients(struct x11_wm *wm, const struct wm_ewmh *e, Window **out,
 		return (0);
 	}
 	if (!XQueryTree(wm->dpy, wm->root, &r, &p, &kids, &nk))
-		return (wm_fail(cause, "cannot query the root window"));
+		return (x11_fail(cause, "cannot query the root window"));
 	for (unsigned int i = 0; i < nk; i++) {
 		XWindowAttributes a;
 		Window c;
@@ -329,7 +312,7 @@ oom:
 	if (kids != NULL)
 		XFree(kids);
 	free(v);
-	return (wm_fail(cause, "out of memory"));
+	return (x11_fail(cause, "out of memory"));
 }
 
 static int
@@ -525,7 +508,7 @@ wm_fill(struct x11_wm *wm, Window w, Window active, struct x11_win_info *out,
 	if (out->title == NULL || out->instance == NULL ||
 	    out->wm_class == NULL) {
 		x11_wm_info_clear(out);
-		return (wm_fail(cause, "out of memory"));
+		return (x11_fail(cause, "out of memory"));
 	}
 	return (0);
 }
@@ -567,7 +550,7 @@ x11_wm_watch(struct x11_wm *wm, unsigned long *mark, char **cause)
 	*mark = wm->seq;
 	pthread_mutex_unlock(&wm->lock);
 	if (err != 0)
-		return (wm_fail(cause, "cannot watch the root window for new "
+		return (x11_fail(cause, "cannot watch the root window for new "
 		    "windows"));
 	return (0);
 }
@@ -649,7 +632,7 @@ x11_wm_list(struct x11_wm *wm, struct x11_win_info **out, size_t *n,
 		goto done;
 	active = wm_active(wm, &e, ids, nids);
 	if (nids > 0 && (v = calloc(nids, sizeof *v)) == NULL) {
-		wm_fail(cause, "out of memory");
+		x11_fail(cause, "out of memory");
 		goto done;
 	}
 	for (size_t i = 0; i < nids; i++) {
@@ -766,7 +749,7 @@ wm_op(struct x11_wm *wm, Window id, wm_op_fn fn, const long *args,
 		char msg[128];
 
 		XGetErrorText(wm->dpy, err, msg, sizeof msg);
-		return (wm_fail(cause, "X error on window 0x%lx: %s "
+		return (x11_fail(cause, "X error on window 0x%lx: %s "
 		    "(request %d)", id, msg, t.request));
 	}
 	return (rv);
@@ -828,7 +811,7 @@ wm_op_close(struct x11_wm *wm, const struct wm_ewmh *e, Window id,
 		return (0);
 	}
 	if (!wm_deletable(wm, id))
-		return (wm_fail(cause, "window 0x%lx does not accept "
+		return (x11_fail(cause, "window 0x%lx does not accept "
 		    "WM_DELETE_WINDOW", id));
 	memset(&ev, 0, sizeof ev);
 	ev.xclient.type = ClientMessage;

@@ -3,6 +3,8 @@
  * per-thread traps that collect errors for the code that caused them.
  */
 #include <pthread.h>
+#include <stdarg.h>
+#include <stdio.h>
 
 #include "x11/xerr.h"
 
@@ -68,4 +70,18 @@ x11_trap_pop(struct x11_trap *t)
 	if (x11_trap_top == t)
 		x11_trap_top = t->prev;
 	return (t->error);
+}
+
+int
+x11_fail(char **cause, const char *fmt, ...)
+{
+	va_list ap;
+
+	if (cause != NULL) {
+		va_start(ap, fmt);
+		if (vasprintf(cause, fmt, ap) < 0)
+			*cause = NULL;
+		va_end(ap);
+	}
+	return (-1);
 }

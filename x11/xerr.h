@@ -36,4 +36,9 @@ int x11_trap_check(struct x11_trap *t);
  * connections are then ignored instead of exiting). */
 void x11_trap_install(void);
 
+/* Set *cause (when not NULL) to a malloc'd message and return -1: the
+ * x11 layer's one way of failing. */
+int x11_fail(char **cause, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
+
 #endif
