@@ -420,6 +420,17 @@ bd_config_load(struct bd_config *cfg, int argc, char **argv, char **cause)
 			cfg->listen[cfg->nlisten++] = ipc;
 		cfg->listen_default = 1;
 	}
+	if (cfg->root != NULL) {
+		struct stat st;
+
+		/* Refuse at start rather than fail every file call later. */
+		if (stat(cfg->root, &st) != 0)
+			return (bd_cfail(cause, "invalid root '%s': %s",
+			    cfg->root, strerror(errno)));
+		if (!S_ISDIR(st.st_mode))
+			return (bd_cfail(cause, "invalid root '%s': %s",
+			    cfg->root, "not a directory"));
+	}
 	if (cfg->events == NULL)
 		cfg->events = bd_default_events(cfg);
 	cfg->tool.display = cfg->display;

@@ -49,11 +49,14 @@ static struct {
 	uint64_t hash;
 	uint64_t frame;
 	int have_frame;
-	uint8_t *cache; /* the last full screenshot, encoded */
-	size_t cachelen;
-	uint64_t cache_hash;
-	enum cm_format cache_format;
-	int cache_quality;
+	/* The last full screenshot, encoded, one slot per format so the
+	 * frame publisher's JPEGs never evict the agent's PNG. */
+	struct cm_cache {
+		uint8_t *buf;
+		size_t len;
+		uint64_t hash;
+		int quality;
+	} cache[2];
 
 	/* frame publisher */
 	pthread_t pub;
@@ -80,6 +83,7 @@ cm_shoot(int zx, int zy, int zw, int zh, int out_w, int out_h,
 {
 	struct cap_image full, src, dst = { 0 };
 	int zoom = zw > 0, rv = -1;
+	struct cm_cache *c;
 	uint64_t hash;
 
 	double t0 = tool_now_ms(), t1;
@@ -88,6 +92,19 @@ cm_shoot(int zx, int zy, int zw, int zh, int out_w, int out_h,
 	x11_lock(cm.x);
 	if (x11_grab(cm.x, cm.cfg->draw_cursor, &full, cause) != 0)
 		goto unlock;
+	if (full.width != cm.sw || full.height != cm.sh) {
+		/* The screen was resized: new screenshot size from now on.
+		 * (Readers of these ints elsewhere see either the old or the
+		 * new size; requests in flight keep the mapping they had.) */
+		cm.sw = full.width;
+		cm.sh = full.height;
+		cap_scaled_size(cm.cfg->scale, cm.cfg->scale_w, cm.cfg->scale_h,
+		    cm.sw, cm.sh, &cm.dw, &cm.dh);
+		if (!zoom) {
+			out_w = cm.dw;
+			out_h = cm.dh;
+		}
+	}
 	hash = cap_hash(&full);
 	t1 = tool_now_ms();
 	shot->capture_ms = t1 - t0;
@@ -99,12 +116,13 @@ cm_shoot(int zx, int zy, int zw, int zh, int out_w, int out_h,
 		cm.have_frame = 1;
 	}
 	shot->frame = cm.frame;
-	if (!zoom && cm.cache != NULL && cm.cache_hash == hash &&
-	    cm.cache_format == format && cm.cache_quality == quality) {
-		shot->buf = malloc(cm.cachelen);
+	c = &cm.cache[format];
+	if (!zoom && c->buf != NULL && c->hash == hash &&
+	    c->quality == quality) {
+		shot->buf = malloc(c->len);
 		if (shot->buf != NULL) {
-			memcpy(shot->buf, cm.cache, cm.cachelen);
-			shot->len = cm.cachelen;
+			memcpy(shot->buf, c->buf, c->len);
+			shot->len = c->len;
 			shot->width = out_w;
 			shot->height = out_h;
 			shot->format = format;
@@ -150,13 +168,13 @@ cm_shoot(int zx, int zy, int zw, int zh, int out_w, int out_h,
 		pthread_mutex_lock(&cm.flock);
 		uint8_t *copy = malloc(shot->len);
 		if (copy != NULL) {
-			free(cm.cache);
+			c = &cm.cache[format];
+			free(c->buf);
 			memcpy(copy, shot->buf, shot->len);
-			cm.cache = copy;
-			cm.cachelen = shot->len;
-			cm.cache_hash = hash;
-			cm.cache_format = format;
-			cm.cache_quality = quality;
+			c->buf = copy;
+			c->len = shot->len;
+			c->hash = hash;
+			c->quality = quality;
 		}
 		pthread_mutex_unlock(&cm.flock);
 	}
@@ -1108,8 +1126,10 @@ cm_fini(void)
 	}
 	x11_close(cm.x);
 	cm.x = NULL;
-	free(cm.cache);
-	cm.cache = NULL;
+	for (int i = 0; i < 2; i++) {
+		free(cm.cache[i].buf);
+		cm.cache[i].buf = NULL;
+	}
 	free(cm.cause);
 	cm.cause = NULL;
 }

@@ -97,7 +97,7 @@ usage(FILE *f)
 	}
 	fprintf(f, "  bureau help [COMMAND]\n  bureau --version\n");
 	fprintf(f, "\nA desktop NAME resolves through $BUREAU_HOME/NAME "
-		   "(default ~/.local/share/bureau/NAME).\n");
+	           "(default ~/.local/share/bureau/NAME).\n");
 }
 
 int

@@ -16,15 +16,15 @@
 #include "host-bridge/cli/cli.h"
 #include "host-bridge/include/bureau.h"
 
-#define EXIT_DAEMON 1
-#define EXIT_USAGE 2
+#define EXIT_DAEMON    1
+#define EXIT_USAGE     2
 #define EXIT_TRANSPORT 3
 
-#define CALL_USAGE                                                          \
-	"bureau call [--url URL] [--token-file F] [--timeout S] [NAME] "    \
+#define CALL_USAGE                                                             \
+	"bureau call [--url URL] [--token-file F] [--timeout S] [NAME] "       \
 	"'<json request>'|-"
-#define SHOT_USAGE                                                          \
-	"bureau screenshot [--url URL] [--token-file F] [--timeout S] "     \
+#define SHOT_USAGE                                                             \
+	"bureau screenshot [--url URL] [--token-file F] [--timeout S] "        \
 	"[NAME] -o FILE.png|-"
 
 struct cl_opts {
@@ -35,8 +35,8 @@ struct cl_opts {
 	const char *out;        /* -o */
 	const char *pos[2];     /* positionals */
 	int npos;
-	char *url_buf;          /* from NAME (malloc'd) */
-	char *token;            /* resolved (malloc'd) */
+	char *url_buf; /* from NAME (malloc'd) */
+	char *token;   /* resolved (malloc'd) */
 };
 
 static void
@@ -123,8 +123,8 @@ cl_parse(struct cl_opts *o, int argc, char **argv, int want_out)
 		if (!opts || a[0] != '-' || strcmp(a, "-") == 0 ||
 		    cl_is_json(a)) {
 			if (o->npos == 2)
-				return (cl_usage(o, "unexpected argument '%s'",
-				    a));
+				return (
+				    cl_usage(o, "unexpected argument '%s'", a));
 			o->pos[o->npos++] = a;
 			continue;
 		}
@@ -133,8 +133,9 @@ cl_parse(struct cl_opts *o, int argc, char **argv, int want_out)
 			continue;
 		}
 		if (strcmp(a, "-h") == 0 || strcmp(a, "--help") == 0) {
-			printf("usage: %s\n", strcmp(o->cmd, "call") == 0 ?
-				CALL_USAGE : SHOT_USAGE);
+			printf("usage: %s\n", strcmp(o->cmd, "call") == 0
+			                          ? CALL_USAGE
+			                          : SHOT_USAGE);
 			return (0);
 		}
 		eq = strchr(a, '=');
@@ -188,8 +189,9 @@ cl_resolve(struct cl_opts *o, const char *name)
 		    strcmp(name, ".") == 0 || strcmp(name, "..") == 0)
 			return (cl_usage(o, "invalid desktop name '%s'", name));
 		if ((home = cli_home()) == NULL) {
-			fprintf(stderr, "bureau %s: no $BUREAU_HOME and no "
-					"home directory\n",
+			fprintf(stderr,
+			    "bureau %s: no $BUREAU_HOME and no "
+			    "home directory\n",
 			    o->cmd);
 			return (EXIT_USAGE);
 		}
@@ -197,7 +199,8 @@ cl_resolve(struct cl_opts *o, const char *name)
 			goto nomem;
 		if ((o->url_buf = cl_slurp(path)) == NULL) {
 			fprintf(stderr,
-			    "bureau %s: no desktop '%s': cannot read '%s': %s\n",
+			    "bureau %s: no desktop '%s': cannot read '%s': "
+			    "%s\n",
 			    o->cmd, name, path, strerror(errno));
 			goto fail;
 		}
@@ -227,7 +230,7 @@ cl_resolve(struct cl_opts *o, const char *name)
 			goto fail;
 		}
 	} else if (o->token == NULL && (env = getenv("BUREAU_TOKEN")) != NULL &&
-	    *env != '\0') {
+	           *env != '\0') {
 		if ((o->token = strdup(env)) == NULL)
 			goto nomem;
 	}
@@ -372,8 +375,7 @@ fail:
 		close(fd);
 	if (made)
 		unlink(tmp);
-	if (asprintf(cause, "cannot write '%s': %s", path, strerror(saved)) <
-	    0)
+	if (asprintf(cause, "cannot write '%s': %s", path, strerror(saved)) < 0)
 		*cause = NULL;
 	free(tmp);
 	return (-1);
@@ -394,8 +396,8 @@ cl_screenshot(int argc, char **argv)
 	if (o.out == NULL)
 		return (cl_usage(&o, "no output file: give -o FILE.png%s", ""));
 	if (o.npos > 1 || (o.npos == 1 && cl_is_json(o.pos[0])))
-		return (cl_usage(&o, "unexpected argument '%s'",
-		    o.pos[o.npos - 1]));
+		return (cl_usage(
+		    &o, "unexpected argument '%s'", o.pos[o.npos - 1]));
 	if ((st = cl_resolve(&o, o.npos == 1 ? o.pos[0] : NULL)) >= 0 ||
 	    (st = cl_connect(&o, &c)) >= 0)
 		goto out;
@@ -410,8 +412,9 @@ cl_screenshot(int argc, char **argv)
 		info = stderr;
 		if (fwrite(img.data, 1, img.size, stdout) != img.size ||
 		    fflush(stdout) != 0) {
-			fprintf(stderr, "bureau screenshot: cannot write "
-					"stdout: %s\n",
+			fprintf(stderr,
+			    "bureau screenshot: cannot write "
+			    "stdout: %s\n",
 			    strerror(errno));
 			st = EXIT_DAEMON;
 			goto out;
@@ -435,7 +438,7 @@ out:
 }
 
 const struct cli_cmd cli_client_cmds[] = {
-	{"call", CALL_USAGE, cl_call},
-	{"screenshot", SHOT_USAGE, cl_screenshot},
-	{NULL, NULL, NULL},
+    {"call", CALL_USAGE, cl_call},
+    {"screenshot", SHOT_USAGE, cl_screenshot},
+    {NULL, NULL, NULL},
 };

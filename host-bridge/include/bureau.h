@@ -36,8 +36,10 @@ extern "C" {
 
 typedef struct bureau_client bureau_client;
 
-#define BUREAU_PROTOCOL 1
+#define BUREAU_PROTOCOL    1
 #define BUREAU_DEFAULT_URL "tcp://127.0.0.1:7300"
+/* bureaud's default largest request (--max-request), in bytes. */
+#define BUREAU_MAX_REQUEST (64u << 20)
 
 enum bureau_error {
 	BUREAU_OK = 0,
@@ -55,15 +57,15 @@ enum bureau_error {
 	BUREAU_ETOOLARGE = -11,      /* too_large */
 	BUREAU_EBUSY = -12,          /* busy */
 	BUREAU_EINTERNAL = -13,      /* internal */
-	BUREAU_EUNKNOWN = -14, /* a code newer than this library knows */
+	BUREAU_EUNKNOWN = -14,       /* a code newer than this library knows */
 	/* Transport. */
 	BUREAU_ECONNECT = -20,   /* no connection to the daemon in time, or
 	                            a URL nng cannot dial */
 	BUREAU_ENOREPLY = -21,   /* connected, but no reply in time */
 	BUREAU_EMALFORMED = -22, /* the reply is not a protocol reply */
 	/* Local. */
-	BUREAU_EARG = -30,  /* a NULL or out-of-range argument to a bureau_
-	                       function */
+	BUREAU_EARG = -30, /* a NULL or out-of-range argument to a bureau_
+	                      function */
 	BUREAU_ENOMEM = -31
 };
 
@@ -84,7 +86,7 @@ const char *bureau_client_error(const bureau_client *c);
 /* Frees a buffer returned by the library (same as free()). */
 void bureau_free(void *p);
 
-/* --- connection ----------------------------------------------------------- */
+/* --- connection -------------------------------------------------------- */
 
 /*
  * Make a client for the daemon at url (NULL: BUREAU_DEFAULT_URL; tcp://,
@@ -95,8 +97,8 @@ void bureau_free(void *p);
  * the first call. On success *out is the caller's, released by
  * bureau_close().
  */
-int bureau_connect(const char *url, const char *token, double timeout,
-    bureau_client **out);
+int bureau_connect(
+    const char *url, const char *token, double timeout, bureau_client **out);
 
 /* Change the per-call timeout (seconds, > 0). */
 int bureau_set_timeout(bureau_client *c, double timeout);
@@ -104,7 +106,7 @@ int bureau_set_timeout(bureau_client *c, double timeout);
 /* Close the socket and free the client. NULL is allowed. */
 void bureau_close(bureau_client *c);
 
-/* --- raw call --------------------------------------------------------------
+/* --- raw call -------------------------------------------------------------
  * request is one JSON object in UTF-8 text. The client sets "token" (when it
  * has one) and, when the request has none, an "id"; a request that names its
  * own "id" gets it echoed. *reply receives the daemon's reply text verbatim
@@ -115,10 +117,10 @@ void bureau_close(bureau_client *c);
  * client's).
  */
 int bureau_call(bureau_client *c, const char *request, char **reply);
-int bureau_call_timeout(bureau_client *c, const char *request, double timeout,
-    char **reply);
+int bureau_call_timeout(
+    bureau_client *c, const char *request, double timeout, char **reply);
 
-/* --- tool "computer" -------------------------------------------------------
+/* --- tool "computer" ------------------------------------------------------
  * Coordinates are in screenshot space. BUREAU_NO_COORD for x (and y) means
  * "where the pointer is" for the actions whose coordinate is optional.
  *
@@ -131,12 +133,12 @@ int bureau_call_timeout(bureau_client *c, const char *request, double timeout,
 #define BUREAU_NO_COORD INT_MIN
 
 struct bureau_image {
-	void *data;        /* the encoded image (malloc'd, owned by the struct) */
-	size_t size;       /* bytes at data */
+	void *data;  /* the encoded image (malloc'd, owned by the struct) */
+	size_t size; /* bytes at data */
 	char mime_type[32]; /* "image/png" */
-	int width;         /* pixels, screenshot space */
+	int width;          /* pixels, screenshot space */
 	int height;
-	uint64_t frame;    /* changes whenever the screen changed */
+	uint64_t frame; /* changes whenever the screen changed */
 };
 
 /* Frees img->data and zeroes *img. */
@@ -159,11 +161,11 @@ enum bureau_scroll_dir {
  * clear one before reusing it. */
 int bureau_screenshot(bureau_client *c, struct bureau_image *img);
 /* A full-detail crop of [x1, y1, x2, y2]. */
-int bureau_zoom(bureau_client *c, int x1, int y1, int x2, int y2,
-    struct bureau_image *img);
+int bureau_zoom(
+    bureau_client *c, int x1, int y1, int x2, int y2, struct bureau_image *img);
 int bureau_cursor_position(bureau_client *c, int *x, int *y);
-int bureau_mouse_move(bureau_client *c, int x, int y,
-    struct bureau_image *shot);
+int bureau_mouse_move(
+    bureau_client *c, int x, int y, struct bureau_image *shot);
 int bureau_click(bureau_client *c, enum bureau_button button, int x, int y,
     const char *modifiers, struct bureau_image *shot);
 int bureau_double_click(bureau_client *c, int x, int y, const char *modifiers,
@@ -186,39 +188,44 @@ int bureau_hold_key(bureau_client *c, const char *combo, double duration,
     struct bureau_image *shot);
 int bureau_wait(bureau_client *c, double duration, struct bureau_image *shot);
 
-/* --- tool "bash" -----------------------------------------------------------
+/* --- tool "bash" ----------------------------------------------------------
  * Run command in the persistent shell session (NULL: "default"). timeout
  * (seconds; <= 0: the daemon's default of 120) kills the command's process
  * group; this call then waits at least that long plus a margin for the
- * reply. *output (stdout and stderr, NUL-terminated, caller frees) and
- * *exit_code may be NULL when not wanted.
+ * reply. *output (stdout and stderr, NUL-terminated, caller frees; a NUL
+ * byte the command printed ends it early: bureau_call has the exact text)
+ * and *exit_code may be NULL when not wanted.
  */
 int bureau_bash(bureau_client *c, const char *command, const char *session,
     double timeout, char **output, int *exit_code);
 /* Kill the session's shell and start a fresh one. */
 int bureau_bash_restart(bureau_client *c, const char *session);
 
-/* --- tool "file" ---------------------------------------------------------- */
+/* --- tool "file" ------------------------------------------------------- */
 /* The whole file: *data (caller frees; NUL-terminated for convenience, the
  * NUL not counted) of *len bytes. */
-int bureau_file_read(bureau_client *c, const char *path, void **data,
-    size_t *len);
+int bureau_file_read(
+    bureau_client *c, const char *path, void **data, size_t *len);
 /* Replace path atomically with len bytes. mode: permission bits, or -1 for
- * the daemon's default. parents: make missing parent directories. */
+ * the daemon's default. parents: make missing parent directories. One
+ * request carries it, and bureaud refuses requests over 64 MiB by default
+ * (dropping the connection), so data whose base64 would not fit fails here
+ * with BUREAU_ETOOLARGE: send such a file in pieces with bureau_call
+ * ("offset", "append"). */
 int bureau_file_write(bureau_client *c, const char *path, const void *data,
     size_t len, int mode, int parents);
 
-/* --- tool "system" -------------------------------------------------------- */
+/* --- tool "system" ----------------------------------------------------- */
 int bureau_ping(bureau_client *c);
 
 struct bureau_info {
-	char *version;      /* daemon version (malloc'd) */
-	int protocol;       /* protocol version */
-	int screen_width;   /* the X screen */
+	char *version;    /* daemon version (malloc'd) */
+	int protocol;     /* protocol version */
+	int screen_width; /* the X screen */
 	int screen_height;
-	int scaled_width;   /* screenshot space */
+	int scaled_width; /* screenshot space */
 	int scaled_height;
-	char *json;         /* the whole reply, for the other fields (malloc'd) */
+	char *json; /* the whole reply, for the other fields (malloc'd) */
 };
 int bureau_info(bureau_client *c, struct bureau_info *info);
 /* Frees the strings and zeroes *info. */

@@ -28,12 +28,22 @@ struct bureau_client {
 	atomic_uint_fast64_t next_id;
 };
 
-/* --- errors ---------------------------------------------------------------- */
+/* --- errors ------------------------------------------------------------ */
 
 static const char *const bc_daemon_codes[] = {
-	"bad_request", "unauthorized", "unknown_tool", "unknown_action",
-	"invalid_argument", "out_of_bounds", "timeout", "not_found",
-	"permission_denied", "io_error", "too_large", "busy", "internal",
+    "bad_request",
+    "unauthorized",
+    "unknown_tool",
+    "unknown_action",
+    "invalid_argument",
+    "out_of_bounds",
+    "timeout",
+    "not_found",
+    "permission_denied",
+    "io_error",
+    "too_large",
+    "busy",
+    "internal",
 };
 #define BC_NCODES (sizeof(bc_daemon_codes) / sizeof(bc_daemon_codes[0]))
 
@@ -128,7 +138,7 @@ bureau_free(void *p)
 	free(p);
 }
 
-/* --- connection ------------------------------------------------------------ */
+/* --- connection -------------------------------------------------------- */
 
 static void
 bc_pipe_event(nng_pipe p, nng_pipe_ev ev, void *arg)
@@ -153,8 +163,8 @@ bc_ms(double seconds)
 }
 
 int
-bureau_connect(const char *url, const char *token, double timeout,
-    bureau_client **out)
+bureau_connect(
+    const char *url, const char *token, double timeout, bureau_client **out)
 {
 	bureau_client *c;
 	int rv;
@@ -188,15 +198,15 @@ bureau_connect(const char *url, const char *token, double timeout,
 	 * idempotent, and a long bash command would run twice.
 	 */
 	if ((rv = nng_socket_set_ms(c->sock, NNG_OPT_REQ_RESENDTIME,
-		 NNG_DURATION_INFINITE)) != 0 ||
+	         NNG_DURATION_INFINITE)) != 0 ||
 	    /* Screenshots and file reads exceed nng's 1 MiB default. */
 	    (rv = nng_socket_set_size(c->sock, NNG_OPT_RECVMAXSZ, 0)) != 0 ||
 	    (rv = nng_socket_set_ms(c->sock, NNG_OPT_RECONNMINT, 100)) != 0 ||
 	    (rv = nng_socket_set_ms(c->sock, NNG_OPT_RECONNMAXT, 1000)) != 0 ||
-	    (rv = nng_pipe_notify(c->sock, NNG_PIPE_EV_ADD_POST, bc_pipe_event,
-		 c)) != 0 ||
-	    (rv = nng_pipe_notify(c->sock, NNG_PIPE_EV_REM_POST, bc_pipe_event,
-		 c)) != 0) {
+	    (rv = nng_pipe_notify(
+	         c->sock, NNG_PIPE_EV_ADD_POST, bc_pipe_event, c)) != 0 ||
+	    (rv = nng_pipe_notify(
+	         c->sock, NNG_PIPE_EV_REM_POST, bc_pipe_event, c)) != 0) {
 		bureau_close(c);
 		return (bc_fail(BUREAU_ECONNECT, "cannot set up the socket: %s",
 		    nng_strerror(rv)));
@@ -218,8 +228,8 @@ int
 bureau_set_timeout(bureau_client *c, double timeout)
 {
 	if (c == NULL || !(timeout > 0))
-		return (bc_fail(BUREAU_EARG, "invalid timeout '%g': not above 0",
-		    timeout));
+		return (bc_fail(
+		    BUREAU_EARG, "invalid timeout '%g': not above 0", timeout));
 	atomic_store(&c->timeout_ms, bc_ms(timeout));
 	return (0);
 }
@@ -243,7 +253,7 @@ bureau_close(bureau_client *c)
 	free(c);
 }
 
-/* --- one request ----------------------------------------------------------- */
+/* --- one request ------------------------------------------------------- */
 
 static int
 bc_transport_fail(const bureau_client *c, int rv, int timeout_ms)
@@ -253,9 +263,9 @@ bc_transport_fail(const bureau_client *c, int rv, int timeout_ms)
 			return (bc_fail(BUREAU_ECONNECT,
 			    "no connection to '%s' within %.1f s", c->url,
 			    timeout_ms / 1000.0));
-		return (bc_fail(BUREAU_ENOREPLY,
-		    "no reply from '%s' within %.1f s", c->url,
-		    timeout_ms / 1000.0));
+		return (
+		    bc_fail(BUREAU_ENOREPLY, "no reply from '%s' within %.1f s",
+		        c->url, timeout_ms / 1000.0));
 	}
 	if (rv == NNG_ENOMEM)
 		return (bc_fail(BUREAU_ENOMEM, "out of memory"));
@@ -306,8 +316,8 @@ bc_roundtrip(bureau_client *c, const char *buf, size_t len, int timeout_ms,
 	msg = nng_aio_get_msg(aio);
 	*outlen = nng_msg_len(msg);
 	if ((*out = malloc(*outlen + 1)) == NULL) {
-		ret = bc_fail(BUREAU_ENOMEM, "out of memory for a %zu-byte reply",
-		    *outlen);
+		ret = bc_fail(BUREAU_ENOMEM,
+		    "out of memory for a %zu-byte reply", *outlen);
 		goto fail;
 	}
 	memcpy(*out, nng_msg_body(msg), *outlen);
@@ -349,8 +359,9 @@ bc_check(const json_t *r, const json_t *id)
 	code = json_string_value(json_object_get(err, "code"));
 	msg = json_string_value(json_object_get(err, "message"));
 	if (code == NULL)
-		return (bc_fail(BUREAU_EMALFORMED,
-		    "malformed reply: ok is false but 'error.code' is missing"));
+		return (
+		    bc_fail(BUREAU_EMALFORMED, "malformed reply: ok is false "
+		                               "but 'error.code' is missing"));
 	rv = bc_code_of(code);
 	if (msg == NULL)
 		return (bc_fail(rv, "%s", code));
@@ -360,8 +371,8 @@ bc_check(const json_t *r, const json_t *id)
 }
 
 int
-bc_request(bureau_client *c, json_t *req, int timeout_ms, json_t **reply,
-    char **text)
+bc_request(
+    bureau_client *c, json_t *req, int timeout_ms, json_t **reply, char **text)
 {
 	json_t *id, *r = NULL;
 	json_error_t jerr;
@@ -381,14 +392,13 @@ bc_request(bureau_client *c, json_t *req, int timeout_ms, json_t **reply,
 		json_t *tok = json_string(c->token);
 
 		if (tok == NULL)
-			return (bc_fail(BUREAU_EARG,
-			    "invalid token: not UTF-8 text"));
+			return (bc_fail(
+			    BUREAU_EARG, "invalid token: not UTF-8 text"));
 		if (json_object_set_new(req, "token", tok) != 0)
 			return (bc_fail(BUREAU_ENOMEM, "out of memory"));
 	}
 	if ((id = json_object_get(req, "id")) == NULL) {
-		id = json_integer(
-		    (json_int_t)atomic_fetch_add(&c->next_id, 1));
+		id = json_integer((json_int_t)atomic_fetch_add(&c->next_id, 1));
 		if (id == NULL || json_object_set_new(req, "id", id) != 0)
 			return (bc_fail(BUREAU_ENOMEM, "out of memory"));
 	}
@@ -398,9 +408,9 @@ bc_request(bureau_client *c, json_t *req, int timeout_ms, json_t **reply,
 	free(out);
 	if (rv != 0)
 		return (rv);
-	if ((r = json_loadb(in, inlen, 0, &jerr)) == NULL) {
-		rv = bc_fail(BUREAU_EMALFORMED, "malformed reply: %s",
-		    jerr.text);
+	if ((r = json_loadb(in, inlen, JSON_ALLOW_NUL, &jerr)) == NULL) {
+		rv = bc_fail(
+		    BUREAU_EMALFORMED, "malformed reply: %s", jerr.text);
 		free(in);
 		return (rv);
 	}
@@ -422,8 +432,8 @@ bc_request(bureau_client *c, json_t *req, int timeout_ms, json_t **reply,
 }
 
 int
-bureau_call_timeout(bureau_client *c, const char *request, double timeout,
-    char **reply)
+bureau_call_timeout(
+    bureau_client *c, const char *request, double timeout, char **reply)
 {
 	json_t *req;
 	json_error_t jerr;
@@ -433,14 +443,14 @@ bureau_call_timeout(bureau_client *c, const char *request, double timeout,
 		*reply = NULL;
 	if (c == NULL || request == NULL)
 		return (bc_fail(BUREAU_EARG, "no client or no request"));
-	if ((req = json_loads(request, 0, &jerr)) == NULL)
+	if ((req = json_loads(request, JSON_ALLOW_NUL, &jerr)) == NULL)
 		return (bc_fail(BUREAU_EBADREQ,
 		    "invalid request: %s (line %d, column %d)", jerr.text,
 		    jerr.line, jerr.column));
 	if (!json_is_object(req)) {
 		json_decref(req);
-		return (bc_fail(BUREAU_EBADREQ,
-		    "invalid request: not a JSON object"));
+		return (bc_fail(
+		    BUREAU_EBADREQ, "invalid request: not a JSON object"));
 	}
 	rv = bc_request(c, req, timeout > 0 ? bc_ms(timeout) : 0, NULL, reply);
 	json_decref(req);
@@ -453,7 +463,7 @@ bureau_call(bureau_client *c, const char *request, char **reply)
 	return (bureau_call_timeout(c, request, 0, reply));
 }
 
-/* --- base64 and images ----------------------------------------------------- */
+/* --- base64 and images ------------------------------------------------- */
 
 int
 bc_b64_decode(const char *s, size_t slen, void **out, size_t *len)
@@ -466,10 +476,10 @@ bc_b64_decode(const char *s, size_t slen, void **out, size_t *len)
 	if ((buf = malloc(max + 1)) == NULL)
 		return (bc_fail(BUREAU_ENOMEM, "out of memory"));
 	if (sodium_base642bin(buf, max, s, slen, "\n\r ", len, NULL,
-		sodium_base64_VARIANT_ORIGINAL) != 0) {
+	        sodium_base64_VARIANT_ORIGINAL) != 0) {
 		free(buf);
-		return (bc_fail(BUREAU_EMALFORMED,
-		    "malformed reply: invalid base64"));
+		return (bc_fail(
+		    BUREAU_EMALFORMED, "malformed reply: invalid base64"));
 	}
 	buf[*len] = '\0';
 	*out = buf;
@@ -479,8 +489,8 @@ bc_b64_decode(const char *s, size_t slen, void **out, size_t *len)
 char *
 bc_b64_encode(const void *buf, size_t len)
 {
-	size_t n = sodium_base64_ENCODED_LEN(len,
-	    sodium_base64_VARIANT_ORIGINAL);
+	size_t n =
+	    sodium_base64_ENCODED_LEN(len, sodium_base64_VARIANT_ORIGINAL);
 	char *s;
 
 	if ((s = malloc(n)) == NULL)
@@ -506,7 +516,7 @@ bc_image(const json_t *reply, struct bureau_image *img)
 		return (bc_fail(BUREAU_EMALFORMED,
 		    "malformed reply: no 'image' with data, width and height"));
 	if ((rv = bc_b64_decode(json_string_value(data),
-		 json_string_length(data), &img->data, &img->size)) != 0)
+	         json_string_length(data), &img->data, &img->size)) != 0)
 		return (rv);
 	snprintf(img->mime_type, sizeof(img->mime_type), "%s",
 	    mime != NULL ? mime : "image/png");

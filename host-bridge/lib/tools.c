@@ -94,8 +94,8 @@ bureau_screenshot(bureau_client *c, struct bureau_image *img)
 }
 
 int
-bureau_zoom(bureau_client *c, int x1, int y1, int x2, int y2,
-    struct bureau_image *img)
+bureau_zoom(
+    bureau_client *c, int x1, int y1, int x2, int y2, struct bureau_image *img)
 {
 	json_t *req;
 
@@ -149,7 +149,7 @@ bc_click(bureau_client *c, const char *action, int x, int y,
 	json_t *req = bc_computer(action);
 
 	if (req != NULL && (bc_set_coord(req, "coordinate", x, y) != 0 ||
-			       bc_set_str(req, "text", modifiers) != 0)) {
+	                       bc_set_str(req, "text", modifiers) != 0)) {
 		json_decref(req);
 		req = NULL;
 	}
@@ -161,9 +161,9 @@ bureau_click(bureau_client *c, enum bureau_button button, int x, int y,
     const char *modifiers, struct bureau_image *shot)
 {
 	static const char *const actions[] = {
-		[BUREAU_BUTTON_LEFT] = "left_click",
-		[BUREAU_BUTTON_RIGHT] = "right_click",
-		[BUREAU_BUTTON_MIDDLE] = "middle_click",
+	    [BUREAU_BUTTON_LEFT] = "left_click",
+	    [BUREAU_BUTTON_RIGHT] = "right_click",
+	    [BUREAU_BUTTON_MIDDLE] = "middle_click",
 	};
 
 	if ((unsigned)button > BUREAU_BUTTON_MIDDLE)
@@ -186,8 +186,8 @@ bureau_triple_click(bureau_client *c, int x, int y, const char *modifiers,
 }
 
 int
-bureau_drag(bureau_client *c, int x1, int y1, int x2, int y2,
-    struct bureau_image *shot)
+bureau_drag(
+    bureau_client *c, int x1, int y1, int x2, int y2, struct bureau_image *shot)
 {
 	json_t *req = json_pack("{s:s, s:s, s:[i, i], s:[i, i]}", "tool",
 	    "computer", "action", "left_click_drag", "start_coordinate", x1, y1,
@@ -213,20 +213,20 @@ bureau_scroll(bureau_client *c, int x, int y, enum bureau_scroll_dir dir,
     int amount, const char *modifiers, struct bureau_image *shot)
 {
 	static const char *const dirs[] = {
-		[BUREAU_SCROLL_UP] = "up",
-		[BUREAU_SCROLL_DOWN] = "down",
-		[BUREAU_SCROLL_LEFT] = "left",
-		[BUREAU_SCROLL_RIGHT] = "right",
+	    [BUREAU_SCROLL_UP] = "up",
+	    [BUREAU_SCROLL_DOWN] = "down",
+	    [BUREAU_SCROLL_LEFT] = "left",
+	    [BUREAU_SCROLL_RIGHT] = "right",
 	};
 	json_t *req;
 
 	if ((unsigned)dir > BUREAU_SCROLL_RIGHT)
-		return (bc_fail(BUREAU_EARG, "invalid scroll direction %d",
-		    (int)dir));
+		return (bc_fail(
+		    BUREAU_EARG, "invalid scroll direction %d", (int)dir));
 	req = json_pack("{s:s, s:s, s:s, s:i}", "tool", "computer", "action",
 	    "scroll", "scroll_direction", dirs[dir], "scroll_amount", amount);
 	if (req != NULL && (bc_set_coord(req, "coordinate", x, y) != 0 ||
-			       bc_set_str(req, "text", modifiers) != 0)) {
+	                       bc_set_str(req, "text", modifiers) != 0)) {
 		json_decref(req);
 		req = NULL;
 	}
@@ -247,13 +247,13 @@ bc_text_action(bureau_client *c, const char *action, const char *text,
 		json_decref(req);
 		return (bc_fail(BUREAU_EARG, "invalid text: not UTF-8"));
 	}
-	if (duration >= 0 && json_object_set_new(req, "duration",
-				 json_real(duration)) != 0) {
+	if (duration >= 0 &&
+	    json_object_set_new(req, "duration", json_real(duration)) != 0) {
 		json_decref(req);
 		return (bc_nomem());
 	}
-	return (bc_action(c, req,
-	    duration > 0 ? bc_timeout_for(c, duration) : 0, 0, shot));
+	return (bc_action(
+	    c, req, duration > 0 ? bc_timeout_for(c, duration) : 0, 0, shot));
 }
 
 int
@@ -278,13 +278,13 @@ bureau_hold_key(bureau_client *c, const char *combo, double duration,
 int
 bureau_wait(bureau_client *c, double duration, struct bureau_image *shot)
 {
-	json_t *req = json_pack("{s:s, s:s, s:f}", "tool", "computer",
-	    "action", "wait", "duration", duration);
+	json_t *req = json_pack("{s:s, s:s, s:f}", "tool", "computer", "action",
+	    "wait", "duration", duration);
 
 	return (bc_action(c, req, bc_timeout_for(c, duration), 0, shot));
 }
 
-/* --- bash ------------------------------------------------------------------ */
+/* --- bash -------------------------------------------------------------- */
 
 int
 bureau_bash(bureau_client *c, const char *command, const char *session,
@@ -305,7 +305,7 @@ bureau_bash(bureau_client *c, const char *command, const char *session,
 	if (bc_set_str(req, "command", command) != 0 ||
 	    bc_set_str(req, "session", session) != 0 ||
 	    (timeout > 0 &&
-		json_object_set_new(req, "timeout", json_real(timeout)) != 0)) {
+	        json_object_set_new(req, "timeout", json_real(timeout)) != 0)) {
 		json_decref(req);
 		return (bc_fail(BUREAU_EARG, "invalid command: not UTF-8"));
 	}
@@ -318,7 +318,8 @@ bureau_bash(bureau_client *c, const char *command, const char *session,
 	ec = json_object_get(reply, "exit_code");
 	if (exit_code != NULL && json_is_integer(ec))
 		*exit_code = (int)json_integer_value(ec);
-	if (output != NULL && (*output = strdup(out != NULL ? out : "")) == NULL)
+	if (output != NULL &&
+	    (*output = strdup(out != NULL ? out : "")) == NULL)
 		rv = bc_nomem();
 out:
 	json_decref(reply);
@@ -343,7 +344,7 @@ bureau_bash_restart(bureau_client *c, const char *session)
 	return (rv);
 }
 
-/* --- file ------------------------------------------------------------------ */
+/* --- file -------------------------------------------------------------- */
 
 int
 bureau_file_read(bureau_client *c, const char *path, void **data, size_t *len)
@@ -360,11 +361,12 @@ bureau_file_read(bureau_client *c, const char *path, void **data, size_t *len)
 	if (len != NULL)
 		*len = 0;
 	if (path == NULL || data == NULL || len == NULL)
-		return (bc_fail(BUREAU_EARG, "no path or no place for the data"));
+		return (
+		    bc_fail(BUREAU_EARG, "no path or no place for the data"));
 	/* The daemon may cap one read: ask again from where it stopped. */
 	for (;;) {
-		req = json_pack("{s:s, s:s, s:s, s:I}", "tool", "file", "action",
-		    "read", "path", path, "offset", (json_int_t)have);
+		req = json_pack("{s:s, s:s, s:s, s:I}", "tool", "file",
+		    "action", "read", "path", path, "offset", (json_int_t)have);
 		if (req == NULL) {
 			rv = bc_fail(BUREAU_EARG, "invalid path: not UTF-8");
 			goto fail;
@@ -374,12 +376,12 @@ bureau_file_read(bureau_client *c, const char *path, void **data, size_t *len)
 		d = json_object_get(reply, "data");
 		size = json_integer_value(json_object_get(reply, "size"));
 		if (!json_is_string(d)) {
-			rv = bc_fail(BUREAU_EMALFORMED,
-			    "malformed reply: no 'data'");
+			rv = bc_fail(
+			    BUREAU_EMALFORMED, "malformed reply: no 'data'");
 			goto fail;
 		}
 		if ((rv = bc_b64_decode(json_string_value(d),
-			 json_string_length(d), &chunk, &n)) != 0)
+		         json_string_length(d), &chunk, &n)) != 0)
 			goto fail;
 		if ((nb = realloc(buf, have + n + 1)) == NULL) {
 			free(chunk);
@@ -420,6 +422,13 @@ bureau_file_write(bureau_client *c, const char *path, const void *data,
 
 	if (path == NULL || (data == NULL && len > 0))
 		return (bc_fail(BUREAU_EARG, "no path or no data"));
+	/* nng would drop the oversized request and the connection with it:
+	 * say why instead of "connection reset". */
+	if (len / 3 * 4 + strlen(path) + 4096 > BUREAU_MAX_REQUEST)
+		return (bc_fail(BUREAU_ETOOLARGE,
+		    "data of %zu bytes for '%s': over one request's %u bytes "
+		    "once in base64; write it in pieces by offset",
+		    len, path, BUREAU_MAX_REQUEST));
 	if ((b64 = bc_b64_encode(data != NULL ? data : "", len)) == NULL)
 		return (bc_nomem());
 	req = json_pack("{s:s, s:s, s:s, s:s, s:b}", "tool", "file", "action",
@@ -437,13 +446,13 @@ bureau_file_write(bureau_client *c, const char *path, const void *data,
 	return (rv);
 }
 
-/* --- system ---------------------------------------------------------------- */
+/* --- system ------------------------------------------------------------ */
 
 int
 bureau_ping(bureau_client *c)
 {
-	json_t *req = json_pack("{s:s, s:s}", "tool", "system", "action",
-	    "ping");
+	json_t *req =
+	    json_pack("{s:s, s:s}", "tool", "system", "action", "ping");
 	int rv;
 
 	if (req == NULL)
@@ -479,11 +488,13 @@ bureau_info(bureau_client *c, struct bureau_info *info)
 	info->protocol =
 	    (int)json_integer_value(json_object_get(reply, "protocol"));
 	v = json_object_get(reply, "screen");
-	info->screen_width = (int)json_integer_value(json_object_get(v, "width"));
+	info->screen_width =
+	    (int)json_integer_value(json_object_get(v, "width"));
 	info->screen_height =
 	    (int)json_integer_value(json_object_get(v, "height"));
 	v = json_object_get(reply, "scaled");
-	info->scaled_width = (int)json_integer_value(json_object_get(v, "width"));
+	info->scaled_width =
+	    (int)json_integer_value(json_object_get(v, "width"));
 	info->scaled_height =
 	    (int)json_integer_value(json_object_get(v, "height"));
 	info->json = text;

@@ -96,13 +96,14 @@ def wait_for(pred, timeout=10.0, what="condition"):
 
 
 class Xvfb:
-    def __init__(self, size="1280x800", wm=False):
+    def __init__(self, size="1280x800", wm=False, args=()):
         for _ in range(5):
             self.num = free_display()
             self.name = ":%d" % self.num
             self.proc = spawn(["Xvfb", self.name, "-screen", "0",
                                size + "x24", "-nolisten", "tcp",
-                               "-noreset"], stderr=subprocess.DEVNULL)
+                               "-noreset"] + list(args),
+                              stderr=subprocess.DEVNULL)
             try:
                 wait_for(lambda: self.proc.poll() is not None or
                          os.path.exists("/tmp/.X11-unix/X%d" % self.num),

@@ -10,6 +10,8 @@ from . import errors
 
 # Extra wait for a reply beyond a tool's own time limit (seconds).
 _MARGIN = 10.0
+# bureaud's default largest request (--max-request), in bytes.
+MAX_REQUEST = 64 << 20
 
 
 class Image(bytes):
@@ -401,7 +403,18 @@ class Desktop:
                 return b"".join(parts)
 
     def file_write(self, path, data, mode=None, parents=None):
-        """Replace path atomically with data (bytes, or str as UTF-8)."""
+        """Replace path atomically with data (bytes, or str as UTF-8).
+        One request carries it: data over bureaud's request limit (64 MiB
+        by default, after base64) raises TooLarge here rather than have
+        nng drop the connection; send such a file in pieces with call()
+        ("offset", "append")."""
+        size = len(data.encode("utf-8")) if isinstance(data, str) \
+            else len(data) * 4 // 3
+        if size + len(path) + 4096 > MAX_REQUEST:
+            raise errors.TooLarge(
+                "data of %d bytes for '%s': over one request's %d bytes; "
+                "write it in pieces by offset" % (len(data), path,
+                                                  MAX_REQUEST))
         if isinstance(data, str):
             return self._tool("file", "write", path=path, text=data,
                               mode=mode, parents=parents)
