@@ -5,10 +5,14 @@
 #include "tools/tool.h"
 
 extern const struct tool_entry tool_system_entry;
+extern const struct tool_entry tool_bash_entry;
+extern const struct tool_entry tool_process_entry;
 
 const struct tool_entry *const tool_table[] = {
 	&tool_computer_entry,
 	&tool_system_entry,
+	&tool_bash_entry,
+	&tool_process_entry,
 	NULL,
 };
 
