@@ -100,6 +100,8 @@ bash_out_free(struct bash_out *o)
 static int
 bash_out_add(struct bash_out *o, const char *buf, size_t n)
 {
+	if (n == 0)
+		return (0);
 	o->total += n;
 	if (o->hlen < o->hcap) {
 		size_t k = n < o->hcap - o->hlen ? n : o->hcap - o->hlen;
@@ -377,7 +379,9 @@ bash_exec(struct bash_session *s, const char *cmd, size_t len, double timeout,
 		if (woff < wlen && s->in >= 0)
 			pfd[np++] = (struct pollfd){ .fd = s->in,
 			    .events = POLLOUT };
-		if (poll(pfd, np, left > 1000 ? 1000 : (int)ceil(left)) < 0) {
+		/* a short wait: a shell that exited while a background job
+		 * holds the pipe open never shows EOF, see below */
+		if (poll(pfd, np, left > 200 ? 200 : (int)ceil(left)) < 0) {
 			if (errno == EINTR)
 				continue;
 			if (asprintf(cause, "cannot wait for output: %s",
@@ -392,8 +396,25 @@ bash_exec(struct bash_session *s, const char *cmd, size_t len, double timeout,
 			else if (r < 0 && errno != EAGAIN && errno != EINTR)
 				spawn_close(&s->in); /* EPIPE: the shell died */
 		}
-		if (pfd[0].revents == 0)
-			continue;
+		if (pfd[0].revents == 0) {
+			int gone;
+
+			pthread_mutex_lock(&bs.lock);
+			gone = s->exited;
+			pthread_mutex_unlock(&bs.lock);
+			if (!gone)
+				continue;
+			/* what it wrote before it went is still in the pipe */
+			if (bash_out_add(o, hold, holdlen) != 0)
+				goto oom;
+			while ((r = read(s->out, hold, holdcap)) > 0 ||
+			    (r < 0 && errno == EINTR))
+				if (r > 0 && bash_out_add(o, hold, (size_t)r) !=
+				    0)
+					goto oom;
+			end = BASH_EXITED;
+			break;
+		}
 		/* Read what there is now, hold back what may be the start
 		 * of the marker, pass the rest on. */
 		for (;;) {

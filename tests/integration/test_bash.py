@@ -290,6 +290,18 @@ def test_exit_in_command():
     assert r["output"].startswith("bye\n") and "new shell" in r["output"]
     assert shell_pid() != old
     assert ok(sh("echo hi"))["output"] == "hi\n"
+    # a background job keeps the output pipe open: the exit is seen anyway
+    old = shell_pid()
+    t0 = time.time()
+    r = ok(sh("sleep 100 & echo $! > %s/bg.pid; echo bye; exit 4" % TMP,
+              timeout=20))
+    assert time.time() - t0 < 3, "took %.1fs" % (time.time() - t0)
+    assert r["exit_code"] == 4 and r["output"].startswith("bye\n"), r
+    bg = int(open(os.path.join(TMP, "bg.pid")).read())
+    time.sleep(0.2)
+    st = proc_stat(bg)
+    assert st is None or st[0] == "Z", "background job left: %r" % (st,)
+    assert live_in_group(old) == []
 
 
 def test_arguments():
