@@ -233,7 +233,6 @@ proc_reader(void *unused)
 	(void)unused;
 	for (;;) {
 		size_t n = 1, need = 1;
-		int more = 0;
 		char c[64];
 
 		pthread_mutex_lock(&ps.lock);
@@ -273,12 +272,14 @@ proc_reader(void *unused)
 		 * entry dropped): read only those entries still hold, and
 		 * every one of them, which costs an EAGAIN each. */
 		pthread_mutex_lock(&ps.lock);
+		/* at most a few chunks each, so one chatty process neither
+		 * starves the others nor holds the lock for long; poll
+		 * returns at once while more is waiting */
 		for (struct proc *p = ps.list; p != NULL; p = p->next) {
-			more |= proc_drain(&p->out, PROC_READS_PER_WAKE);
-			more |= proc_drain(&p->err, PROC_READS_PER_WAKE);
+			(void)proc_drain(&p->out, PROC_READS_PER_WAKE);
+			(void)proc_drain(&p->err, PROC_READS_PER_WAKE);
 		}
 		pthread_mutex_unlock(&ps.lock);
-		(void)more; /* poll says again at once when more is waiting */
 	}
 	free(pfd);
 	return (NULL);
@@ -596,7 +597,8 @@ proc_list(struct tool_call *call)
 	}
 	pthread_mutex_unlock(&ps.lock);
 	tool_set_json(call, "processes", arr);
-	tool_set_output(call, "%d processes, %d running", n, running);
+	tool_set_output(call, "%d process%s, %d running", n, n == 1 ? "" :
+	    "es", running);
 	return (0);
 }
 
@@ -651,11 +653,13 @@ proc_output(struct tool_call *call)
 		lost[i] = from[i] < oldest ? oldest - from[i] : 0;
 		if (from[i] < oldest)
 			from[i] = oldest;
-		if ((buf[i] = malloc(PROC_OUTPUT_MAX)) == NULL) {
+		len[i] = r->end - from[i] < PROC_OUTPUT_MAX ?
+		    (size_t)(r->end - from[i]) : PROC_OUTPUT_MAX;
+		if ((buf[i] = malloc(len[i] > 0 ? len[i] : 1)) == NULL) {
 			rv = tool_fail(call, BD_EINTERNAL, "out of memory");
 			goto fail;
 		}
-		len[i] = proc_ring_get(r, from[i], buf[i], PROC_OUTPUT_MAX);
+		len[i] = proc_ring_get(r, from[i], buf[i], len[i]);
 		/* a character split by the end of what there is now waits
 		 * for its last bytes, unless no more can come */
 		if (r->fd >= 0 || from[i] + len[i] < r->end)

@@ -229,11 +229,26 @@ def test_ring_overflow():
 
 
 def test_chatty_process_never_blocks():
-    # nobody reads while it prints 20 MB: the reader drains it
-    pid = start(command="yes | head -c 20000000; echo done >&2")
-    r = ok(P("wait", pid=pid, timeout=30))
-    assert r["exit_code"] == 0
-    assert ok(P("output", pid=pid))["stderr"] == "done\n"
+    # nobody reads while they print 50 MB each: the reader drains them
+    # into rings of bounded size
+    def rss():
+        with open("/proc/%d/status" % D.proc.pid) as f:
+            return [int(l.split()[1]) for l in f
+                    if l.startswith("VmRSS:")][0]
+
+    before = rss()
+    pids = [start(command="yes | head -c 50000000; echo done >&2")
+            for _ in range(4)]
+    for pid in pids:
+        r = ok(P("wait", pid=pid, timeout=60))
+        assert r["exit_code"] == 0
+        r = ok(P("output", pid=pid))
+        assert r["stderr"] == "done\n"
+        assert r["stdout_lost"] == 50000000 - (1 << 20)
+    grow = (rss() - before) / 1024.0
+    print("    4 x 50 MB of output: daemon RSS %d KiB -> +%.1f MiB" % (
+        before, grow))
+    assert grow < 30, "RSS grew by %.1f MiB" % grow
 
 
 def test_utf8_split():
