@@ -17,6 +17,12 @@ D = bt.Daemon(X)
 TMP = tempfile.mkdtemp(prefix="bureau-bash-")
 
 
+def sanitized():
+    """Is the daemon an ASan build?"""
+    with open("/proc/%d/maps" % D.proc.pid) as f:
+        return "libasan" in f.read()
+
+
 def ok(r):
     assert r.get("ok") is True, r.get("error")
     return r
@@ -203,7 +209,10 @@ def test_truncation_memory_bounded():
     print("    RSS before %d KiB, peak %d KiB (+%.1f MiB), after %d KiB "
           "(VmHWM %d -> %d KiB); 10 MB in %.2fs, 100 MB too" % (
               before, peak[0], grow, after, hwm_before, hwm, took10))
-    assert grow < 30, "daemon RSS grew by %.1f MiB" % grow
+    # ASan keeps freed memory in quarantine (256 MiB by default): the
+    # bound holds for a plain build only
+    limit = 300 if sanitized() else 30
+    assert grow < limit, "daemon RSS grew by %.1f MiB" % grow
 
 
 def test_no_head_of_line_blocking():

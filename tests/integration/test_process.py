@@ -13,6 +13,12 @@ D = bt.Daemon(X)
 TMP = tempfile.mkdtemp(prefix="bureau-process-")
 
 
+def sanitized():
+    """Is the daemon an ASan build?"""
+    with open("/proc/%d/maps" % D.proc.pid) as f:
+        return "libasan" in f.read()
+
+
 def ok(r):
     assert r.get("ok") is True, r.get("error")
     return r
@@ -248,7 +254,10 @@ def test_chatty_process_never_blocks():
     grow = (rss() - before) / 1024.0
     print("    4 x 50 MB of output: daemon RSS %d KiB -> +%.1f MiB" % (
         before, grow))
-    assert grow < 30, "RSS grew by %.1f MiB" % grow
+    # ASan keeps freed memory in quarantine (256 MiB by default): the
+    # bound holds for a plain build only
+    limit = 300 if sanitized() else 30
+    assert grow < limit, "RSS grew by %.1f MiB" % grow
 
 
 def test_utf8_split():
