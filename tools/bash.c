@@ -20,7 +20,9 @@
  * the command prints.
  *
  * A session runs one command at a time: a second request for a busy
- * session is answered at once with `busy` rather than tying up a worker.
+ * session is answered at once with `busy` rather than tying up a worker,
+ * except `restart`, which kills the running command's group and takes the
+ * session over (the way out of a stuck command).
  */
 #include <errno.h>
 #include <math.h>
@@ -625,7 +627,7 @@ bash_handle(struct tool_call *call)
 	const char *cmd, *name;
 	size_t len;
 	double timeout;
-	int restart, rv = 0;
+	int restart, interrupted = 0, rv = 0;
 	struct bash_session *s;
 	char *cause = NULL;
 
@@ -635,6 +637,9 @@ bash_handle(struct tool_call *call)
 	    tool_arg_num(call, "timeout", 0, 0.001, BASH_TIMEOUT_MAX,
 	    BASH_TIMEOUT_DEFAULT, &timeout) != 0)
 		return (call->code);
+	if (cmd != NULL && strlen(cmd) != len)
+		return (tool_fail(call, BD_EINVAL, "invalid command: field "
+		    "'command' contains a NUL byte"));
 	if (cmd == NULL && !restart)
 		return (tool_fail(call, BD_EINVAL, "missing field 'command' "
 		    "(or 'restart': true)"));
@@ -649,11 +654,23 @@ bash_handle(struct tool_call *call)
 		return (tool_fail(call, BD_EBOUNDS, "invalid session '%s': "
 		    "already %d sessions, the most there can be", name,
 		    BASH_SESSIONS_MAX));
-	if (pthread_mutex_trylock(&s->run) != 0)
-		return (tool_fail(call, BD_EBUSY, "session '%s' is running "
-		    "another command (for %.0f s): wait for it, or use "
-		    "another 'session'", name,
-		    (tool_now_ms() - s->since) / 1000.0));
+	if (pthread_mutex_trylock(&s->run) != 0) {
+		if (!restart)
+			return (tool_fail(call, BD_EBUSY, "session '%s' is "
+			    "running another command (for %.0f s): wait for "
+			    "it, restart the session, or use another "
+			    "'session'", name,
+			    (tool_now_ms() - s->since) / 1000.0));
+		/* restart is the way out of a stuck command: kill the
+		 * group, and the request running it ends at once (its shell
+		 * exited) and lets go of the session */
+		pthread_mutex_lock(&bs.lock);
+		if (s->pid > 0)
+			kill(-s->pid, SIGKILL);
+		pthread_mutex_unlock(&bs.lock);
+		pthread_mutex_lock(&s->run);
+		interrupted = 1;
+	}
 	s->since = tool_now_ms();
 	if (restart) {
 		bash_stop(s);
@@ -664,7 +681,9 @@ bash_handle(struct tool_call *call)
 			goto out;
 		}
 		if (cmd == NULL) {
-			tool_set_output(call, "session '%s' restarted", name);
+			tool_set_output(call, "session '%s' restarted%s", name,
+			    interrupted ? " (the command it was running was "
+			    "killed)" : "");
 			goto out;
 		}
 	}

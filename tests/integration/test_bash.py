@@ -267,6 +267,28 @@ def test_busy_and_sessions():
     assert ok(sh("pwd", session="s1"))["output"] == "/tmp\n"
     assert ok(sh("pwd", session="s2"))["output"] == "/\n"
     assert shell_pid("s1") != shell_pid("s2")
+    # restart takes a busy session over at once
+    other = bt.Req(D.url)
+    res.clear()
+
+    def stuck():
+        res["r"] = json.loads(other.rpc(json.dumps({
+            "tool": "bash", "command": "sleep 60", "session": "s1",
+            "token": D.token})))
+
+    t = threading.Thread(target=stuck)
+    old = shell_pid("s1")
+    t0 = time.time()
+    t.start()
+    time.sleep(0.5)
+    r = ok(D.call(tool="bash", restart=True, session="s1"))
+    assert "killed" in r["output"], r
+    t.join()
+    other.close()
+    assert time.time() - t0 < 3, "restart waited for the command"
+    assert res["r"]["exit_code"] == 137, res
+    assert "exited with status 137" in res["r"]["output"], res
+    assert shell_pid("s1") != old
     bt.expect_error(sh("true", session="a/b"), "invalid_argument", "session")
     bt.expect_error(sh("true", session=""), "invalid_argument", "session")
     # at most 16 sessions (default, s1, s2 exist already)
@@ -316,6 +338,12 @@ def test_exit_in_command():
 def test_arguments():
     bt.expect_error(D.call(tool="bash"), "invalid_argument", "command")
     bt.expect_error(sh(42), "bad_request", "command")
+    # the runtime refuses NUL in JSON strings before the tool sees them
+    bt.expect_error(sh("echo a\u0000b"), "bad_request")
+    # a long command goes through the pipe whole
+    big = "x" * 500000
+    r = ok(sh("s='%s'; echo ${#s}" % big))
+    assert r["output"] == "500000\n", r["output"][:100]
     bt.expect_error(sh("true", timeout="x"), "bad_request", "timeout")
     bt.expect_error(sh("true", timeout=0), "out_of_bounds", "timeout")
     bt.expect_error(sh("true", timeout=100000), "out_of_bounds", "timeout")
