@@ -627,7 +627,7 @@ bash_handle(struct tool_call *call)
 	const char *cmd, *name;
 	size_t len;
 	double timeout;
-	int restart, interrupted = 0, rv = 0;
+	int restart, interrupted = 0, dead, rv = 0;
 	struct bash_session *s;
 	char *cause = NULL;
 
@@ -687,6 +687,13 @@ bash_handle(struct tool_call *call)
 			goto out;
 		}
 	}
+	/* a shell that died between commands (killed from elsewhere) is
+	 * replaced before the command, which would otherwise not run */
+	pthread_mutex_lock(&bs.lock);
+	dead = s->pid > 0 && s->exited;
+	pthread_mutex_unlock(&bs.lock);
+	if (dead)
+		bash_stop(s);
 	if (s->pid == 0 && bash_begin(s, &cause) != 0) {
 		rv = tool_fail(call, BD_EINTERNAL, "cannot start a shell for "
 		    "session '%s': %s", name, cause != NULL ? cause : "?");

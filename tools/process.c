@@ -322,6 +322,7 @@ proc_set_status(struct tool_call *call, const struct proc *p)
 	proc_status_json(p, call->reply);
 }
 
+/* The entry for field `pid`; the caller holds ps.lock. */
 static int
 proc_arg_pid(struct tool_call *call, struct proc **out)
 {
@@ -329,6 +330,7 @@ proc_arg_pid(struct tool_call *call, struct proc **out)
 
 	if (tool_arg_int(call, "pid", 1, 1, 0x7fffffff, 0, &pid) != 0)
 		return (call->code);
+	proc_prune();
 	if ((*out = proc_find((pid_t)pid)) == NULL)
 		return (tool_fail(call, BD_ENOTFOUND, "no process with pid "
 		    "'%lld' started through bureaud (finished ones are kept "

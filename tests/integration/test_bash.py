@@ -321,6 +321,11 @@ def test_exit_in_command():
     assert r["output"].startswith("bye\n") and "new shell" in r["output"]
     assert shell_pid() != old
     assert ok(sh("echo hi"))["output"] == "hi\n"
+    # a shell killed between commands is replaced before the next one
+    os.kill(shell_pid(), 9)
+    time.sleep(0.2)
+    r = ok(sh("echo still here"))
+    assert r == dict(r, output="still here\n", exit_code=0), r
     # a background job keeps the output pipe open: the exit is seen anyway
     old = shell_pid()
     t0 = time.time()
