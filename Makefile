@@ -97,6 +97,11 @@ $(BUILD)/tests/capbench: tests/bench/capbench.c $(CAP_OBJ) $(BUILD)/.variant-$(V
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $< $(CAP_OBJ) $(LDLIBS_D)
 
+# The bench's client, over the client library.
+$(BUILD)/tests/benchcli: tests/bench/benchcli.c $(L_OBJ) $(BUILD)/.variant-$(VARIANT)
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $< $(L_OBJ) -lnng -ljansson -lsodium -lpthread
+
 deps:
 	@if [ "$$(id -u)" = 0 ]; then SUDO=; else SUDO=sudo; fi; \
 	$$SUDO apt-get update -q && \
@@ -111,7 +116,7 @@ unit: $(U_BIN)
 demo: all
 	tests/demo.sh $(BUILD)
 
-bench: all
+bench: all $(BUILD)/tests/benchcli $(BUILD)/tests/capbench
 	tests/bench/run.sh $(BUILD)
 
 format:

@@ -1,6 +1,7 @@
 /*
  * runtime/config.c: the command line, the configuration file and the token.
  */
+#include <arpa/inet.h>
 #include <ctype.h>
 #include <errno.h>
 #include <getopt.h>
@@ -382,8 +383,9 @@ bd_config_load(struct bd_config *cfg, int argc, char **argv, char **cause)
 	}
 	optind = 1;
 	opterr = 0;
-	while ((opt = getopt_long(argc, argv, "", bd_options, NULL)) != -1) {
-		const char *name = argv[optind - 1];
+	int idx = 0;
+	while ((opt = getopt_long(argc, argv, "", bd_options, &idx)) != -1) {
+		const char *name = bd_options[idx].name;
 
 		if (opt == '?' || opt == ':') {
 			return (bd_cfail(cause, "unknown or incomplete option "
@@ -400,8 +402,6 @@ bd_config_load(struct bd_config *cfg, int argc, char **argv, char **cause)
 		}
 		if (opt == OPT_CONFIG)
 			continue;
-		while (*name == '-')
-			name++;
 		if (bd_apply(cfg, opt, name, optarg, cause) != 0) {
 			if (*cause == NULL)
 				return (bd_cfail(cause, "out of memory%s%s", "",
@@ -419,6 +419,17 @@ bd_config_load(struct bd_config *cfg, int argc, char **argv, char **cause)
 		if (ipc != NULL)
 			cfg->listen[cfg->nlisten++] = ipc;
 		cfg->listen_default = 1;
+	}
+	if (cfg->root != NULL) {
+		struct stat st;
+
+		/* Refuse at start rather than fail every file call later. */
+		if (stat(cfg->root, &st) != 0)
+			return (bd_cfail(cause, "invalid root '%s': %s",
+			    cfg->root, strerror(errno)));
+		if (!S_ISDIR(st.st_mode))
+			return (bd_cfail(cause, "invalid root '%s': %s",
+			    cfg->root, "not a directory"));
 	}
 	if (cfg->events == NULL)
 		cfg->events = bd_default_events(cfg);
@@ -483,6 +494,8 @@ int
 bd_url_is_local(const char *url)
 {
 	const char *host, *end;
+	char addr[INET_ADDRSTRLEN];
+	struct in_addr in;
 	size_t n;
 
 	if (strncmp(url, "ipc://", 6) == 0 || strncmp(url, "inproc://", 9) == 0)
@@ -503,7 +516,13 @@ bd_url_is_local(const char *url)
 	n = end != NULL ? (size_t)(end - host) : strlen(host);
 	if (n == 9 && strncmp(host, "localhost", 9) == 0)
 		return (1);
-	return (n >= 4 && strncmp(host, "127.", 4) == 0);
+	/* Only a numeric address in 127/8: a name could resolve anywhere. */
+	if (n >= INET_ADDRSTRLEN)
+		return (0);
+	memcpy(addr, host, n);
+	addr[n] = '\0';
+	return (inet_pton(AF_INET, addr, &in) == 1 &&
+	    (ntohl(in.s_addr) >> 24) == 127);
 }
 
 int

@@ -1,6 +1,7 @@
 /*
  * runtime/main.c: bureaud's start-up and shutdown.
  */
+#include <malloc.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -18,38 +19,37 @@ main(int argc, char **argv)
 	struct bd_server *srv = NULL;
 	char *cause = NULL;
 	sigset_t set;
-	int rv, sig;
+	int rv, sig, status = 1, events = 0, tools = 0;
 
+	/* Frames and file payloads are megabytes, served from several
+	 * threads: a fixed mmap threshold gives them back to the system on
+	 * free, instead of glibc's rising threshold keeping tens of MB of
+	 * freed buffers in per-thread arenas for the daemon's lifetime. */
+	mallopt(M_MMAP_THRESHOLD, 1 << 20);
 	rv = bd_config_load(&cfg, argc, argv, &cause);
 	if (rv != 0) {
-		if (rv < 0)
-			fprintf(stderr, "bureaud: %s\n",
-			    cause != NULL ? cause : "invalid command line");
-		free(cause);
-		bd_config_clear(&cfg);
-		return (rv < 0 ? 2 : 0);
+		status = rv < 0 ? 2 : 0;
+		goto out;
 	}
 	if (bd_config_token(&cfg, &cause) != 0) {
-		fprintf(stderr, "bureaud: %s\n", cause != NULL ? cause : "token");
-		return (2);
+		status = 2;
+		goto out;
 	}
 	/* Shells and programs started by tools must not inherit the token. */
 	unsetenv("BUREAU_TOKEN");
-	if (cfg.token == NULL) {
-		for (int i = 0; i < cfg.nlisten; i++) {
-			if (bd_url_is_local(cfg.listen[i]))
-				continue;
-			if (!cfg.insecure) {
-				fprintf(stderr, "bureaud: refusing to listen on "
-				    "'%s' without a token: give --token-file "
-				    "or $BUREAU_TOKEN, or --insecure\n",
-				    cfg.listen[i]);
-				bd_config_clear(&cfg);
-				return (2);
-			}
-			bd_warn("listening on '%s' without a token (--insecure)",
-			    cfg.listen[i]);
+	for (int i = 0; cfg.token == NULL && i < cfg.nlisten; i++) {
+		if (bd_url_is_local(cfg.listen[i]))
+			continue;
+		if (!cfg.insecure) {
+			if (asprintf(&cause, "refusing to listen on '%s' without "
+			        "a token: give --token-file or $BUREAU_TOKEN, or "
+			        "--insecure", cfg.listen[i]) < 0)
+				cause = NULL;
+			status = 2;
+			goto out;
 		}
+		bd_warn("listening on '%s' without a token (--insecure)",
+		    cfg.listen[i]);
 	}
 
 	/* Signals go to this thread alone (sigwait below); every thread
@@ -61,28 +61,22 @@ main(int argc, char **argv)
 	pthread_sigmask(SIG_BLOCK, &set, NULL);
 	signal(SIGPIPE, SIG_IGN);
 
-	if (bd_events_open(cfg.events, &cause) != 0) {
-		fprintf(stderr, "bureaud: %s\n", cause != NULL ? cause : "events");
-		return (1);
-	}
+	if (bd_events_open(cfg.events, &cause) != 0)
+		goto out;
+	events = 1;
 	cfg.tool.publish = cfg.events != NULL && *cfg.events != '\0' ?
 	    bd_events_publish : NULL;
+	tools = 1;
 	for (const struct tool_entry *const *t = tool_table; *t != NULL; t++) {
-		if ((*t)->init == NULL)
-			continue;
-		cause = NULL;
-		if ((*t)->init(&cfg.tool, &cause) != 0)
+		char *why = NULL;
+
+		if ((*t)->init != NULL && (*t)->init(&cfg.tool, &why) != 0)
 			bd_warn("tool '%s' unavailable: %s", (*t)->name,
-			    cause != NULL ? cause : "init failed");
-		free(cause);
+			    why != NULL ? why : "init failed");
+		free(why);
 	}
-	cause = NULL;
-	if (bd_server_start(&cfg, &srv, &cause) != 0) {
-		fprintf(stderr, "bureaud: %s\n", cause != NULL ? cause : "start");
-		free(cause);
-		bd_events_close();
-		return (1);
-	}
+	if (bd_server_start(&cfg, &srv, &cause) != 0)
+		goto out;
 	bd_info("bureaud %s ready (%d workers, token %s)", BUREAU_VERSION,
 	    cfg.workers, cfg.token != NULL ? "required" : "off");
 
@@ -92,10 +86,19 @@ main(int argc, char **argv)
 	} while (sig == SIGHUP); /* reserved: reload */
 	bd_info("signal %d: shutting down", sig);
 	bd_server_stop(srv);
-	for (const struct tool_entry *const *t = tool_table; *t != NULL; t++)
-		if ((*t)->fini != NULL)
-			(*t)->fini();
-	bd_events_close();
+	status = 0;
+out:
+	if (cause != NULL || status == 1)
+		fprintf(stderr, "bureaud: %s\n",
+		    cause != NULL ? cause : "cannot start");
+	free(cause);
+	if (tools)
+		for (const struct tool_entry *const *t = tool_table; *t != NULL;
+		    t++)
+			if ((*t)->fini != NULL)
+				(*t)->fini();
+	if (events)
+		bd_events_close();
 	bd_config_clear(&cfg);
-	return (0);
+	return (status);
 }

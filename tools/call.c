@@ -263,22 +263,19 @@ tool_set_str(struct tool_call *call, const char *field, const char *s)
 	tool_set_strn(call, field, s, strlen(s));
 }
 
-void
-tool_set_strn(struct tool_call *call, const char *field, const char *s,
-    size_t len)
+json_t *
+tool_json_text(const char *s, size_t len)
 {
 	json_t *v = json_stringn(s, len);
 	char *fixed;
 	size_t n = 0;
 
-	if (v != NULL) {
-		json_object_set_new(call->reply, field, v);
-		return;
-	}
-	/* Not UTF-8 (a program's raw output, say): replace each bad byte
-	 * with U+FFFD rather than lose the whole text. */
+	if (v != NULL)
+		return (v);
+	/* Not UTF-8 (a program's raw output, a window title): replace each
+	 * bad byte with U+FFFD rather than lose the whole text. */
 	if ((fixed = malloc(len * 3 + 1)) == NULL)
-		return;
+		return (NULL);
 	for (size_t i = 0; i < len;) {
 		unsigned char c = (unsigned char)s[i];
 		size_t k = c < 0x80 ? 1 : (c >> 5) == 6 ? 2 : (c >> 4) == 14 ?
@@ -296,8 +293,16 @@ tool_set_strn(struct tool_call *call, const char *field, const char *s,
 		n += 3;
 		i++;
 	}
-	json_object_set_new(call->reply, field, json_stringn(fixed, n));
+	v = json_stringn(fixed, n);
 	free(fixed);
+	return (v);
+}
+
+void
+tool_set_strn(struct tool_call *call, const char *field, const char *s,
+    size_t len)
+{
+	tool_set_json(call, field, tool_json_text(s, len));
 }
 
 void

@@ -33,6 +33,9 @@ struct cm_shot {
 	int width, height;
 	uint64_t frame;
 	enum cm_format format;
+	/* where the time went, for the reply's "timing" and make bench */
+	double capture_ms, scale_ms, encode_ms;
+	int cached;
 };
 
 static struct {
@@ -46,11 +49,14 @@ static struct {
 	uint64_t hash;
 	uint64_t frame;
 	int have_frame;
-	uint8_t *cache; /* the last full screenshot, encoded */
-	size_t cachelen;
-	uint64_t cache_hash;
-	enum cm_format cache_format;
-	int cache_quality;
+	/* The last full screenshot, encoded, one slot per format so the
+	 * frame publisher's JPEGs never evict the agent's PNG. */
+	struct cm_cache {
+		uint8_t *buf;
+		size_t len;
+		uint64_t hash;
+		int quality;
+	} cache[2];
 
 	/* frame publisher */
 	pthread_t pub;
@@ -77,13 +83,31 @@ cm_shoot(int zx, int zy, int zw, int zh, int out_w, int out_h,
 {
 	struct cap_image full, src, dst = { 0 };
 	int zoom = zw > 0, rv = -1;
+	struct cm_cache *c;
 	uint64_t hash;
+
+	double t0 = tool_now_ms(), t1;
 
 	memset(shot, 0, sizeof *shot);
 	x11_lock(cm.x);
 	if (x11_grab(cm.x, cm.cfg->draw_cursor, &full, cause) != 0)
 		goto unlock;
+	if (full.width != cm.sw || full.height != cm.sh) {
+		/* The screen was resized: new screenshot size from now on.
+		 * (Readers of these ints elsewhere see either the old or the
+		 * new size; requests in flight keep the mapping they had.) */
+		cm.sw = full.width;
+		cm.sh = full.height;
+		cap_scaled_size(cm.cfg->scale, cm.cfg->scale_w, cm.cfg->scale_h,
+		    cm.sw, cm.sh, &cm.dw, &cm.dh);
+		if (!zoom) {
+			out_w = cm.dw;
+			out_h = cm.dh;
+		}
+	}
 	hash = cap_hash(&full);
+	t1 = tool_now_ms();
+	shot->capture_ms = t1 - t0;
 
 	pthread_mutex_lock(&cm.flock);
 	if (!cm.have_frame || hash != cm.hash) {
@@ -92,15 +116,17 @@ cm_shoot(int zx, int zy, int zw, int zh, int out_w, int out_h,
 		cm.have_frame = 1;
 	}
 	shot->frame = cm.frame;
-	if (!zoom && cm.cache != NULL && cm.cache_hash == hash &&
-	    cm.cache_format == format && cm.cache_quality == quality) {
-		shot->buf = malloc(cm.cachelen);
+	c = &cm.cache[format];
+	if (!zoom && c->buf != NULL && c->hash == hash &&
+	    c->quality == quality) {
+		shot->buf = malloc(c->len);
 		if (shot->buf != NULL) {
-			memcpy(shot->buf, cm.cache, cm.cachelen);
-			shot->len = cm.cachelen;
+			memcpy(shot->buf, c->buf, c->len);
+			shot->len = c->len;
 			shot->width = out_w;
 			shot->height = out_h;
 			shot->format = format;
+			shot->cached = 1;
 			pthread_mutex_unlock(&cm.flock);
 			x11_unlock(cm.x);
 			return (0);
@@ -122,6 +148,8 @@ cm_shoot(int zx, int zy, int zw, int zh, int out_w, int out_h,
 	if (cap_scale(&src, &dst, cause) != 0)
 		goto unlock;
 	x11_unlock(cm.x);
+	t0 = tool_now_ms();
+	shot->scale_ms = t0 - t1;
 
 	if (format == CM_JPEG)
 		rv = cap_jpeg_encode(&dst, quality, &shot->buf, &shot->len,
@@ -132,6 +160,7 @@ cm_shoot(int zx, int zy, int zw, int zh, int out_w, int out_h,
 	free(dst.data);
 	if (rv != 0)
 		return (-1);
+	shot->encode_ms = tool_now_ms() - t0;
 	shot->width = out_w;
 	shot->height = out_h;
 	shot->format = format;
@@ -139,13 +168,13 @@ cm_shoot(int zx, int zy, int zw, int zh, int out_w, int out_h,
 		pthread_mutex_lock(&cm.flock);
 		uint8_t *copy = malloc(shot->len);
 		if (copy != NULL) {
-			free(cm.cache);
+			c = &cm.cache[format];
+			free(c->buf);
 			memcpy(copy, shot->buf, shot->len);
-			cm.cache = copy;
-			cm.cachelen = shot->len;
-			cm.cache_hash = hash;
-			cm.cache_format = format;
-			cm.cache_quality = quality;
+			c->buf = copy;
+			c->len = shot->len;
+			c->hash = hash;
+			c->quality = quality;
 		}
 		pthread_mutex_unlock(&cm.flock);
 	}
@@ -200,6 +229,9 @@ cm_reply_shot(struct tool_call *call, int zx, int zy, int zw, int zh,
 	}
 	rv = tool_set_image(call, format == CM_PNG ? "image/png" : "image/jpeg",
 	    shot.buf, shot.len, shot.width, shot.height, shot.frame);
+	tool_set_json(call, "timing", json_pack("{s:f, s:f, s:f, s:b}",
+	    "capture_ms", shot.capture_ms, "scale_ms", shot.scale_ms,
+	    "encode_ms", shot.encode_ms, "cached", shot.cached));
 	free(shot.buf);
 	return (rv);
 }
@@ -1094,8 +1126,10 @@ cm_fini(void)
 	}
 	x11_close(cm.x);
 	cm.x = NULL;
-	free(cm.cache);
-	cm.cache = NULL;
+	for (int i = 0; i < 2; i++) {
+		free(cm.cache[i].buf);
+		cm.cache[i].buf = NULL;
+	}
 	free(cm.cause);
 	cm.cause = NULL;
 }

@@ -7,12 +7,20 @@
 extern const struct tool_entry tool_system_entry;
 extern const struct tool_entry tool_bash_entry;
 extern const struct tool_entry tool_process_entry;
+extern const struct tool_entry tool_file_entry;
+extern const struct tool_entry tool_editor_entry;
+extern const struct tool_entry tool_window_entry;
+extern const struct tool_entry tool_clipboard_entry;
 
 const struct tool_entry *const tool_table[] = {
 	&tool_computer_entry,
 	&tool_system_entry,
 	&tool_bash_entry,
 	&tool_process_entry,
+	&tool_file_entry,
+	&tool_editor_entry,
+	&tool_window_entry,
+	&tool_clipboard_entry,
 	NULL,
 };
 

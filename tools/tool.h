@@ -101,6 +101,9 @@ int tool_arg_has(struct tool_call *call, const char *field);
 void tool_set_str(struct tool_call *call, const char *field, const char *s);
 void tool_set_strn(struct tool_call *call, const char *field, const char *s,
     size_t len); /* invalid UTF-8 is replaced by U+FFFD */
+/* A new JSON string of s[0..len); invalid UTF-8 bytes become U+FFFD.
+ * NULL only when out of memory. */
+json_t *tool_json_text(const char *s, size_t len);
 void tool_set_int(struct tool_call *call, const char *field, long long v);
 void tool_set_bool(struct tool_call *call, const char *field, int v);
 void tool_set_json(struct tool_call *call, const char *field, json_t *v);

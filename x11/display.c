@@ -20,6 +20,7 @@
 #include <unistd.h>
 
 #include "x11/x11.h"
+#include "x11/xerr.h"
 
 struct x11 {
 	pthread_mutex_t lock;
@@ -58,25 +59,6 @@ x11_now_ns(void)
 	return ((uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec);
 }
 
-static int
-x11_fail(char **cause, const char *fmt, const char *arg)
-{
-	if (cause != NULL && asprintf(cause, fmt, arg) < 0)
-		*cause = NULL;
-	return (-1);
-}
-
-/* XShm failures arrive as X errors; catch them instead of exiting. */
-static int x11_shm_error;
-static int
-x11_error_trap(Display *dpy, XErrorEvent *ev)
-{
-	(void)dpy;
-	(void)ev;
-	x11_shm_error = 1;
-	return (0);
-}
-
 static void
 x11_shm_destroy(struct x11 *x)
 {
@@ -96,7 +78,7 @@ x11_shm_create(struct x11 *x)
 {
 	Visual *vis = DefaultVisual(x->dpy, DefaultScreen(x->dpy));
 	int depth = DefaultDepth(x->dpy, DefaultScreen(x->dpy));
-	XErrorHandler old;
+	struct x11_trap trap;
 
 	x->use_shm = 0;
 	if (!XShmQueryExtension(x->dpy))
@@ -117,12 +99,11 @@ x11_shm_create(struct x11 *x)
 	if (x->shm.shmaddr == (void *)-1)
 		goto fail;
 	x->shm.readOnly = False;
-	x11_shm_error = 0;
-	old = XSetErrorHandler(x11_error_trap);
+	/* A remote display or a server without shared memory refuses the
+	 * attach with an X error: fall back to XGetImage. */
+	x11_trap_push(&trap, x->dpy);
 	XShmAttach(x->dpy, &x->shm);
-	XSync(x->dpy, False);
-	XSetErrorHandler(old);
-	if (x11_shm_error) {
+	if (x11_trap_pop(&trap) != 0) {
 		shmdt(x->shm.shmaddr);
 		goto fail;
 	}
@@ -145,7 +126,10 @@ x11_open(const char *name, struct x11 **out, char **cause)
 	int depth;
 
 	if ((x = calloc(1, sizeof *x)) == NULL)
-		return (x11_fail(cause, "out of memory%s", ""));
+		return (x11_fail(cause, "out of memory"));
+	/* Xlib's default handler exits on any X error; a window closing at
+	 * the wrong moment raises BadWindow in normal operation. */
+	x11_trap_install();
 	x->wake[0] = x->wake[1] = -1;
 	pthread_mutex_init(&x->lock, NULL);
 	pthread_mutex_init(&x->dlock, NULL);
@@ -153,11 +137,11 @@ x11_open(const char *name, struct x11 **out, char **cause)
 	if (name == NULL)
 		name = getenv("DISPLAY");
 	if (name == NULL || *name == '\0') {
-		x11_fail(cause, "no X display: set DISPLAY or --display%s", "");
+		x11_fail(cause, "no X display: set DISPLAY or --display");
 		goto fail;
 	}
 	if ((x->name = strdup(name)) == NULL) {
-		x11_fail(cause, "out of memory%s", "");
+		x11_fail(cause, "out of memory");
 		goto fail;
 	}
 	if ((x->dpy = XOpenDisplay(name)) == NULL) {
@@ -202,7 +186,7 @@ x11_open(const char *name, struct x11 **out, char **cause)
 	}
 	x->dlast_ns = x11_now_ns();
 	if (pthread_create(&x->dthread, NULL, x11_damage_main, x) != 0) {
-		x11_fail(cause, "cannot start the damage thread%s", "");
+		x11_fail(cause, "cannot start the damage thread");
 		goto fail;
 	}
 	x->dthread_started = 1;
@@ -277,8 +261,10 @@ x11_name(struct x11 *x)
 void
 x11_size(struct x11 *x, int *w, int *h)
 {
+	pthread_mutex_lock(&x->dlock);
 	*w = x->width;
 	*h = x->height;
+	pthread_mutex_unlock(&x->dlock);
 }
 
 int
@@ -338,7 +324,24 @@ int
 x11_grab(struct x11 *x, int draw_cursor, struct cap_image *img, char **cause)
 {
 	XImage *xi;
+	Window r;
+	int gx, gy;
+	unsigned int gw, gh, bw, depth;
 
+	/* The screen can change size under us (xrandr, a desktop's display
+	 * settings): follow it, with a segment of the new size. */
+	if (XGetGeometry(x->dpy, x->root, &r, &gx, &gy, &gw, &gh, &bw, &depth) &&
+	    ((int)gw != x->width || (int)gh != x->height)) {
+		int had_shm = x->use_shm;
+
+		x11_shm_destroy(x);
+		pthread_mutex_lock(&x->dlock);
+		x->width = (int)gw;
+		x->height = (int)gh;
+		pthread_mutex_unlock(&x->dlock);
+		if (had_shm)
+			x11_shm_create(x);
+	}
 	if (x->use_shm) {
 		if (!XShmGetImage(x->dpy, x->root, x->shm_img, 0, 0, AllPlanes))
 			return (x11_fail(cause, "XShmGetImage failed on '%s'",
@@ -427,12 +430,17 @@ x11_damage_main(void *arg)
 		}
 		if (got) {
 			XDamageSubtract(x->ddpy, damage, None, None);
-			XFlush(x->ddpy);
 			pthread_mutex_lock(&x->dlock);
 			x->dseq++;
 			x->dlast_ns = x11_now_ns();
 			pthread_cond_broadcast(&x->dcond);
 			pthread_mutex_unlock(&x->dlock);
+			/* Back to XPending, which flushes the subtract. Never
+			 * poll() right after a flush: Xlib may have read
+			 * events into its queue while writing, and poll()
+			 * would then sleep on an empty socket with events
+			 * waiting. Only an empty queue reaches poll(). */
+			continue;
 		}
 		if (poll(pfd, 2, -1) < 0 && errno != EINTR)
 			break;

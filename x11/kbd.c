@@ -11,6 +11,19 @@
  * keysyms at all. The bindings of a batch are written with one
  * XChangeKeyboardMapping per run of adjacent keycodes, synced and read
  * back, and only then is the batch typed, at full speed.
+ *
+ * A spare keycode holds up to 4 XKB groups of 2 levels, 8 cells: a letter
+ * with a case takes a whole group ([lower, upper], both forms typable), two
+ * caseless characters share one (the second typed with Shift). The core
+ * request takes them as G1L1 G1L2 G2L1 G2L2 G3L1 G3L2 G4L1 G4L2 and the
+ * server turns that into XKB groups of type TWO_LEVEL or ALPHABETIC. A
+ * character in group g is typed with that group locked (XkbLockGroup) and
+ * the caller's group locked again after: key events carry their group in
+ * their state, so an application that decodes them late still gets them
+ * right as long as the cells it decodes are unchanged. Clients of the core
+ * protocol only (no XKB in their Xlib) see groups 3 and 4 as group 2, so
+ * the lowest free group is always filled first: 76 characters (19 spare
+ * keycodes on Xvfb, 2 groups of 2) before anything lands in group 3.
  */
 #include "x11/kbd.h"
 
@@ -21,6 +34,7 @@
 
 #include <ctype.h>
 #include <errno.h>
+#include <poll.h>
 #include <stdarg.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -34,27 +48,51 @@
  * presses is read with the new keysym: X applications translate keycodes
  * lazily, with whatever map they hold when they get to the event, and Xlib
  * fetches the new map as soon as it reads the MappingNotify from its socket,
- * possibly ahead of key events still queued. Nothing on the wire tells us
- * when a client has caught up, so a spare keycode is rebound only once this
- * long has passed since its last press. Within a batch no keycode changes,
- * so the wait happens only at batch boundaries (text with more distinct
- * unmapped characters than spare keycodes) and when a later call evicts a
- * binding typed moments before. Measured on Xvfb with xterm: 0 ms loses
- * characters at nearly every boundary, 10 ms loses none in 20 runs of 1200
- * characters; 40 ms leaves room for slower clients.
+ * possibly ahead of key events still queued (any round trip the application
+ * makes reads them). So a spare keycode pressed recently is rebound only
+ * once the focused application has worked through its queue: we send it an
+ * EWMH _NET_WM_PING, which toolkits answer in event order, so the answer
+ * proves the earlier keys were translated. Clients without _NET_WM_PING
+ * (xterm, plain Xlib) get a fixed wait instead: measured on Xvfb with a
+ * fresh xterm drawing CJK (fallback fonts load on first use), 0 ms loses
+ * characters at nearly every batch boundary, 40 ms in one run of three,
+ * 150 ms in 2 of 20 runs of 1300 characters (the machine busy with other
+ * X tests): a guess that lowers the odds, not a guarantee. Within a batch
+ * no cell changes, and filling an empty cell of a keycode leaves the cells
+ * typed before as they were, so any wait happens only at batch boundaries
+ * (text with more distinct unmapped characters than spare cells: 152 on
+ * Xvfb) or when a call evicts a binding typed moments before.
  */
-#define KBD_REBIND_GRACE_NS (kbd_grace_ms() * 1000000LL)
-static long long kbd_grace_ms(void) { const char *e = getenv("KBD_GRACE_MS"); return e ? atoll(e) : 40; }
+#define KBD_REBIND_GRACE_NS (150LL * 1000 * 1000)
+#define KBD_PING_TIMEOUT_MS 2000
 
+/* XKB's most groups per key; a cell is group g, level l at [2 * g + l]. */
+#define KBD_GROUPS 4
+#define KBD_CELLS (2 * KBD_GROUPS)
+
+/*
+ * A group holds one letter with a case ([lower, upper], cased bit set) or
+ * caseless characters; a caseless group whose level 1 repeats level 0 has
+ * that level free (Shift gives the same character, as before packing).
+ */
 struct kbd_slot {
-	int spare;        /* no keysyms of its own: ours to bind */
-	int bound;        /* we bound sym[] and the server still has it */
-	KeySym sym[2];    /* level 0 and level 1 */
-	uint64_t used;    /* LRU clock of the last use */
-	uint64_t batch;   /* batch that needs this binding */
-	int64_t typed_ns; /* monotonic time of the last press, 0 never */
-	int held;         /* pressed by X11_KEY_DOWN, not yet released */
-	int pending;      /* changed locally, not yet sent */
+	int spare;   /* no keysyms of its own: ours to bind */
+	int bound;   /* we bound sym[] and the server still has it */
+	int ngroups; /* groups bound, all below it non-empty */
+	unsigned cased;              /* bit g: group g is [lower, upper] */
+	KeySym sym[KBD_CELLS];       /* what the keycode carries */
+	uint64_t used[KBD_CELLS];    /* LRU clock of the last use */
+	uint64_t batch[KBD_CELLS];   /* batch that needs this cell */
+	int64_t typed_ns[KBD_CELLS]; /* monotonic time of the last press */
+	int held;    /* pressed by X11_KEY_DOWN, not yet released */
+	int pending; /* changed locally, not yet sent */
+};
+
+/* Where a keysym is: keycode, XKB group (0 for the server's own keys) and
+ * level. */
+struct kbd_key {
+	KeyCode kc;
+	int group, level;
 };
 
 struct kbd_held {
@@ -65,12 +103,18 @@ struct kbd_held {
 
 struct x11_kbd {
 	int min_kc, max_kc, per; /* keycode range, keysyms per keycode */
+	int groups;              /* groups we bind: 4, or 1 without XKB */
+	int group_dirty;         /* we locked a group not yet given back */
+	int group_orig;          /* the locked group to give back */
 	KeySym *map;             /* [(kc - min_kc) * per + col] */
 	struct kbd_slot *slots;  /* [kc - min_kc] */
 	uint64_t clock, batch;
 	int64_t not_before; /* earliest time to send pending bindings */
 	struct kbd_held held[X11_KBD_MAX_COMBO * 4];
 	int nheld;
+	Display *ping;           /* own connection for _NET_WM_PING, or NULL */
+	Atom wm_protocols, wm_state, net_wm_ping;
+	unsigned long ping_serial;
 };
 
 /* The Shift keys: ours to press, and the caller's that are down. */
@@ -81,6 +125,7 @@ struct kbd_shift {
 	int nuser;
 	int user_up; /* we released the caller's Shift keys */
 	int lock;    /* Lock is on: cased letters come out inverted */
+	int group;   /* effective XKB group now */
 };
 
 static void
@@ -337,6 +382,32 @@ kbd_row_empty(const struct x11_kbd *kbd, const KeySym *row)
 	return 1;
 }
 
+/* Does the server's row carry what we bound to s? Columns past our groups
+ * may hold the server's copies of group 1 (XKB protocol 12.4). */
+static int
+kbd_row_is(const struct x11_kbd *kbd, const KeySym *row,
+    const struct kbd_slot *s)
+{
+	int c;
+
+	for (c = 0; c < 2 * s->ngroups; c++)
+		if ((c < kbd->per ? row[c] : NoSymbol) != s->sym[c])
+			return 0;
+	return s->ngroups > 0;
+}
+
+/* Forget what we bound to s. */
+static void
+kbd_slot_clear(struct kbd_slot *s)
+{
+	s->bound = 0;
+	s->ngroups = 0;
+	s->cased = 0;
+	memset(s->sym, 0, sizeof s->sym);
+	memset(s->batch, 0, sizeof s->batch);
+	memset(s->typed_ns, 0, sizeof s->typed_ns);
+}
+
 /*
  * Read the server's map. Slots we bound stay ours while the server still has
  * our keysyms there; keycodes with no keysyms become spare.
@@ -364,12 +435,11 @@ kbd_refresh(struct x11_kbd *kbd, Display *dpy, char **cause)
 		s = &kbd->slots[kc - kbd->min_kc];
 		row = kbd_row(kbd, kc);
 		s->pending = 0;
-		if (s->bound && row[0] == s->sym[0] && row[1] == s->sym[1]) {
+		if (s->bound && kbd_row_is(kbd, row, s)) {
 			s->spare = 1;
 			continue;
 		}
-		s->bound = 0;
-		s->sym[0] = s->sym[1] = NoSymbol;
+		kbd_slot_clear(s);
 		s->spare = kbd_row_empty(kbd, row);
 		if (!s->spare)
 			s->held = 0;
@@ -377,79 +447,209 @@ kbd_refresh(struct x11_kbd *kbd, Display *dpy, char **cause)
 	return 0;
 }
 
+/* Level 1 of caseless group g repeats level 0: free to bind. */
+static int
+kbd_filler(const struct kbd_slot *s, int g)
+{
+	return !(s->cased & (1u << g)) && s->sym[2 * g + 1] == s->sym[2 * g];
+}
+
+/* A keysym that stands for a character (what typing binds): safe to share
+ * a group with, unlike keypad keys (their type depends on NumLock) or
+ * modifiers a combo bound. */
+static int
+kbd_is_char(KeySym ks)
+{
+	return (ks >= 0x20 && ks <= 0x7e) || (ks >= 0xa0 && ks <= 0xff) ||
+	    (ks >= 0x01000100 && ks <= 0x0110ffff);
+}
+
 /*
- * Where ks is on the map: keycode and level (0 plain, 1 Shift). Level 0
- * anywhere wins over level 1, and a keycode of the server's own map over a
- * spare one, so bindings are made only for what the map lacks.
+ * Where ks is: level 0 anywhere on the server's own keys, then level 1 there
+ * (group 1, core columns 0 and 1), then our cells, lowest group first. With
+ * g1 (combos, which cannot lock a group while a key is held) only group 1 of
+ * our cells counts, and a caseless character only at level 0: a combo adds
+ * Shift only for keys that need it.
  */
 static int
-kbd_find(struct x11_kbd *kbd, KeySym ks, KeyCode *kc, int *level)
+kbd_find(struct x11_kbd *kbd, KeySym ks, int g1, struct kbd_key *key)
 {
-	int lv, k, pass;
+	struct kbd_slot *s;
+	int g, lv, k;
 
-	for (pass = 0; pass < 2; pass++) {
+	for (lv = 0; lv < 2; lv++) {
+		for (k = kbd->min_kc; k <= kbd->max_kc; k++) {
+			if (kbd->slots[k - kbd->min_kc].spare ||
+			    kbd_row(kbd, k)[lv] != ks)
+				continue;
+			key->kc = (KeyCode)k;
+			key->group = 0;
+			key->level = lv;
+			return 0;
+		}
+	}
+	for (g = 0; g < (g1 ? 1 : kbd->groups); g++) {
 		for (lv = 0; lv < 2; lv++) {
 			for (k = kbd->min_kc; k <= kbd->max_kc; k++) {
-				if (kbd->slots[k - kbd->min_kc].spare != pass)
+				s = &kbd->slots[k - kbd->min_kc];
+				if (!s->spare || g >= s->ngroups ||
+				    s->sym[2 * g + lv] != ks)
 					continue;
-				if (kbd_row(kbd, k)[lv] == ks) {
-					*kc = (KeyCode)k;
-					*level = lv;
-					return 0;
-				}
+				if (lv == 1 && (kbd_filler(s, g) ||
+				    (g1 && !(s->cased & (1u << g)))))
+					continue;
+				key->kc = (KeyCode)k;
+				key->group = g;
+				key->level = lv;
+				return 0;
 			}
 		}
 	}
 	return -1;
 }
 
-/* A spare keycode to bind: an empty one, else the least recently used that
- * the current batch does not need and no held key is on. */
-static struct kbd_slot *
-kbd_pick(struct x11_kbd *kbd)
+/*
+ * The cells a binding at (g, l) would overwrite: a whole group for a letter
+ * with a case, for a combo, for a new group and over a letter with a case;
+ * else the one cell, and a filler at level 1 with level 0.
+ */
+static unsigned
+kbd_cells(const struct kbd_slot *s, int g, int l, int whole)
 {
-	struct kbd_slot *s, *best;
-	int i, n;
+	if (whole || g >= s->ngroups || (s->cased & (1u << g)))
+		return 3u << (2 * g);
+	if (l == 0 && kbd_filler(s, g))
+		return 3u << (2 * g);
+	return 1u << (2 * g + l);
+}
 
-	best = NULL;
+/*
+ * How good a place (g, l) of s is for binding ks, lower is better, or
+ * UINT64_MAX if it cannot be had: free cells before evictions, cells whose
+ * change needs no wait for the application (see KBD_REBIND_GRACE_NS) before
+ * those that do; free ones in the lowest group first, evictions least
+ * recently used first.
+ */
+static uint64_t
+kbd_rank(struct x11_kbd *kbd, const struct kbd_slot *s, int g, int l,
+    KeySym ks, int whole, int combo, int64_t now)
+{
+	unsigned cells;
+	uint64_t used;
+	int c, taken, wait, is_free;
+
+	if (g > s->ngroups || (l == 1 && (whole || g == s->ngroups)))
+		return UINT64_MAX;
+	/* Characters share a keycode only with characters, and a key of a
+	 * combo that is none (F13, Hyper_R) gets a keycode of its own: XKB
+	 * gives such keysyms actions and types of their own. */
+	if (!combo && s->ngroups > 0 && !kbd_is_char(s->sym[0]))
+		return UINT64_MAX;
+	if (combo && !kbd_is_char(ks) && s->ngroups > 1)
+		return UINT64_MAX;
+	cells = kbd_cells(s, g, l, whole);
+	taken = wait = 0;
+	used = 0;
+	is_free = 1;
+	for (c = 2 * g; c < 2 * g + 2; c++) {
+		if (!(cells & (1u << c)))
+			continue;
+		/* Free: past the last group, or a filler. */
+		if (g >= s->ngroups || (c & 1 && kbd_filler(s, g))) {
+			if (s->typed_ns[c] != 0 &&
+			    s->typed_ns[c] + KBD_REBIND_GRACE_NS > now)
+				wait = 1;
+			continue;
+		}
+		is_free = 0;
+		if (s->batch[c] == kbd->batch)
+			taken = 1;
+		if (s->typed_ns[c] != 0 &&
+		    s->typed_ns[c] + KBD_REBIND_GRACE_NS > now)
+			wait = 1;
+		if (s->used[c] > used)
+			used = s->used[c];
+	}
+	if (taken)
+		return UINT64_MAX;
+	if (is_free)
+		return ((uint64_t)wait << 56) | (uint64_t)(2 * g +
+		    (g == s->ngroups));
+	if (used >= (uint64_t)1 << 54)
+		used = ((uint64_t)1 << 54) - 1;
+	return ((uint64_t)(2 + wait) << 56) | used;
+}
+
+/*
+ * Bind ks in the local copy (kbd_send writes it to the server): a letter
+ * with a case as [lower, upper], else one cell; for a combo, in group 1 and
+ * a caseless one as [ks, ks]. Returns 1 if no cell is free in this batch.
+ */
+static int
+kbd_place(struct x11_kbd *kbd, KeySym ks, int combo)
+{
+	struct kbd_slot *s, *best = NULL;
+	KeySym lower, upper, want[2];
+	uint64_t rank, best_rank = UINT64_MAX;
+	unsigned cells;
+	int64_t now;
+	int i, n, g, l, c, cased, whole, g_max, best_g = 0, best_l = 0;
+
+	XConvertCase(ks, &lower, &upper);
+	cased = lower != upper && (ks == lower || ks == upper);
+	whole = cased || combo;
+	g_max = combo ? 1 : kbd->groups;
+	now = kbd_now_ns();
 	n = kbd->max_kc - kbd->min_kc + 1;
 	for (i = 0; i < n; i++) {
 		s = &kbd->slots[i];
-		if (!s->spare || s->held || s->batch == kbd->batch)
+		if (!s->spare || s->held)
 			continue;
-		if (!s->bound)
-			return s;
-		if (best == NULL || s->used < best->used)
-			best = s;
+		for (g = 0; g < g_max && g <= s->ngroups; g++) {
+			for (l = 0; l < 2; l++) {
+				rank = kbd_rank(kbd, s, g, l, ks, whole,
+				    combo, now);
+				if (rank < best_rank) {
+					best_rank = rank;
+					best = s;
+					best_g = g;
+					best_l = l;
+				}
+			}
+		}
 	}
-	return best;
-}
-
-/* Bind ks to slot s in the local copy; kbd_send writes it to the server. */
-static void
-kbd_bind(struct x11_kbd *kbd, struct kbd_slot *s, KeySym ks)
-{
-	KeySym lower, upper, *row;
-	int i;
-
-	XConvertCase(ks, &lower, &upper);
-	if (lower != upper && (ks == lower || ks == upper)) {
-		s->sym[0] = lower;
-		s->sym[1] = upper;
-	} else {
-		s->sym[0] = s->sym[1] = ks;
+	if (best == NULL)
+		return 1;
+	s = best;
+	cells = kbd_cells(s, best_g, best_l, whole);
+	want[0] = want[1] = ks;
+	if (cased) {
+		want[0] = lower;
+		want[1] = upper;
 	}
-	if (s->bound && s->typed_ns != 0 &&
-	    s->typed_ns + KBD_REBIND_GRACE_NS > kbd->not_before)
-		kbd->not_before = s->typed_ns + KBD_REBIND_GRACE_NS;
+	for (c = 2 * best_g; c < 2 * best_g + 2; c++) {
+		if (!(cells & (1u << c)) || s->sym[c] == want[c & 1])
+			continue;
+		/* Pressed moments ago: the application may not have read
+		 * it yet. */
+		if (s->typed_ns[c] != 0 &&
+		    s->typed_ns[c] + KBD_REBIND_GRACE_NS > kbd->not_before)
+			kbd->not_before = s->typed_ns[c] + KBD_REBIND_GRACE_NS;
+		s->sym[c] = want[c & 1];
+		s->typed_ns[c] = 0;
+		s->batch[c] = 0;
+	}
+	if (cells == 3u << (2 * best_g)) {
+		if (cased)
+			s->cased |= 1u << best_g;
+		else
+			s->cased &= ~(1u << best_g);
+	}
+	if (best_g == s->ngroups)
+		s->ngroups++;
 	s->bound = 1;
 	s->pending = 1;
-	s->typed_ns = 0;
-	i = (int)(s - kbd->slots);
-	row = kbd_row(kbd, kbd->min_kc + i);
-	memset(row, 0, sizeof *row * (size_t)kbd->per);
-	row[0] = s->sym[0];
-	row[1] = s->sym[1];
+	return 0;
 }
 
 static void
@@ -463,30 +663,169 @@ kbd_drain_notify(Display *dpy)
 		XRefreshKeyboardMapping(&ev.xmapping);
 }
 
+/* The client window (the one with WM_STATE) at or below w, or None. */
+static Window
+kbd_client_below(struct x11_kbd *kbd, Window w, int depth)
+{
+	Window root, parent, *kids = NULL, found = None;
+	unsigned int nkids, i;
+	unsigned long nitems, after;
+	unsigned char *prop = NULL;
+	Atom type;
+	int format;
+
+	if (XGetWindowProperty(kbd->ping, w, kbd->wm_state, 0, 0, False,
+		AnyPropertyType, &type, &format, &nitems, &after,
+		&prop) == Success &&
+	    type != None) {
+		XFree(prop);
+		return w;
+	}
+	if (prop != NULL)
+		XFree(prop);
+	if (depth == 0 ||
+	    !XQueryTree(kbd->ping, w, &root, &parent, &kids, &nkids))
+		return None;
+	for (i = 0; i < nkids && found == None; i++)
+		found = kbd_client_below(kbd, kids[i], depth - 1);
+	if (kids != NULL)
+		XFree(kids);
+	return found;
+}
+
+/* The top-level client that gets key events now, if it speaks
+ * _NET_WM_PING; else None. */
+static Window
+kbd_ping_target(struct x11_kbd *kbd)
+{
+	Window w, root, parent, child, *kids, client;
+	unsigned int nkids;
+	int revert, rx, ry, x, y, n, i, ok;
+	unsigned int mask;
+	Atom *protos;
+
+	XGetInputFocus(kbd->ping, &w, &revert);
+	root = DefaultRootWindow(kbd->ping);
+	if (w == None)
+		return None;
+	if (w == PointerRoot || w == root) {
+		if (!XQueryPointer(kbd->ping, root, &root, &child, &rx, &ry,
+			&x, &y, &mask) ||
+		    child == None)
+			return None;
+		w = child;
+	}
+	/* Up to the child of the root, then down to the WM_STATE window (a
+	 * window manager's frame sits between). */
+	for (;;) {
+		if (!XQueryTree(kbd->ping, w, &root, &parent, &kids, &nkids))
+			return None;
+		if (kids != NULL)
+			XFree(kids);
+		if (parent == root || parent == None)
+			break;
+		w = parent;
+	}
+	if ((client = kbd_client_below(kbd, w, 3)) == None)
+		client = w;
+	ok = 0;
+	if (XGetWMProtocols(kbd->ping, client, &protos, &n)) {
+		for (i = 0; i < n; i++)
+			ok |= protos[i] == kbd->net_wm_ping;
+		XFree(protos);
+	}
+	return ok ? client : None;
+}
+
+/* Is ev the answer to our ping number serial? */
+static Bool
+kbd_is_pong(Display *dpy, XEvent *ev, XPointer arg)
+{
+	struct x11_kbd *kbd = (struct x11_kbd *)arg;
+
+	(void)dpy;
+	return ev->type == ClientMessage &&
+	    ev->xclient.message_type == kbd->wm_protocols &&
+	    ev->xclient.format == 32 &&
+	    (Atom)ev->xclient.data.l[0] == kbd->net_wm_ping &&
+	    (unsigned long)ev->xclient.data.l[1] == kbd->ping_serial;
+}
+
+/*
+ * Wait until the focused application has translated the keys sent so far
+ * (see KBD_REBIND_GRACE_NS): its answer to a ping, else the fixed wait.
+ */
+static void
+kbd_sync_app(struct x11_kbd *kbd, Display *dpy)
+{
+	struct pollfd pfd;
+	Window target, root;
+	int64_t deadline, left;
+	XEvent ev;
+
+	if (kbd->ping == NULL || (target = kbd_ping_target(kbd)) == None) {
+		kbd_sleep_until(kbd->not_before);
+		return;
+	}
+	/* Our keys are in the client's queue: dpy was synced after them,
+	 * and the server handles the ping after that. */
+	XSync(dpy, False);
+	root = DefaultRootWindow(kbd->ping);
+	XSelectInput(kbd->ping, root, SubstructureNotifyMask);
+	memset(&ev, 0, sizeof ev);
+	ev.xclient.type = ClientMessage;
+	ev.xclient.window = target;
+	ev.xclient.message_type = kbd->wm_protocols;
+	ev.xclient.format = 32;
+	ev.xclient.data.l[0] = (long)kbd->net_wm_ping;
+	ev.xclient.data.l[1] = (long)++kbd->ping_serial;
+	ev.xclient.data.l[2] = (long)target;
+	XSendEvent(kbd->ping, target, False, NoEventMask, &ev);
+	XFlush(kbd->ping);
+	deadline = kbd_now_ns() + (int64_t)KBD_PING_TIMEOUT_MS * 1000000;
+	pfd.fd = ConnectionNumber(kbd->ping);
+	pfd.events = POLLIN;
+	for (;;) {
+		if (XCheckIfEvent(kbd->ping, &ev, kbd_is_pong, (XPointer)kbd))
+			break;
+		left = deadline - kbd_now_ns();
+		if (left <= 0) {
+			/* A busy or hung client: the fixed wait is all the
+			 * care left to take. */
+			kbd_sleep_until(kbd->not_before);
+			break;
+		}
+		poll(&pfd, 1, (int)(left / 1000000) + 1);
+	}
+	XSelectInput(kbd->ping, root, NoEventMask);
+	XSync(kbd->ping, True); /* and drop the other root events */
+}
+
 /*
  * Send the pending bindings: one XChangeKeyboardMapping per run of adjacent
  * keycodes (rewriting a keycode between two spare ones through the core
- * protocol could change its XKB type), sync, read back.
+ * protocol could change its XKB type), all groups of each, sync, read back.
  */
 static int
 kbd_send(struct x11_kbd *kbd, Display *dpy, char **cause)
 {
-	KeySym want[2 * 256], syms[2 * 256];
+	KeySym want[256], syms[KBD_CELLS * 256];
 	struct kbd_slot *s;
-	int i, j, n, first, count;
+	int i, j, n, first, count, width;
 
 	n = kbd->max_kc - kbd->min_kc + 1;
+	width = 2 * kbd->groups;
 	count = 0;
 	for (i = 0; i < n; i++) {
 		s = &kbd->slots[i];
-		want[2 * i] = s->sym[0];
-		want[2 * i + 1] = s->sym[1];
+		want[i] = s->ngroups > 0 ? s->sym[0] : NoSymbol;
 		if (s->pending)
 			count++;
 	}
 	if (count == 0)
 		return 0;
-	kbd_sleep_until(kbd->not_before);
+	if (kbd->not_before > kbd_now_ns())
+		kbd_sync_app(kbd, dpy);
 	kbd->not_before = 0;
 	for (i = 0; i < n; i = j) {
 		if (!kbd->slots[i].pending) {
@@ -494,11 +833,10 @@ kbd_send(struct x11_kbd *kbd, Display *dpy, char **cause)
 			continue;
 		}
 		first = i;
-		for (j = i; j < n && kbd->slots[j].pending; j++) {
-			syms[2 * (j - first)] = kbd->slots[j].sym[0];
-			syms[2 * (j - first) + 1] = kbd->slots[j].sym[1];
-		}
-		XChangeKeyboardMapping(dpy, kbd->min_kc + first, 2, syms,
+		for (j = i; j < n && kbd->slots[j].pending; j++)
+			memcpy(&syms[width * (j - first)], kbd->slots[j].sym,
+			    sizeof syms[0] * (size_t)width);
+		XChangeKeyboardMapping(dpy, kbd->min_kc + first, width, syms,
 		    j - first);
 	}
 	XSync(dpy, False);
@@ -506,12 +844,12 @@ kbd_send(struct x11_kbd *kbd, Display *dpy, char **cause)
 	if (kbd_refresh(kbd, dpy, cause) != 0)
 		return -1;
 	for (i = 0; i < n; i++) {
-		if (want[2 * i] == NoSymbol)
+		if (want[i] == NoSymbol)
 			continue;
 		s = &kbd->slots[i];
 		if (!s->bound) {
 			kbd_fail(cause, "keycode %d did not take keysym 0x%lx",
-			    kbd->min_kc + i, (unsigned long)want[2 * i]);
+			    kbd->min_kc + i, (unsigned long)want[i]);
 			return -1;
 		}
 	}
@@ -524,10 +862,11 @@ kbd_shift_init(struct x11_kbd *kbd, Display *dpy, struct kbd_shift *sh,
     char **cause)
 {
 	XModifierKeymap *mm;
+	struct kbd_key key;
 	XkbStateRec st;
 	char down[32];
 	KeyCode kc;
-	int i, level;
+	int i;
 
 	memset(sh, 0, sizeof *sh);
 	if ((mm = XGetModifierMapping(dpy)) == NULL) {
@@ -547,15 +886,43 @@ kbd_shift_init(struct x11_kbd *kbd, Display *dpy, struct kbd_shift *sh,
 	}
 	XFreeModifiermap(mm);
 	/* Prefer the key that says Shift_L: a modmap entry may be odd. */
-	if (kbd_find(kbd, XK_Shift_L, &kc, &level) == 0 && level == 0)
-		sh->ours = kc;
+	if (kbd_find(kbd, XK_Shift_L, 1, &key) == 0 && key.level == 0)
+		sh->ours = key.kc;
 	if (sh->ours == 0) {
 		kbd_fail(cause, "no shift key in the modifier mapping");
 		return -1;
 	}
-	if (XkbGetState(dpy, XkbUseCoreKbd, &st) == Success)
+	if (XkbGetState(dpy, XkbUseCoreKbd, &st) == Success) {
 		sh->lock = (st.mods & LockMask) != 0;
+		sh->group = st.group;
+		if (!kbd->group_dirty)
+			kbd->group_orig = st.locked_group;
+	}
 	return 0;
+}
+
+/*
+ * Make g the effective group for the next key: lock it. The caller's locked
+ * group comes back in kbd_group_restore (a group the caller holds with a
+ * group shift key is not undone: lock + base would not be g then).
+ */
+static void
+kbd_group_set(struct x11_kbd *kbd, Display *dpy, struct kbd_shift *sh, int g)
+{
+	if (kbd->groups == 1 || g == sh->group)
+		return;
+	XkbLockGroup(dpy, XkbUseCoreKbd, (unsigned)g);
+	kbd->group_dirty = 1;
+	sh->group = g;
+}
+
+static void
+kbd_group_restore(struct x11_kbd *kbd, Display *dpy)
+{
+	if (!kbd->group_dirty)
+		return;
+	XkbLockGroup(dpy, XkbUseCoreKbd, (unsigned)kbd->group_orig);
+	kbd->group_dirty = 0;
 }
 
 static void
@@ -613,56 +980,85 @@ kbd_wants_shift(const struct kbd_shift *sh, KeySym ks, int level)
 	return level;
 }
 
-/* Stamp the slots of the batch just typed; the grace counts from here. */
+/*
+ * Stamp cell c of s as pressed now. A filler goes with its level 0: with
+ * Lock on, a group [x, x] is ALPHABETIC to the server and gives level 1.
+ */
+static void
+kbd_stamp_cell(struct kbd_slot *s, int c, int64_t now)
+{
+	s->typed_ns[c] = now;
+	if (!(c & 1) && kbd_filler(s, c / 2))
+		s->typed_ns[c + 1] = now;
+}
+
+/* Stamp the cells of the batch just typed; the grace counts from here. */
 static void
 kbd_stamp(struct x11_kbd *kbd)
 {
+	struct kbd_slot *s;
 	int64_t now;
-	int i, n;
+	int i, n, c;
 
 	now = kbd_now_ns();
 	n = kbd->max_kc - kbd->min_kc + 1;
-	for (i = 0; i < n; i++)
-		if (kbd->slots[i].spare && kbd->slots[i].batch == kbd->batch)
-			kbd->slots[i].typed_ns = now;
+	for (i = 0; i < n; i++) {
+		s = &kbd->slots[i];
+		if (!s->spare)
+			continue;
+		for (c = 0; c < 2 * s->ngroups; c++)
+			if (s->batch[c] == kbd->batch)
+				kbd_stamp_cell(s, c, now);
+	}
 }
 
 /* Keys just released by X11_KEY_UP: the grace counts from the release. */
 static void
 kbd_stamp_held_up(struct x11_kbd *kbd, const KeySym *syms, int n)
 {
-	KeyCode kc;
+	struct kbd_slot *s;
+	struct kbd_key key;
 	int64_t now;
-	int i, level;
+	int i;
 
 	now = kbd_now_ns();
-	for (i = 0; i < n; i++)
-		if (kbd_find(kbd, syms[i], &kc, &level) == 0 &&
-		    kbd->slots[kc - kbd->min_kc].spare)
-			kbd->slots[kc - kbd->min_kc].typed_ns = now;
+	for (i = 0; i < n; i++) {
+		if (kbd_find(kbd, syms[i], 1, &key) != 0)
+			continue;
+		s = &kbd->slots[key.kc - kbd->min_kc];
+		if (s->spare)
+			kbd_stamp_cell(s, 2 * key.group + key.level, now);
+	}
 }
 
 /*
- * The keycode and level for ks, binding it to a spare keycode in the local
- * map if the map lacks it. Returns 1 when no spare keycode is free in this
- * batch (the caller sends and types what it has, then starts a new batch).
+ * Where to press for ks, binding it to a spare keycode in the local map if
+ * the map lacks it; g1 as for kbd_find. Returns 1 when no cell is free in
+ * this batch (the caller sends and types what it has, then starts a new
+ * batch).
  */
 static int
-kbd_resolve(struct x11_kbd *kbd, KeySym ks, KeyCode *kc, int *level)
+kbd_resolve(struct x11_kbd *kbd, KeySym ks, int g1, struct kbd_key *key)
 {
 	struct kbd_slot *s;
+	int c;
 
-	if (kbd_find(kbd, ks, kc, level) != 0) {
-		if ((s = kbd_pick(kbd)) == NULL)
+	if (kbd_find(kbd, ks, g1, key) != 0) {
+		if (kbd_place(kbd, ks, g1) != 0)
 			return 1;
-		kbd_bind(kbd, s, ks);
-		if (kbd_find(kbd, ks, kc, level) != 0)
+		if (kbd_find(kbd, ks, g1, key) != 0)
 			return 1; /* cannot happen: just bound */
 	}
-	s = &kbd->slots[*kc - kbd->min_kc];
+	s = &kbd->slots[key->kc - kbd->min_kc];
 	if (s->spare) {
-		s->batch = kbd->batch;
-		s->used = ++kbd->clock;
+		/* A letter with a case needs both of its cells. */
+		for (c = 2 * key->group; c < 2 * key->group + 2; c++) {
+			if (c != 2 * key->group + key->level &&
+			    !(s->cased & (1u << key->group)))
+				continue;
+			s->batch[c] = kbd->batch;
+			s->used[c] = ++kbd->clock;
+		}
 	}
 	return 0;
 }
@@ -671,7 +1067,7 @@ int
 x11_kbd_new(Display *dpy, struct x11_kbd **out, char **cause)
 {
 	struct x11_kbd *kbd;
-	int ev, err, maj, min;
+	int ev, err, maj, min, op;
 
 	*out = NULL;
 	if (!XTestQueryExtension(dpy, &ev, &err, &maj, &min)) {
@@ -696,11 +1092,27 @@ x11_kbd_new(Display *dpy, struct x11_kbd **out, char **cause)
 		goto fail;
 	}
 	kbd->batch = 1;
+	/* Groups need XKB to lock them; without it one group of two. */
+	maj = XkbMajorVersion;
+	min = XkbMinorVersion;
+	kbd->groups = XkbQueryExtension(dpy, &op, &ev, &err, &maj, &min)
+	    ? KBD_GROUPS : 1;
 	if (kbd_refresh(kbd, dpy, cause) != 0)
 		goto fail;
+	/* A connection of our own for pings: waiting for the answer must
+	 * not take events from the caller's queue. Without it we wait. */
+	if ((kbd->ping = XOpenDisplay(DisplayString(dpy))) != NULL) {
+		kbd->wm_protocols = XInternAtom(kbd->ping, "WM_PROTOCOLS",
+		    False);
+		kbd->wm_state = XInternAtom(kbd->ping, "WM_STATE", False);
+		kbd->net_wm_ping = XInternAtom(kbd->ping, "_NET_WM_PING",
+		    False);
+	}
 	*out = kbd;
 	return 0;
 fail:
+	if (kbd->map != NULL)
+		XFree(kbd->map);
 	free(kbd->slots);
 	free(kbd);
 	return -1;
@@ -712,7 +1124,7 @@ x11_kbd_free(struct x11_kbd *kbd, Display *dpy)
 	KeySym none[2] = {NoSymbol, NoSymbol};
 	struct kbd_slot *s;
 	int64_t last;
-	int i, n, any;
+	int i, n, c, any;
 
 	if (kbd == NULL)
 		return;
@@ -725,6 +1137,7 @@ x11_kbd_free(struct x11_kbd *kbd, Display *dpy)
 				XTestFakeKeyEvent(dpy, kbd->held[i].shift,
 				    False, CurrentTime);
 		}
+		kbd_group_restore(kbd, dpy);
 		XSync(dpy, False);
 		/* Only keycodes that still carry our keysyms are ours. */
 		if (kbd_refresh(kbd, dpy, NULL) == 0) {
@@ -733,14 +1146,15 @@ x11_kbd_free(struct x11_kbd *kbd, Display *dpy)
 			any = 0;
 			for (i = 0; i < n; i++) {
 				s = &kbd->slots[i];
-				if (s->bound && s->typed_ns > last)
-					last = s->typed_ns;
+				for (c = 0; s->bound && c < KBD_CELLS; c++)
+					if (s->typed_ns[c] > last)
+						last = s->typed_ns[c];
 				any |= s->bound;
 			}
 			if (any) {
-				if (last != 0)
-					kbd_sleep_until(
-					    last + KBD_REBIND_GRACE_NS);
+				kbd->not_before = last + KBD_REBIND_GRACE_NS;
+				if (last != 0 && kbd->not_before > kbd_now_ns())
+					kbd_sync_app(kbd, dpy);
 				for (i = 0; i < n; i++)
 					if (kbd->slots[i].bound)
 						XChangeKeyboardMapping(dpy,
@@ -751,6 +1165,8 @@ x11_kbd_free(struct x11_kbd *kbd, Display *dpy)
 			}
 		}
 	}
+	if (kbd->ping != NULL)
+		XCloseDisplay(kbd->ping);
 	if (kbd->map != NULL)
 		XFree(kbd->map);
 	free(kbd->slots);
@@ -779,9 +1195,10 @@ x11_kbd_combo(struct x11_kbd *kbd, Display *dpy, const char *combo,
     enum x11_key_mode mode, char **cause)
 {
 	KeySym syms[X11_KBD_MAX_COMBO];
-	KeyCode kcs[X11_KBD_MAX_COMBO];
-	int level[X11_KBD_MAX_COMBO], shift[X11_KBD_MAX_COMBO];
+	struct kbd_key keys[X11_KBD_MAX_COMBO];
+	int shift[X11_KBD_MAX_COMBO];
 	struct kbd_shift sh;
+	KeyCode kc;
 	int n, i, j, shift_on;
 
 	if (x11_kbd_parse(combo, syms, X11_KBD_MAX_COMBO, &n, cause) != 0)
@@ -801,9 +1218,8 @@ x11_kbd_combo(struct x11_kbd *kbd, Display *dpy, const char *combo,
 					    kbd->held[j].shift, False,
 					    CurrentTime);
 				kbd_unhold(kbd, j);
-			} else if (kbd_find(kbd, syms[i], &kcs[i],
-			    &level[i]) == 0) {
-				XTestFakeKeyEvent(dpy, kcs[i], False,
+			} else if (kbd_find(kbd, syms[i], 1, &keys[i]) == 0) {
+				XTestFakeKeyEvent(dpy, keys[i].kc, False,
 				    CurrentTime);
 			}
 		}
@@ -820,7 +1236,7 @@ x11_kbd_combo(struct x11_kbd *kbd, Display *dpy, const char *combo,
 		return -1;
 	kbd->batch++;
 	for (i = 0; i < n; i++) {
-		if (kbd_resolve(kbd, syms[i], &kcs[i], &level[i]) != 0) {
+		if (kbd_resolve(kbd, syms[i], 1, &keys[i]) != 0) {
 			kbd_fail(cause, "no spare keycode left for '%s'",
 			    combo);
 			kbd_refresh(kbd, dpy, NULL);
@@ -837,24 +1253,27 @@ x11_kbd_combo(struct x11_kbd *kbd, Display *dpy, const char *combo,
 		if (syms[i] == XK_Shift_L || syms[i] == XK_Shift_R)
 			shift_on = 1;
 		/* Keys, not characters: Caps Lock does not matter here. */
-		if (level[i] == 1 && !IsModifierKey(syms[i]) && !shift_on) {
+		if (keys[i].level == 1 && !IsModifierKey(syms[i]) &&
+		    !shift_on) {
 			XTestFakeKeyEvent(dpy, sh.ours, True, CurrentTime);
 			shift[i] = sh.ours;
 			shift_on = 1;
 		}
-		XTestFakeKeyEvent(dpy, kcs[i], True, CurrentTime);
+		kc = keys[i].kc;
+		XTestFakeKeyEvent(dpy, kc, True, CurrentTime);
 		if (mode == X11_KEY_DOWN) {
 			kbd->held[kbd->nheld].sym = syms[i];
-			kbd->held[kbd->nheld].kc = kcs[i];
+			kbd->held[kbd->nheld].kc = kc;
 			kbd->held[kbd->nheld].shift = shift[i];
 			kbd->nheld++;
-			if (kbd->slots[kcs[i] - kbd->min_kc].spare)
-				kbd->slots[kcs[i] - kbd->min_kc].held = 1;
+			if (kbd->slots[kc - kbd->min_kc].spare)
+				kbd->slots[kc - kbd->min_kc].held = 1;
 		}
 	}
 	if (mode == X11_KEY_TAP) {
 		for (i = n - 1; i >= 0; i--) {
-			XTestFakeKeyEvent(dpy, kcs[i], False, CurrentTime);
+			XTestFakeKeyEvent(dpy, keys[i].kc, False,
+			    CurrentTime);
 			if (shift[i])
 				XTestFakeKeyEvent(dpy, shift[i], False,
 				    CurrentTime);
@@ -865,14 +1284,16 @@ x11_kbd_combo(struct x11_kbd *kbd, Display *dpy, const char *combo,
 	return 0;
 }
 
-/* Press and release one batch of planned keys. */
+/* Press and release one batch of planned keys, each in its group. */
 static void
-kbd_type_batch(Display *dpy, struct kbd_shift *sh, const KeyCode *kcs,
-    const signed char *shift, size_t n)
+kbd_type_batch(struct x11_kbd *kbd, Display *dpy, struct kbd_shift *sh,
+    const KeyCode *kcs, const signed char *shift, const signed char *group,
+    size_t n)
 {
 	size_t i;
 
 	for (i = 0; i < n; i++) {
+		kbd_group_set(kbd, dpy, sh, group[i]);
 		if (shift[i] >= 0)
 			kbd_shift_set(dpy, sh, shift[i]);
 		XTestFakeKeyEvent(dpy, kcs[i], True, CurrentTime);
@@ -888,10 +1309,11 @@ x11_kbd_type(struct x11_kbd *kbd, Display *dpy, const char *utf8,
 	struct kbd_shift sh;
 	KeySym *syms = NULL;
 	KeyCode *kcs = NULL;
-	signed char *shift = NULL;
+	signed char *shift = NULL, *group = NULL;
+	struct kbd_key key;
 	size_t i, k, n, nsyms, start;
 	uint32_t cp;
-	int level, r, typing = 0;
+	int r, typing = 0;
 
 	/* Decode everything first: bad input types nothing. */
 	if ((syms = malloc(sizeof *syms * (len + 1))) == NULL) {
@@ -922,7 +1344,8 @@ x11_kbd_type(struct x11_kbd *kbd, Display *dpy, const char *utf8,
 	}
 	kcs = malloc(sizeof *kcs * (nsyms + 1));
 	shift = malloc(sizeof *shift * (nsyms + 1));
-	if (kcs == NULL || shift == NULL) {
+	group = malloc(sizeof *group * (nsyms + 1));
+	if (kcs == NULL || shift == NULL || group == NULL) {
 		kbd_fail(cause, "out of memory");
 		goto fail;
 	}
@@ -934,19 +1357,19 @@ x11_kbd_type(struct x11_kbd *kbd, Display *dpy, const char *utf8,
 	kbd->batch++;
 	start = 0;
 	for (k = 0; k < nsyms; k++) {
-		r = kbd_resolve(kbd, syms[k], &kcs[k], &level);
+		r = kbd_resolve(kbd, syms[k], 0, &key);
 		if (r == 1) {
-			/* Out of spare keycodes: type what is planned, then
+			/* Out of spare cells: type what is planned, then
 			 * start a batch that may rebind the ones just used. */
 			if (kbd_send(kbd, dpy, cause) != 0)
 				goto fail;
-			kbd_type_batch(dpy, &sh, kcs + start, shift + start,
-			    k - start);
+			kbd_type_batch(kbd, dpy, &sh, kcs + start,
+			    shift + start, group + start, k - start);
 			XSync(dpy, False);
 			kbd_stamp(kbd);
 			kbd->batch++;
 			start = k;
-			r = kbd_resolve(kbd, syms[k], &kcs[k], &level);
+			r = kbd_resolve(kbd, syms[k], 0, &key);
 		}
 		if (r != 0) {
 			kbd_fail(cause, "no spare keycode to bind U+%04lX",
@@ -954,28 +1377,36 @@ x11_kbd_type(struct x11_kbd *kbd, Display *dpy, const char *utf8,
 				    ? syms[k] - 0x01000000 : syms[k]));
 			goto fail;
 		}
-		shift[k] = (signed char)kbd_wants_shift(&sh, syms[k], level);
+		kcs[k] = key.kc;
+		group[k] = (signed char)key.group;
+		shift[k] = (signed char)kbd_wants_shift(&sh, syms[k],
+		    key.level);
 	}
 	if (kbd_send(kbd, dpy, cause) != 0)
 		goto fail;
-	kbd_type_batch(dpy, &sh, kcs + start, shift + start, nsyms - start);
+	kbd_type_batch(kbd, dpy, &sh, kcs + start, shift + start,
+	    group + start, nsyms - start);
 	kbd_shift_restore(dpy, &sh);
+	kbd_group_restore(kbd, dpy);
 	XSync(dpy, False);
 	kbd_stamp(kbd);
 	free(syms);
 	free(kcs);
 	free(shift);
+	free(group);
 	return 0;
 fail:
 	if (typing) {
-		/* Every key went down and up in pairs; only Shift can be
-		 * left as it should not. */
+		/* Every key went down and up in pairs; only Shift and the
+		 * group can be left as they should not. */
 		kbd_shift_restore(dpy, &sh);
+		kbd_group_restore(kbd, dpy);
 		XSync(dpy, False);
 		kbd_refresh(kbd, dpy, NULL);
 	}
 	free(syms);
 	free(kcs);
 	free(shift);
+	free(group);
 	return -1;
 }

@@ -7,9 +7,14 @@
  * syncs, then types the whole batch at full speed. Letters that have a case
  * are bound as [lower, upper] and pressed with Shift for the upper form, so
  * applications see exactly the character asked for (Debian 12's libxdo binds
- * one keysym, and X then hands applications the lowercase form of Ñ).
- * Bindings stay in place (reused by later calls, least recently used evicted)
- * and are removed by x11_kbd_free.
+ * one keysym, and X then hands applications the lowercase form of Ñ); two
+ * caseless characters share a keycode's two levels. With XKB each spare
+ * keycode carries 4 groups, typed by locking the group for the key and the
+ * caller's group again after: 8 characters per spare keycode (152 on Xvfb)
+ * before a text needs a second batch. Applications that decode keys without
+ * XKB (core protocol only: rare) see groups 3 and 4 as group 2; groups fill
+ * lowest first. Bindings stay in place (reused by later calls, least
+ * recently used evicted) and are removed by x11_kbd_free.
  *
  * Threading: none inside. The caller serialises every call on one Display
  * (bureau holds the x11 lock).
@@ -54,7 +59,8 @@ int x11_kbd_parse(const char *combo, KeySym *syms, int max, int *n,
  */
 int x11_kbd_new(Display *dpy, struct x11_kbd **out, char **cause);
 
-/* Unbind every spare keycode bound by this kbd, sync, free. NULL is fine. */
+/* Unbind every spare keycode bound by this kbd, give back a group it left
+ * locked, sync, free. NULL is fine. */
 void x11_kbd_free(struct x11_kbd *kbd, Display *dpy);
 
 /*

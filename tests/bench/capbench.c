@@ -34,6 +34,15 @@ now_ms(void)
 	return ts.tv_sec * 1e3 + ts.tv_nsec / 1e6;
 }
 
+static double
+cpu_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+	return ts.tv_sec * 1e3 + ts.tv_nsec / 1e6;
+}
+
 static int
 cmp_double(const void *a, const void *b)
 {
@@ -43,10 +52,17 @@ cmp_double(const void *a, const void *b)
 }
 
 static void
-report(const char *what, double *t, int n, const char *extra)
+report(const char *what, double *t, double *cpu, int n, const char *extra)
 {
 	qsort(t, (size_t)n, sizeof *t, cmp_double);
-	printf("%-34s median %7.2f ms  best %7.2f ms%s%s\n", what, t[n / 2],
+	if (cpu != NULL) {
+		qsort(cpu, (size_t)n, sizeof *cpu, cmp_double);
+		printf("%-34s median %7.2f ms  best %7.2f ms  cpu %7.2f ms"
+		    "%s%s\n", what, t[n / 2], t[0], cpu[n / 2],
+		    extra[0] != '\0' ? "  " : "", extra);
+		return;
+	}
+	printf("%-40s median %7.2f ms  best %7.2f ms%s%s\n", what, t[n / 2],
 	    t[0], extra[0] != '\0' ? "  " : "", extra);
 }
 
@@ -113,6 +129,12 @@ synth_frame(struct cap_image *img)
 	return 0;
 }
 
+/*
+ * Every combination of zlib level, PNG filters and zlib strategy, measured
+ * round-robin (one encode of each per round) so that load from other
+ * processes on the machine spreads evenly over all of them. Times are the
+ * thread's CPU time, which such load disturbs least.
+ */
 static void
 png_matrix(const struct cap_image *img, int runs)
 {
@@ -133,50 +155,105 @@ png_matrix(const struct cap_image *img, int runs)
 		{ "default", Z_DEFAULT_STRATEGY },
 		{ "rle", Z_RLE },
 		{ "filtered", Z_FILTERED },
+		{ "huffman", Z_HUFFMAN_ONLY },
 	};
-	static const int levels[] = { 1, 2, 3, 6, 9 };
-	double t[MAXRUNS], t0;
+	static const int levels[] = { 0, 1, 2, 3, 6 };
+	enum {
+		NL = sizeof levels / sizeof levels[0],
+		NF = sizeof filters / sizeof filters[0],
+		NS = sizeof strategies / sizeof strategies[0],
+		NC = NL * NF * NS,
+	};
+	static double t[NC][MAXRUNS];
+	size_t len[NC];
 	char label[64], extra[64];
-	size_t f, s, l, len = 0;
 	uint8_t *out;
 	char *cause = NULL;
-	int i;
+	double t0;
+	int i, k, l, f, s;
 
-	for (l = 0; l < sizeof levels / sizeof levels[0]; l++)
-		for (f = 0; f < sizeof filters / sizeof filters[0]; f++)
-			for (s = 0; s < sizeof strategies / sizeof strategies[0];
-			    s++) {
-				for (i = 0; i < runs; i++) {
-					t0 = now_ms();
-					if (cap_png_encode_tuned(img, levels[l],
-					    filters[f].mask, strategies[s].z,
-					    &out, &len, &cause) != 0) {
-						fprintf(stderr, "%s\n", cause);
-						exit(1);
-					}
-					t[i] = now_ms() - t0;
-					free(out);
-				}
-				snprintf(label, sizeof label,
-				    "png level %d %-5s %-8s", levels[l],
-				    filters[f].name, strategies[s].name);
-				snprintf(extra, sizeof extra, "%8zu bytes", len);
-				report(label, t, runs, extra);
+	for (i = 0; i < runs; i++)
+		for (k = 0; k < NC; k++) {
+			l = k / (NF * NS);
+			f = k / NS % NF;
+			s = k % NS;
+			t0 = cpu_ms();
+			if (cap_png_encode_tuned(img, levels[l],
+			    filters[f].mask, strategies[s].z, &out, &len[k],
+			    &cause) != 0) {
+				fprintf(stderr, "capbench: %s\n", cause);
+				exit(1);
 			}
+			t[k][i] = cpu_ms() - t0;
+			free(out);
+		}
+	for (k = 0; k < NC; k++) {
+		l = k / (NF * NS);
+		f = k / NS % NF;
+		s = k % NS;
+		snprintf(label, sizeof label, "png level %d %-5s %-8s (cpu)",
+		    levels[l], filters[f].name, strategies[s].name);
+		snprintf(extra, sizeof extra, "%8zu bytes", len[k]);
+		report(label, t[k], NULL, runs, extra);
+	}
+}
+
+enum step { SCALE, SCALE_AUTO, PNG, JPEG, HASH };
+
+/* Where hashes go so that the compiler keeps computing them. */
+volatile uint64_t capbench_sink;
+
+/* One run of a step; returns the output size in bytes (0 if none). */
+static size_t
+run_step(enum step step, const struct cap_image *src, struct cap_image *dst,
+    struct cap_image *dst_auto, uint8_t **keep)
+{
+	uint8_t *out = NULL;
+	char *cause = NULL;
+	size_t len = 0;
+	int rc = 0;
+
+	switch (step) {
+	case SCALE:
+		rc = cap_scale(src, dst, &cause);
+		break;
+	case SCALE_AUTO:
+		rc = cap_scale(src, dst_auto, &cause);
+		break;
+	case PNG:
+		rc = cap_png_encode(dst, 1, &out, &len, &cause);
+		break;
+	case JPEG:
+		rc = cap_jpeg_encode(dst, 80, &out, &len, &cause);
+		break;
+	case HASH:
+		capbench_sink = cap_hash(src);
+		break;
+	}
+	if (rc != 0) {
+		fprintf(stderr, "capbench: %s\n", cause);
+		exit(1);
+	}
+	if (keep != NULL) {
+		free(*keep);
+		*keep = out;
+	} else
+		free(out);
+	return len;
 }
 
 int
 main(int argc, char **argv)
 {
-	struct cap_image src = { 0 }, dst;
-	double t[MAXRUNS], t0;
-	char extra[64];
+	struct cap_image src = { 0 }, dst, dst_auto;
+	static double t[MAXRUNS], cpu[MAXRUNS];
+	char label[64], extra[64];
 	const char *outpath = NULL;
-	uint8_t *out = NULL;
-	char *cause = NULL;
+	uint8_t *png = NULL;
+	double t0, c0;
 	size_t len = 0;
-	volatile uint64_t h;
 	int c, i, runs = 30, matrix = 0;
+	enum step step;
 	FILE *fp;
 
 	while ((c = getopt(argc, argv, "mn:o:")) != -1) {
@@ -206,68 +283,66 @@ main(int argc, char **argv)
 	dst.width = 1280;
 	dst.height = 720;
 	dst.stride = 1280 * 4;
-	if ((dst.data = malloc((size_t)dst.stride * 720)) == NULL)
+	cap_scaled_size(CAP_SCALE_AUTO, 0, 0, src.width, src.height,
+	    &dst_auto.width, &dst_auto.height);
+	dst_auto.stride = dst_auto.width * 4;
+	dst.data = malloc((size_t)dst.stride * (size_t)dst.height);
+	dst_auto.data = malloc((size_t)dst_auto.stride *
+	    (size_t)dst_auto.height);
+	if (dst.data == NULL || dst_auto.data == NULL)
 		return 1;
-	printf("frame %dx%d (%s), %d runs each\n", src.width, src.height,
+	printf("frame %dx%d (%s), %d runs each; wall-clock median and best, "
+	    "CPU median\n", src.width, src.height,
 	    optind < argc ? argv[optind] : "synthetic", runs);
 
-	for (i = 0; i < runs; i++) {
-		t0 = now_ms();
-		if (cap_scale(&src, &dst, &cause) != 0) {
-			fprintf(stderr, "capbench: %s\n", cause);
-			return 1;
+	for (step = SCALE; step <= HASH; step++) {
+		for (i = 0; i < runs; i++) {
+			t0 = now_ms();
+			c0 = cpu_ms();
+			len = run_step(step, &src, &dst, &dst_auto,
+			    step == PNG ? &png : NULL);
+			cpu[i] = cpu_ms() - c0;
+			t[i] = now_ms() - t0;
 		}
-		t[i] = now_ms() - t0;
-	}
-	snprintf(extra, sizeof extra, "%dx%d -> 1280x720", src.width,
-	    src.height);
-	report("scale", t, runs, extra);
-
-	for (i = 0; i < runs; i++) {
-		t0 = now_ms();
-		if (cap_png_encode(&dst, 1, &out, &len, &cause) != 0) {
-			fprintf(stderr, "capbench: %s\n", cause);
-			return 1;
+		extra[0] = '\0';
+		switch (step) {
+		case SCALE:
+			snprintf(label, sizeof label, "scale %dx%d -> 1280x720",
+			    src.width, src.height);
+			break;
+		case SCALE_AUTO:
+			snprintf(label, sizeof label, "scale %dx%d -> %dx%d",
+			    src.width, src.height, dst_auto.width,
+			    dst_auto.height);
+			break;
+		case PNG:
+			snprintf(label, sizeof label, "png 1280x720 level 1");
+			snprintf(extra, sizeof extra, "%zu bytes", len);
+			break;
+		case JPEG:
+			snprintf(label, sizeof label, "jpeg 1280x720 q80 4:2:0");
+			snprintf(extra, sizeof extra, "%zu bytes", len);
+			break;
+		case HASH:
+			snprintf(label, sizeof label, "hash %dx%d", src.width,
+			    src.height);
+			break;
 		}
-		t[i] = now_ms() - t0;
-		if (i < runs - 1)
-			free(out);
+		report(label, t, cpu, runs, extra);
 	}
-	snprintf(extra, sizeof extra, "%zu bytes", len);
-	report("png 1280x720 (cap_png_encode, 1)", t, runs, extra);
 	if (outpath != NULL) {
+		len = run_step(PNG, &src, &dst, &dst_auto, &png);
 		if ((fp = fopen(outpath, "wb")) == NULL ||
-		    fwrite(out, 1, len, fp) != len || fclose(fp) != 0) {
+		    fwrite(png, 1, len, fp) != len || fclose(fp) != 0) {
 			perror(outpath);
 			return 1;
 		}
 	}
-	free(out);
-
-	for (i = 0; i < runs; i++) {
-		t0 = now_ms();
-		if (cap_jpeg_encode(&dst, 80, &out, &len, &cause) != 0) {
-			fprintf(stderr, "capbench: %s\n", cause);
-			return 1;
-		}
-		t[i] = now_ms() - t0;
-		free(out);
-	}
-	snprintf(extra, sizeof extra, "%zu bytes", len);
-	report("jpeg 1280x720 q80", t, runs, extra);
-
-	for (i = 0; i < runs; i++) {
-		t0 = now_ms();
-		h = cap_hash(&src);
-		t[i] = now_ms() - t0;
-	}
-	snprintf(extra, sizeof extra, "%dx%d", src.width, src.height);
-	report("hash", t, runs, extra);
-	(void)h;
-
 	if (matrix)
-		png_matrix(&dst, runs < 10 ? runs : 10);
+		png_matrix(&dst, runs);
+	free(png);
 	free(src.data);
 	free(dst.data);
+	free(dst_auto.data);
 	return 0;
 }

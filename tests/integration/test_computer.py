@@ -408,16 +408,76 @@ def test_events():
             break
     assert ev["ok"] is False and ev["error"] == "unknown_tool"
     sub.close()
-    fsub = bt.Sub(D.events, b"frame ")
-    time.sleep(0.3)
-    X.run(["xsetroot", "-solid", "#996633"])
-    msg = fsub.recv()
+    fsub = bt.Sub(D.events, b"frame ", timeout_ms=1000)
+    # The subscription connects in the background: keep changing the
+    # screen until a frame arrives (a frame is only sent on a change).
+    for i in range(20):
+        X.run(["xsetroot", "-solid", "#99%02x33" % (i * 10)])
+        try:
+            msg = fsub.recv()
+            break
+        except bt.NngError:
+            continue
+    else:
+        raise AssertionError("no frame event in 20 screen changes")
     head, _, body = msg.partition(b"\n")
     meta = json.loads(head[6:])
     assert meta["mime_type"] == "image/jpeg" and body[:2] == b"\xff\xd8"
     w, h, _ = bt.to_rgb(body, "jpeg")
     assert (w, h) == (meta["width"], meta["height"]) == (1280, 800)
     fsub.close()
+
+
+def test_settle_sees_the_echo():
+    out = os.path.join(D.dir, "echo.txt")
+    X.spawn(["xterm", "-u8", "-geometry", "40x5+600+600", "-e", "sh", "-c",
+             "exec cat > " + out])
+    bt.wait_for(lambda: os.path.exists(out), 10, "xterm")
+    time.sleep(0.5)
+    ok(D.call(tool="computer", action="mouse_move", coordinate=[700, 630],
+              screenshot=False))
+    region = [600, 600, 840, 680]
+    before = D.shot_pixels(ok(D.call(tool="computer", action="zoom",
+                                      region=region)))[2]
+    r = ok(D.call(tool="computer", action="type", text="settled text"))
+    assert not r.get("settle_timed_out")
+    # the reply's own screenshot already shows the echo: no sleep needed
+    after = D.shot_pixels(r)
+    w = after[0]
+    crop = b"".join(after[2][(y * w + 600) * 3:(y * w + 840) * 3]
+                    for y in range(600, 680))
+    assert crop != before, "the screenshot after type shows no echo"
+
+
+def test_settle_bounded_on_a_busy_screen():
+    # ico animates without pause: the screen never settles
+    busy = X.spawn(["ico", "-geometry", "300x300+900+100", "-sleep", "0.01"])
+    try:
+        time.sleep(0.3)
+        t0 = time.time()
+        r = ok(D.call(tool="computer", action="mouse_move",
+                      coordinate=[3, 3], settle_timeout_ms=600))
+        took = time.time() - t0
+        assert r.get("settle_timed_out") is True, "settled on a busy screen"
+        assert 0.5 < took < 5, "settle took %.2fs" % took
+        assert "image" in r
+    finally:
+        os.killpg(busy.pid, 15)
+
+
+def test_xgetimage_fallback():
+    # a display without MIT-SHM: screenshots come from XGetImage, same pixels
+    X4 = bt.Xvfb("640x480", args=["-extension", "MIT-SHM"])
+    assert "MIT-SHM" not in X4.run(["xdpyinfo"]).stdout
+    X4.spawn(["xlogo", "-geometry", "200x200+100+100"])
+    time.sleep(1)
+    D4 = bt.Daemon(X4, ["--scale", "none", "--no-cursor"])
+    try:
+        w, h, rgb = D4.shot_pixels(ok(D4.call(tool="computer",
+                                              action="screenshot")))
+        assert (w, h, rgb) == X4.xwd_pixels()
+    finally:
+        D4.stop()
 
 
 def test_sigterm():

@@ -163,7 +163,9 @@ def test_bad_command_line():
     for args, word in ((["--scale", "huge"], "scale"),
                        (["--bogus"], "bogus"),
                        (["--token-file", "/nonexistent/t"], "token"),
-                       (["--listen", "nonsense"], "listen")):
+                       (["--listen", "nonsense"], "listen"),
+                       (["--root", "/nonexistent/dir"], "root"),
+                       (["--root", "/etc/hostname"], "root")):
         p = subprocess.run([os.path.join(bt.BUILD, "bureaud")] + args,
                            capture_output=True, text=True, timeout=20,
                            env=X.env)

@@ -96,13 +96,14 @@ def wait_for(pred, timeout=10.0, what="condition"):
 
 
 class Xvfb:
-    def __init__(self, size="1280x800", wm=False):
+    def __init__(self, size="1280x800", wm=False, args=()):
         for _ in range(5):
             self.num = free_display()
             self.name = ":%d" % self.num
             self.proc = spawn(["Xvfb", self.name, "-screen", "0",
                                size + "x24", "-nolisten", "tcp",
-                               "-noreset"], stderr=subprocess.DEVNULL)
+                               "-noreset"] + list(args),
+                              stderr=subprocess.DEVNULL)
             try:
                 wait_for(lambda: self.proc.poll() is not None or
                          os.path.exists("/tmp/.X11-unix/X%d" % self.num),
@@ -209,13 +210,13 @@ class Req:
 
 
 class Sub:
-    def __init__(self, url, topic=b""):
+    def __init__(self, url, topic=b"", timeout_ms=5000):
         self.sock = ctypes.c_uint32(0)
         _chk(_nng.nng_sub0_open(ctypes.byref(self.sock)))
         _chk(_nng.nng_socket_set(self.sock, b"sub:subscribe", topic,
                                  ctypes.c_size_t(len(topic))))
         _nng.nng_socket_set_ms(self.sock, b"recv-timeout",
-                               ctypes.c_int32(5000))
+                               ctypes.c_int32(timeout_ms))
         _chk(_nng.nng_dial(self.sock, url.encode(), None, 2))  # nonblock
 
     def recv(self):

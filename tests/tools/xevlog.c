@@ -2,11 +2,15 @@
  * xevlog: a window that prints the input it receives, one line per event,
  * so tests can see clicks, scrolls, drags and keys without trusting bureaud.
  *
- * Usage: xevlog [-geometry WxH+X+Y] [-title T] [-m] [-f]
+ * Usage: xevlog [-geometry WxH+X+Y] [-title T] [-m] [-f] [-s MS] [-P]
  *   -geometry  window size and place (default 400x300+0+0)
  *   -title     WM_NAME and _NET_WM_NAME (default "xevlog")
  *   -m         also report pointer motion
  *   -f         take the input focus once mapped (no window manager needed)
+ *   -s MS      sleep MS milliseconds after each key press, as a slow
+ *              application would (tests of typing into lagging clients)
+ *   -P         do not answer _NET_WM_PING (like xterm); by default xevlog
+ *              advertises and answers it in event order, as toolkits do
  * Uses $DISPLAY. Exits 0 on SIGTERM or SIGINT, 1 if it cannot start.
  *
  * Output, on stdout, line-buffered, one event per line, fields separated by
@@ -41,6 +45,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 static volatile sig_atomic_t stop;
 
@@ -54,8 +59,8 @@ on_signal(int sig)
 static void
 usage(void)
 {
-	fprintf(stderr,
-	    "usage: xevlog [-geometry WxH+X+Y] [-title T] [-m] [-f]\n");
+	fprintf(stderr, "usage: xevlog [-geometry WxH+X+Y] [-title T] [-m] "
+			"[-f] [-s MS] [-P]\n");
 	exit(1);
 }
 
@@ -160,7 +165,8 @@ main(int argc, char **argv)
 	const char *title = "xevlog", *geom = NULL;
 	unsigned int w = 400, h = 300;
 	int x = 0, y = 0, motion = 0, focus = 0, mapped = 0, exposed = 0;
-	int ready = 0, i;
+	int ready = 0, i, slow_ms = 0, no_ping = 0;
+	struct timespec slow;
 	XSetWindowAttributes swa;
 	struct sigaction sa;
 	struct pollfd pfd;
@@ -169,7 +175,7 @@ main(int argc, char **argv)
 	Display *dpy;
 	XEvent ev;
 	Window win;
-	Atom wm_delete, net_name, utf8;
+	Atom wm_delete, net_name, utf8, wm_protocols, protos[2];
 	XIM xim = NULL;
 	XIC xic = NULL;
 	long mask;
@@ -183,6 +189,10 @@ main(int argc, char **argv)
 			motion = 1;
 		else if (strcmp(argv[i], "-f") == 0)
 			focus = 1;
+		else if (strcmp(argv[i], "-s") == 0 && i + 1 < argc)
+			slow_ms = atoi(argv[++i]);
+		else if (strcmp(argv[i], "-P") == 0)
+			no_ping = 1;
 		else
 			usage();
 	}
@@ -243,7 +253,10 @@ main(int argc, char **argv)
 	XChangeProperty(dpy, win, net_name, utf8, 8, PropModeReplace,
 	    (const unsigned char *)title, (int)strlen(title));
 	wm_delete = XInternAtom(dpy, "WM_DELETE_WINDOW", False);
-	XSetWMProtocols(dpy, win, &wm_delete, 1);
+	wm_protocols = XInternAtom(dpy, "WM_PROTOCOLS", False);
+	protos[0] = wm_delete;
+	protos[1] = XInternAtom(dpy, "_NET_WM_PING", False);
+	XSetWMProtocols(dpy, win, protos, no_ping ? 1 : 2);
 
 	if ((xim = XOpenIM(dpy, NULL, NULL, NULL)) != NULL)
 		xic = XCreateIC(xim, XNInputStyle,
@@ -278,6 +291,11 @@ main(int argc, char **argv)
 		case KeyPress:
 		case KeyRelease:
 			print_key(&ev.xkey, xic);
+			if (ev.type == KeyPress && slow_ms > 0) {
+				slow.tv_sec = slow_ms / 1000;
+				slow.tv_nsec = (slow_ms % 1000) * 1000000L;
+				nanosleep(&slow, NULL);
+			}
 			break;
 		case ButtonPress:
 		case ButtonRelease:
@@ -295,8 +313,20 @@ main(int argc, char **argv)
 			    ev.xmotion.y_root);
 			break;
 		case ClientMessage:
+			if (ev.xclient.message_type != wm_protocols)
+				break;
 			if ((Atom)ev.xclient.data.l[0] == wm_delete)
 				stop = 1;
+			/* EWMH: send the ping back to the root window. */
+			if ((Atom)ev.xclient.data.l[0] == protos[1] &&
+			    !no_ping) {
+				ev.xclient.window = DefaultRootWindow(dpy);
+				XSendEvent(dpy, ev.xclient.window, False,
+				    SubstructureNotifyMask |
+					SubstructureRedirectMask,
+				    &ev);
+				XFlush(dpy);
+			}
 			break;
 		}
 		if (!ready && mapped && exposed) {

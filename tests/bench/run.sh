@@ -1,0 +1,10 @@
+#!/usr/bin/env bash
+# make bench: bureau against scrot+convert and xdotool, in one run.
+set -eu
+build=$(cd "${1:-build}" && pwd)
+top=$(cd "$(dirname "$0")/../.." && pwd)
+export BUREAU_BUILD=$build PYTHONPATH=$top/tests/lib
+echo "== capture layer (capbench)"
+"$build/tests/capbench"
+echo "== bureau vs the usual tools"
+/usr/bin/python3 "$top/tests/bench/bench.py"

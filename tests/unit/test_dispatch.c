@@ -1,0 +1,300 @@
+/*
+ * Unit tests: request validation in runtime/dispatch.c, the command line in
+ * runtime/config.c and the argument helpers in tools/call.c. No X server:
+ * the computer tool is never initialised here.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+#include <jansson.h>
+
+#include "runtime/config.h"
+#include "runtime/dispatch.h"
+
+static struct bd_config cfg;
+
+static int
+setup(void **state)
+{
+	char *argv[] = { "bureaud", "--listen", "tcp://127.0.0.1:1", NULL };
+	char *cause = NULL;
+
+	(void)state;
+	assert_int_equal(bd_config_load(&cfg, 3, argv, &cause), 0);
+	return (0);
+}
+
+static int
+teardown(void **state)
+{
+	(void)state;
+	bd_config_clear(&cfg);
+	return (0);
+}
+
+/* Dispatch text; return the parsed reply. */
+static json_t *
+serve(const char *req)
+{
+	size_t len;
+	char *out = bd_dispatch(&cfg, req, strlen(req), &len);
+	json_t *r;
+
+	assert_non_null(out);
+	assert_int_equal(strlen(out), len);
+	r = json_loads(out, 0, NULL);
+	assert_non_null(r);
+	free(out);
+	return (r);
+}
+
+/* Expect an error with this code whose message contains `word`. */
+static void
+expect(const char *req, const char *code, const char *word)
+{
+	json_t *r = serve(req);
+	json_t *err = json_object_get(r, "error");
+
+	assert_true(json_is_false(json_object_get(r, "ok")));
+	assert_non_null(err);
+	assert_string_equal(json_string_value(json_object_get(err, "code")),
+	    code);
+	if (word != NULL &&
+	    strstr(json_string_value(json_object_get(err, "message")), word) ==
+	    NULL)
+		fail_msg("message '%s' lacks '%s'",
+		    json_string_value(json_object_get(err, "message")), word);
+	json_decref(r);
+}
+
+static void
+test_not_json(void **state)
+{
+	(void)state;
+	expect("", "bad_request", "JSON");
+	expect("{", "bad_request", "JSON");
+	expect("{\"tool\":1,}", "bad_request", "JSON");
+	expect("{\"a\":1,\"a\":2}", "bad_request", "duplicate");
+	expect("[1]", "bad_request", "object");
+	expect("7", "bad_request", "object");
+	expect("{\"tool\":\"system\",\"x\":\"\xc3\x28\"}", "bad_request",
+	    NULL);
+}
+
+static void
+test_tool_field(void **state)
+{
+	(void)state;
+	expect("{}", "bad_request", "'tool'");
+	expect("{\"tool\":5}", "bad_request", "'tool'");
+	expect("{\"tool\":\"saw\"}", "unknown_tool", "saw");
+	expect("{\"tool\":\"system\"}", "invalid_argument", "'action'");
+	expect("{\"tool\":\"system\",\"action\":\"dance\"}", "unknown_action",
+	    "dance");
+	/* no display: the computer tool says why instead of crashing */
+	expect("{\"tool\":\"computer\",\"action\":\"screenshot\"}", "io_error",
+	    "display");
+}
+
+static void
+test_ping_and_id(void **state)
+{
+	json_t *r;
+
+	(void)state;
+	r = serve("{\"id\":[1,\"x\"],\"tool\":\"system\",\"action\":\"ping\"}");
+	assert_true(json_is_true(json_object_get(r, "ok")));
+	assert_string_equal(json_string_value(json_object_get(r, "output")),
+	    "pong");
+	assert_int_equal(json_array_size(json_object_get(r, "id")), 2);
+	assert_true(json_is_number(json_object_get(r, "elapsed_ms")));
+	json_decref(r);
+}
+
+static void
+test_token(void **state)
+{
+	json_t *r;
+
+	(void)state;
+	cfg.token = strdup("s3cret");
+	cfg.token_len = 6;
+	expect("{\"tool\":\"system\",\"action\":\"ping\"}", "unauthorized",
+	    "token");
+	expect("{\"tool\":\"system\",\"action\":\"ping\",\"token\":\"s3cre\"}",
+	    "unauthorized", "token");
+	expect("{\"tool\":\"system\",\"action\":\"ping\",\"token\":\"s3cretX\"}",
+	    "unauthorized", "token");
+	expect("{\"tool\":\"system\",\"action\":\"ping\",\"token\":7}",
+	    "unauthorized", "token");
+	/* auth comes before the tool is even looked up */
+	expect("{\"tool\":\"nope\"}", "unauthorized", "token");
+	r = serve("{\"tool\":\"system\",\"action\":\"ping\",\"token\":\"s3cret\"}");
+	assert_true(json_is_true(json_object_get(r, "ok")));
+	json_decref(r);
+	free(cfg.token);
+	cfg.token = NULL;
+	cfg.token_len = 0;
+}
+
+static void
+test_policy(void **state)
+{
+	char *allow[] = { "system.ping", "computer" };
+
+	(void)state;
+	cfg.allow = allow;
+	cfg.nallow = 2;
+	expect("{\"tool\":\"system\",\"action\":\"info\"}", "permission_denied",
+	    "system.info");
+	assert_true(bd_config_allows(&cfg, "system", "ping"));
+	assert_true(bd_config_allows(&cfg, "computer", "left_click"));
+	assert_false(bd_config_allows(&cfg, "bash", NULL));
+	cfg.allow = NULL;
+	cfg.nallow = 0;
+	assert_true(bd_config_allows(&cfg, "bash", NULL));
+}
+
+static void
+test_url_local(void **state)
+{
+	(void)state;
+	assert_true(bd_url_is_local("tcp://127.0.0.1:7300"));
+	assert_true(bd_url_is_local("tcp://localhost:7300"));
+	assert_true(bd_url_is_local("tcp://[::1]:7300"));
+	assert_true(bd_url_is_local("ipc:///run/bureau/bureaud.sock"));
+	assert_false(bd_url_is_local("tcp://0.0.0.0:7300"));
+	assert_false(bd_url_is_local("tcp://*:7300"));
+	assert_false(bd_url_is_local("tcp://10.0.2.15:7300"));
+	assert_false(bd_url_is_local("ws://127.0.0.1:7300"));
+	assert_false(bd_url_is_local("tcp://127.evil.example:1"));
+}
+
+static void
+test_command_line(void **state)
+{
+	struct bd_config c;
+	char *cause = NULL;
+	char *ok[] = { "bureaud", "--listen", "tcp://127.0.0.1:9000", "--scale",
+		"1024x768", "--workers", "4", "--max-request", "1M", NULL };
+	char *bad_scale[] = { "bureaud", "--scale", "0x0", NULL };
+	char *bad_workers[] = { "bureaud", "--workers", "many", NULL };
+	char *extra[] = { "bureaud", "stray", NULL };
+
+	(void)state;
+	assert_int_equal(bd_config_load(&c, 9, ok, &cause), 0);
+	assert_int_equal(c.workers, 4);
+	assert_int_equal(c.max_request, 1 << 20);
+	assert_int_equal(c.tool.scale, CAP_SCALE_FIXED);
+	assert_int_equal(c.tool.scale_w, 1024);
+	assert_string_equal(c.events, "tcp://127.0.0.1:9001");
+	bd_config_clear(&c);
+
+	assert_int_equal(bd_config_load(&c, 3, bad_scale, &cause), -1);
+	assert_non_null(strstr(cause, "0x0"));
+	free(cause);
+	bd_config_clear(&c);
+	cause = NULL;
+	assert_int_equal(bd_config_load(&c, 3, bad_workers, &cause), -1);
+	assert_non_null(strstr(cause, "workers"));
+	free(cause);
+	bd_config_clear(&c);
+	cause = NULL;
+	assert_int_equal(bd_config_load(&c, 2, extra, &cause), -1);
+	assert_non_null(strstr(cause, "stray"));
+	free(cause);
+	bd_config_clear(&c);
+}
+
+/* The argument helpers name the field and give the right code. */
+static void
+test_args(void **state)
+{
+	struct tool_call call = { 0 };
+	long long n;
+	double d;
+	int a, b, have;
+	const char *s;
+
+	(void)state;
+	call.req = json_pack("{s:i, s:s, s:f, s:[i,i], s:[i], s:b}", "n", 5,
+	    "s", "str", "f", 2.5, "p", 3, 4, "bad", 1, "t", 1);
+	call.reply = json_object();
+	assert_int_equal(tool_arg_int(&call, "n", 1, 0, 10, 0, &n), 0);
+	assert_int_equal(n, 5);
+	assert_int_equal(tool_arg_int(&call, "missing", 0, 0, 10, 7, &n), 0);
+	assert_int_equal(n, 7);
+	assert_int_equal(tool_arg_pair(&call, "p", 1, &a, &b, &have), 0);
+	assert_int_equal(a * 10 + b, 34);
+	assert_int_equal(tool_arg_num(&call, "f", 1, 0, 3, 0, &d), 0);
+	assert_int_equal(tool_arg_str(&call, "s", 1, NULL, &s), 0);
+	assert_string_equal(s, "str");
+
+	assert_int_equal(tool_arg_int(&call, "n", 1, 6, 10, 0, &n), BD_EBOUNDS);
+	assert_non_null(strstr(call.message, "'n'"));
+	free(call.message);
+	call.message = NULL;
+	call.code = 0;
+	assert_int_equal(tool_arg_int(&call, "s", 1, 0, 10, 0, &n), BD_EBADREQ);
+	assert_non_null(strstr(call.message, "'s'"));
+	free(call.message);
+	call.message = NULL;
+	call.code = 0;
+	assert_int_equal(tool_arg_pair(&call, "bad", 1, &a, &b, &have),
+	    BD_EBADREQ);
+	free(call.message);
+	call.message = NULL;
+	call.code = 0;
+	assert_int_equal(tool_arg_str(&call, "nope", 1, NULL, &s), BD_EINVAL);
+	assert_non_null(strstr(call.message, "'nope'"));
+	free(call.message);
+	json_decref(call.req);
+	json_decref(call.reply);
+}
+
+static void
+test_base64(void **state)
+{
+	uint8_t *out;
+	size_t len, n;
+	char *s;
+
+	(void)state;
+	s = tool_b64_encode("hello", 5, &n);
+	assert_string_equal(s, "aGVsbG8=");
+	assert_int_equal(n, 8);
+	assert_int_equal(tool_b64_decode(s, n, &out, &len), 0);
+	assert_int_equal(len, 5);
+	assert_memory_equal(out, "hello", 5);
+	free(out);
+	free(s);
+	assert_int_equal(tool_b64_decode("aGVsbG8", 7, &out, &len), 0);
+	free(out);
+	assert_int_equal(tool_b64_decode("a\nGVs bG8=", 10, &out, &len), 0);
+	assert_int_equal(len, 5);
+	free(out);
+	assert_int_equal(tool_b64_decode("!!!!", 4, &out, &len), -1);
+}
+
+int
+main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_not_json),
+		cmocka_unit_test(test_tool_field),
+		cmocka_unit_test(test_ping_and_id),
+		cmocka_unit_test(test_token),
+		cmocka_unit_test(test_policy),
+		cmocka_unit_test(test_url_local),
+		cmocka_unit_test(test_command_line),
+		cmocka_unit_test(test_args),
+		cmocka_unit_test(test_base64),
+	};
+
+	return (cmocka_run_group_tests(tests, setup, teardown));
+}

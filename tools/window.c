@@ -1,0 +1,808 @@
+/*
+ * tools/window.c: the window tool. `list`, `activate`, `close`, `move`,
+ * `resize` on top-level client windows (x11/windows.c does the X side)
+ * and `launch`, which starts a detached program and can wait for its
+ * window.
+ *
+ * Geometry is in screenshot space, like the computer tool's coordinates,
+ * so a window's x, y, width, height can be clicked in the screenshot as
+ * they are; `screen` gives the same rectangle in screen pixels.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "tools/computer.h"
+#include "tools/tool.h"
+#include "x11/windows.h"
+
+#define WIN_COORD_MAX 32767         /* screenshot-space bound of x, y */
+#define WIN_SIZE_MAX 32767          /* of width, height */
+#define WIN_ARGV_MAX 4096           /* arguments of a launch */
+#define WIN_COMMAND_MAX (256u << 10) /* bytes of a launch command */
+#define WIN_LAUNCH_TIMEOUT 10.0     /* s, default wait for a window */
+#define WIN_LAUNCH_TIMEOUT_MAX 120.0
+#define WIN_CLOSE_TIMEOUT 3.0       /* s, default wait for a close */
+#define WIN_CLOSE_TIMEOUT_MAX 60.0
+#define WIN_APPLY_MS 1000           /* wait for a WM to apply a request */
+#define WIN_POLL_MS 20
+
+extern char **environ;
+
+static struct {
+	struct x11_wm *wm;
+	char *cause;   /* why there is no connection, when wm is NULL */
+	char *display; /* the display name given to launched programs */
+} win;
+
+/* --- geometry ------------------------------------------------------------ */
+
+/* Screen and screenshot sizes; the identity when the computer tool has no
+ * display (the window tool may still have one). */
+struct win_space {
+	int sw, sh, dw, dh;
+};
+
+static void
+win_space(struct win_space *s)
+{
+	const char *display, *cause;
+
+	if (tool_computer_geometry(&s->sw, &s->sh, &s->dw, &s->dh, &display,
+	    &cause) != 0)
+		s->sw = s->sh = s->dw = s->dh = 1;
+}
+
+/* A position mapped between spaces the way cap_map maps a pixel centre,
+ * without its clamping: windows may hang off the screen. */
+static int
+win_map(int v, int from, int to)
+{
+	long long num = (2LL * v + 1) * to, den = 2LL * from, r;
+
+	if (from == to)
+		return (v);
+	r = num / den;
+	if (num % den != 0 && num < 0)
+		r--;
+	return ((int)r);
+}
+
+/* A length, rounded to the nearest pixel, never 0 when it was not. */
+static int
+win_map_len(int v, int from, int to)
+{
+	long long r;
+
+	if (from == to)
+		return (v);
+	r = ((long long)v * to * 2 + from) / (2LL * from);
+	return (r < 1 && v > 0 ? 1 : (int)r);
+}
+
+/* Titles and class names are whatever a client set: maybe not UTF-8. */
+static json_t *
+win_text(const char *s)
+{
+	return (tool_json_text(s, strlen(s)));
+}
+
+static json_t *
+win_rect(const struct win_space *s, int x, int y, int w, int h, int shot)
+{
+	if (shot) {
+		x = win_map(x, s->sw, s->dw);
+		y = win_map(y, s->sh, s->dh);
+		w = win_map_len(w, s->sw, s->dw);
+		h = win_map_len(h, s->sh, s->dh);
+	}
+	return (json_pack("{s:i, s:i, s:i, s:i}", "x", x, "y", y, "width", w,
+	    "height", h));
+}
+
+
+/* One window as the protocol describes it. */
+static json_t *
+win_json(const struct win_space *s, const struct x11_win_info *w)
+{
+	json_t *o = json_object();
+	json_t *r = win_rect(s, w->x, w->y, w->width, w->height, 1);
+
+	if (o == NULL || r == NULL) {
+		json_decref(o);
+		json_decref(r);
+		return (NULL);
+	}
+	json_object_set_new(o, "window", json_integer((json_int_t)w->id));
+	json_object_set_new(o, "title", win_text(w->title));
+	json_object_set_new(o, "class", win_text(w->wm_class));
+	json_object_set_new(o, "instance", win_text(w->instance));
+	json_object_set_new(o, "pid", w->pid > 0 ?
+	    json_integer(w->pid) : json_null());
+	json_object_update(o, r);
+	json_decref(r);
+	json_object_set_new(o, "active", json_boolean(w->active));
+	json_object_set_new(o, "visible", json_boolean(w->viewable));
+	json_object_set_new(o, "screen", win_rect(s, w->x, w->y, w->width,
+	    w->height, 0));
+	json_object_set_new(o, "frame", win_rect(s, w->fx, w->fy, w->fwidth,
+	    w->fheight, 1));
+	return (o);
+}
+
+/* --- helpers ------------------------------------------------------------- */
+
+static void
+win_sleep_ms(int ms)
+{
+	struct timespec ts = { ms / 1000, (long)(ms % 1000) * 1000000L };
+
+	while (nanosleep(&ts, &ts) != 0 && errno == EINTR)
+		;
+}
+
+/* An x11 layer failure as the call's error. */
+static int
+win_xfail(struct tool_call *call, int rv, unsigned long id, char *cause)
+{
+	if (rv == X11_WM_GONE) {
+		free(cause);
+		return (tool_fail(call, BD_ENOTFOUND,
+		    "window %lu (0x%lx) is not a top-level window", id, id));
+	}
+	tool_fail(call, BD_EIO, "%s", cause != NULL ? cause : "X error");
+	free(cause);
+	return (call->code);
+}
+
+static int
+win_arg_window(struct tool_call *call, unsigned long *id)
+{
+	long long v;
+
+	if (tool_arg_int(call, "window", 1, 1, 0xffffffffLL, 0, &v) != 0)
+		return (call->code);
+	*id = (unsigned long)v;
+	return (0);
+}
+
+/* The window's details, or not_found. */
+static int
+win_info(struct tool_call *call, unsigned long id, struct x11_win_info *w)
+{
+	char *cause = NULL;
+	int rv = x11_wm_info(win.wm, id, w, &cause);
+
+	return (rv == 0 ? 0 : win_xfail(call, rv, id, cause));
+}
+
+static void
+win_set_info(struct tool_call *call, const struct x11_win_info *w)
+{
+	struct win_space s;
+
+	win_space(&s);
+	tool_set_int(call, "window", (long long)w->id);
+	tool_set_json(call, "info", win_json(&s, w));
+}
+
+/* --- list ---------------------------------------------------------------- */
+
+static int
+win_list(struct tool_call *call)
+{
+	struct x11_win_info *v = NULL;
+	struct win_space s;
+	size_t n = 0;
+	char *cause = NULL, *text = NULL, *mgr;
+	size_t tlen = 0;
+	FILE *f;
+	json_t *arr;
+
+	if (x11_wm_list(win.wm, &v, &n, &cause) != 0)
+		return (win_xfail(call, -1, 0, cause));
+	win_space(&s);
+	if ((arr = json_array()) == NULL ||
+	    (f = open_memstream(&text, &tlen)) == NULL) {
+		json_decref(arr);
+		x11_wm_list_free(v, n);
+		return (tool_fail(call, BD_EINTERNAL, "out of memory"));
+	}
+	for (size_t i = 0; i < n; i++) {
+		json_t *o = win_json(&s, &v[i]);
+		json_t *g = o != NULL ? json_object_get(o, "x") : NULL;
+
+		if (o == NULL || g == NULL)
+			continue;
+		json_array_append_new(arr, o);
+		fprintf(f, "%s%lu (0x%lx) %dx%d+%d+%d%s pid %ld [%s] %s",
+		    i > 0 ? "\n" : "", v[i].id, v[i].id,
+		    (int)json_integer_value(json_object_get(o, "width")),
+		    (int)json_integer_value(json_object_get(o, "height")),
+		    (int)json_integer_value(g),
+		    (int)json_integer_value(json_object_get(o, "y")),
+		    v[i].active ? " active" : "", v[i].pid, v[i].wm_class,
+		    v[i].title);
+	}
+	if (n == 0)
+		fprintf(f, "no windows");
+	fclose(f);
+	x11_wm_list_free(v, n);
+	tool_set_json(call, "windows", arr);
+	mgr = x11_wm_manager(win.wm);
+	tool_set_json(call, "window_manager", mgr != NULL ? win_text(mgr) :
+	    json_null());
+	free(mgr);
+	if (text != NULL)
+		tool_set_strn(call, "output", text, tlen);
+	free(text);
+	return (0);
+}
+
+/* --- activate, close, move, resize --------------------------------------- */
+
+static int
+win_activate(struct tool_call *call)
+{
+	struct x11_win_info w;
+	unsigned long id = 0;
+	char *cause = NULL;
+	int rv;
+	double t0;
+
+	if (win_arg_window(call, &id) != 0)
+		return (call->code);
+	if ((rv = x11_wm_activate(win.wm, id, &cause)) != 0)
+		return (win_xfail(call, rv, id, cause));
+	/* a window manager applies it asynchronously: wait to report it */
+	t0 = tool_now_ms();
+	for (;;) {
+		if (win_info(call, id, &w) != 0)
+			return (call->code);
+		if (w.active || tool_now_ms() - t0 > WIN_APPLY_MS)
+			break;
+		x11_wm_info_clear(&w);
+		win_sleep_ms(WIN_POLL_MS);
+	}
+	win_set_info(call, &w);
+	tool_set_bool(call, "active", w.active);
+	if (w.active)
+		tool_set_output(call, "activated window %lu (0x%lx)", id, id);
+	else
+		tool_set_output(call, "asked to activate window %lu (0x%lx); "
+		    "it is not active yet", id, id);
+	x11_wm_info_clear(&w);
+	return (0);
+}
+
+static int
+win_close(struct tool_call *call)
+{
+	struct x11_win_info w;
+	unsigned long id = 0;
+	char *cause = NULL;
+	int force, rv, closed = 0;
+	double timeout, t0;
+
+	if (win_arg_window(call, &id) != 0 ||
+	    tool_arg_bool(call, "force", 0, &force) != 0 ||
+	    tool_arg_num(call, "timeout", 0, 0, WIN_CLOSE_TIMEOUT_MAX,
+	    WIN_CLOSE_TIMEOUT, &timeout) != 0)
+		return (call->code);
+	if (win_info(call, id, &w) != 0)
+		return (call->code);
+	rv = w.deletable;
+	x11_wm_info_clear(&w);
+	if (!force && !rv)
+		return (tool_fail(call, BD_EINVAL, "window %lu (0x%lx) does "
+		    "not accept WM_DELETE_WINDOW: set 'force' to true to "
+		    "disconnect its client", id, id));
+	if ((rv = x11_wm_close_window(win.wm, id, force, &cause)) != 0)
+		return (win_xfail(call, rv, id, cause));
+	t0 = tool_now_ms();
+	for (;;) {
+		rv = x11_wm_info(win.wm, id, &w, &cause);
+		if (rv == X11_WM_GONE) {
+			closed = 1;
+			break;
+		}
+		if (rv != 0)
+			return (win_xfail(call, rv, id, cause));
+		x11_wm_info_clear(&w);
+		if (tool_now_ms() - t0 >= timeout * 1000)
+			break;
+		win_sleep_ms(WIN_POLL_MS);
+	}
+	tool_set_int(call, "window", (long long)id);
+	tool_set_bool(call, "closed", closed);
+	if (closed)
+		tool_set_output(call, "closed window %lu (0x%lx)", id, id);
+	else
+		tool_set_output(call, "asked window %lu (0x%lx) to close; it "
+		    "is still open after %.1f s (a dialog may be asking "
+		    "something)", id, id, timeout);
+	return (0);
+}
+
+/* Move (x, y) or resize (width, height) in screenshot space, then wait
+ * until the window manager applied it or stopped changing it. */
+static int
+win_geometry(struct tool_call *call, int resize)
+{
+	const char *fa = resize ? "width" : "x", *fb = resize ? "height" : "y";
+	struct x11_win_info w, before;
+	struct win_space s;
+	unsigned long id = 0;
+	long long a, b;
+	char *cause = NULL;
+	int rv, sa, sb, first[4], last[4], stable = 0;
+	double t0;
+
+	if (win_arg_window(call, &id) != 0 ||
+	    tool_arg_int(call, fa, 1, resize ? 1 : -WIN_COORD_MAX,
+	    resize ? WIN_SIZE_MAX : WIN_COORD_MAX, 0, &a) != 0 ||
+	    tool_arg_int(call, fb, 1, resize ? 1 : -WIN_COORD_MAX,
+	    resize ? WIN_SIZE_MAX : WIN_COORD_MAX, 0, &b) != 0)
+		return (call->code);
+	win_space(&s);
+	if (resize) {
+		sa = win_map_len((int)a, s.dw, s.sw);
+		sb = win_map_len((int)b, s.dh, s.sh);
+	} else {
+		sa = win_map((int)a, s.dw, s.sw);
+		sb = win_map((int)b, s.dh, s.sh);
+	}
+	if (win_info(call, id, &before) != 0)
+		return (call->code);
+	memcpy(first, (int[4]){ before.x, before.y, before.width,
+	    before.height }, sizeof first);
+	memcpy(last, first, sizeof last);
+	x11_wm_info_clear(&before);
+	rv = resize ? x11_wm_resize(win.wm, id, sa, sb, &cause) :
+	    x11_wm_move(win.wm, id, sa, sb, &cause);
+	if (rv != 0)
+		return (win_xfail(call, rv, id, cause));
+	t0 = tool_now_ms();
+	for (;;) {
+		int cur[4];
+
+		if (win_info(call, id, &w) != 0)
+			return (call->code);
+		memcpy(cur, (int[4]){ w.x, w.y, w.width, w.height },
+		    sizeof cur);
+		if (resize ? (w.width == sa && w.height == sb) :
+		    (w.x == sa && w.y == sb))
+			break;
+		if (tool_now_ms() - t0 > WIN_APPLY_MS)
+			break;
+		/* size hints (a terminal's cells) or the screen's edge may
+		 * change the request: accept a geometry that changed and
+		 * then held still */
+		stable = memcmp(cur, last, sizeof cur) == 0 ? stable + 1 : 0;
+		if (stable >= 5 && memcmp(cur, first, sizeof cur) != 0)
+			break;
+		memcpy(last, cur, sizeof last);
+		x11_wm_info_clear(&w);
+		win_sleep_ms(WIN_POLL_MS);
+	}
+	win_set_info(call, &w);
+	tool_set_output(call, "window %lu (0x%lx) is now %dx%d+%d+%d", id, id,
+	    win_map_len(w.width, s.sw, s.dw), win_map_len(w.height, s.sh,
+	    s.dh), win_map(w.x, s.sw, s.dw), win_map(w.y, s.sh, s.dh));
+	x11_wm_info_clear(&w);
+	return (0);
+}
+
+static int
+win_move(struct tool_call *call)
+{
+	return (win_geometry(call, 0));
+}
+
+static int
+win_resize(struct tool_call *call)
+{
+	return (win_geometry(call, 1));
+}
+
+/* --- launch -------------------------------------------------------------- */
+
+/* What the launcher's children tell the daemon through the pipe. */
+struct win_msg {
+	int kind;  /* 1: the program's pid; 2: exec failed, val = errno */
+	int val;
+};
+
+static void
+win_child_fail(int fd, int kind, int val)
+{
+	struct win_msg m = { kind, val };
+
+	if (write(fd, &m, sizeof m) < 0) {
+		/* the daemon then sees EOF without a pid */
+	}
+	_exit(127);
+}
+
+/*
+ * Start argv detached: a double fork, so the program is not the daemon's
+ * child (nothing to reap, no SIGCHLD, and it outlives the daemon), in its
+ * own session, stdin/stdout/stderr on /dev/null, no inherited descriptors,
+ * default signal mask and dispositions. Only async-signal-safe calls run
+ * between fork and exec. Fills *pid with the program's pid.
+ */
+static int
+win_spawn(struct tool_call *call, char *const argv[], char *const envp[],
+    pid_t *pid)
+{
+	struct win_msg m;
+	int p[2], status, got = 0, err = 0;
+	pid_t a;
+	ssize_t r;
+
+	if (pipe2(p, O_CLOEXEC) != 0)
+		return (tool_fail(call, BD_EIO, "pipe: %s", strerror(errno)));
+	if ((a = fork()) < 0) {
+		err = errno;
+		close(p[0]);
+		close(p[1]);
+		return (tool_fail(call, BD_EIO, "fork: %s", strerror(err)));
+	}
+	if (a == 0) {
+		struct sigaction sa;
+		sigset_t none;
+		pid_t b;
+		int fd;
+
+		close(p[0]);
+		if (setsid() < 0)
+			win_child_fail(p[1], 2, errno);
+		if ((b = fork()) < 0)
+			win_child_fail(p[1], 2, errno);
+		if (b > 0) {
+			m.kind = 1;
+			m.val = (int)b;
+			if (write(p[1], &m, sizeof m) < 0)
+				_exit(1);
+			_exit(0);
+		}
+		memset(&sa, 0, sizeof sa);
+		sa.sa_handler = SIG_DFL;
+		for (int sig = 1; sig < NSIG; sig++)
+			sigaction(sig, &sa, NULL);
+		sigemptyset(&none);
+		sigprocmask(SIG_SETMASK, &none, NULL);
+		if ((fd = open("/dev/null", O_RDWR)) < 0)
+			win_child_fail(p[1], 2, errno);
+		dup2(fd, 0);
+		dup2(fd, 1);
+		dup2(fd, 2);
+		/* keep only the report pipe, as fd 3, closed by exec */
+		if (p[1] != 3 && dup2(p[1], 3) < 0)
+			win_child_fail(p[1], 2, errno);
+		fcntl(3, F_SETFD, FD_CLOEXEC);
+		if (close_range(4, ~0U, 0) != 0)
+			for (int i = 4; i < 65536; i++)
+				close(i);
+		execvpe(argv[0], argv, envp);
+		win_child_fail(3, 2, errno);
+	}
+	close(p[1]);
+	while (waitpid(a, &status, 0) < 0 && errno == EINTR)
+		;
+	*pid = 0;
+	while ((r = read(p[0], &m, sizeof m)) != 0) {
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r != (ssize_t)sizeof m)
+			break;
+		if (m.kind == 1)
+			*pid = (pid_t)m.val;
+		else if (m.kind == 2)
+			err = m.val;
+		got = 1;
+	}
+	close(p[0]);
+	if (err != 0)
+		return (tool_fail(call, err == ENOENT ? BD_ENOTFOUND : BD_EIO,
+		    "cannot run '%s': %s", argv[0], strerror(err)));
+	if (!got || *pid <= 0)
+		return (tool_fail(call, BD_EIO, "cannot start '%s'", argv[0]));
+	return (0);
+}
+
+/* The environment for a launched program: the daemon's, with DISPLAY
+ * naming the daemon's display. The strings are borrowed but for
+ * DISPLAY (*display, the caller frees it and the array). */
+static char **
+win_envp(char **display)
+{
+	size_t n = 0, k = 0;
+	char **env;
+
+	while (environ[n] != NULL)
+		n++;
+	if ((env = calloc(n + 2, sizeof *env)) == NULL)
+		return (NULL);
+	for (size_t i = 0; i < n; i++)
+		if (strncmp(environ[i], "DISPLAY=", 8) != 0)
+			env[k++] = environ[i];
+	*display = NULL;
+	if (win.display != NULL) {
+		if (asprintf(display, "DISPLAY=%s", win.display) < 0) {
+			free(env);
+			return (NULL);
+		}
+		env[k++] = *display;
+	}
+	env[k] = NULL;
+	return (env);
+}
+
+/* Is `pid` the process `anc` or one of its descendants (/proc)? */
+static int
+win_descends(long pid, long anc)
+{
+	for (int depth = 0; depth < 32 && pid > 1; depth++) {
+		char path[64], buf[512], *p;
+		FILE *f;
+		size_t n;
+
+		if (pid == anc)
+			return (1);
+		snprintf(path, sizeof path, "/proc/%ld/stat", pid);
+		if ((f = fopen(path, "r")) == NULL)
+			return (0);
+		n = fread(buf, 1, sizeof buf - 1, f);
+		fclose(f);
+		buf[n] = '\0';
+		/* "pid (comm) S ppid ...": comm may hold spaces and ')' */
+		if ((p = strrchr(buf, ')')) == NULL ||
+		    sscanf(p + 1, " %*c %ld", &pid) != 1)
+			return (0);
+	}
+	return (0);
+}
+
+/* Has pid exited (gone or a zombie)? */
+static int
+win_exited(pid_t pid)
+{
+	char path[64], buf[512], *p;
+	FILE *f;
+	size_t n;
+
+	snprintf(path, sizeof path, "/proc/%ld/stat", (long)pid);
+	if ((f = fopen(path, "r")) == NULL)
+		return (1);
+	n = fread(buf, 1, sizeof buf - 1, f);
+	fclose(f);
+	buf[n] = '\0';
+	return ((p = strrchr(buf, ')')) != NULL && (p[2] == 'Z' ||
+	    p[2] == 'X'));
+}
+
+/*
+ * Wait for the launched program's window: the first top-level window
+ * created since the mark whose _NET_WM_PID is the program or a descendant
+ * of it; else one that names no pid; else, once the program has exited
+ * (it handed over to a running instance, say), any of them.
+ */
+static int
+win_wait_window(struct tool_call *call, pid_t pid, unsigned long mark,
+    double timeout)
+{
+	double t0 = tool_now_ms();
+
+	for (;;) {
+		struct x11_win_info *v = NULL;
+		size_t n = 0, pick = (size_t)-1, other = (size_t)-1;
+		char *cause = NULL;
+		int gone;
+
+		if (x11_wm_list(win.wm, &v, &n, &cause) != 0)
+			return (win_xfail(call, -1, 0, cause));
+		gone = win_exited(pid);
+		for (size_t i = 0; i < n && pick == (size_t)-1; i++) {
+			if (!x11_wm_created_since(win.wm, mark, v[i].id))
+				continue;
+			if (v[i].pid > 0 && win_descends(v[i].pid, pid))
+				pick = i;
+			else if (other == (size_t)-1 &&
+			    (v[i].pid <= 0 || gone))
+				other = i;
+		}
+		if (pick == (size_t)-1)
+			pick = other;
+		if (pick != (size_t)-1) {
+			win_set_info(call, &v[pick]);
+			tool_set_output(call, "started pid %ld; its window is "
+			    "%lu (0x%lx) \"%s\"", (long)pid, v[pick].id,
+			    v[pick].id, v[pick].title);
+			x11_wm_list_free(v, n);
+			return (0);
+		}
+		x11_wm_list_free(v, n);
+		if (tool_now_ms() - t0 >= timeout * 1000)
+			return (tool_fail(call, BD_ETIMEOUT,
+			    "no new window from pid %ld within %.1f s (field "
+			    "'timeout')%s", (long)pid, timeout, gone ?
+			    "; the program has exited" : ""));
+		win_sleep_ms(50);
+	}
+}
+
+/* The argv of a launch: "argv" (an array of strings) or "command" (a shell
+ * line). Fills a malloc'd array of borrowed strings. */
+static int
+win_launch_argv(struct tool_call *call, char ***out)
+{
+	json_t *av = json_object_get(call->req, "argv");
+	const char *cmd;
+	size_t n, len;
+	char **argv;
+
+	if (av != NULL && json_is_null(av))
+		av = NULL;
+	if (tool_arg_strn(call, "command", 0, WIN_COMMAND_MAX, &cmd, &len) !=
+	    0)
+		return (call->code);
+	if ((av == NULL) == (cmd == NULL))
+		return (tool_fail(call, BD_EINVAL, "launch needs exactly one "
+		    "of 'command' (a shell line) and 'argv' (an array)"));
+	if (cmd != NULL) {
+		if (len == 0 || strlen(cmd) != len)
+			return (tool_fail(call, BD_EINVAL, "invalid command: "
+			    "field 'command' is empty or holds a NUL"));
+		if ((argv = calloc(4, sizeof *argv)) == NULL)
+			return (tool_fail(call, BD_EINTERNAL, "out of memory"));
+		argv[0] = "/bin/sh";
+		argv[1] = "-c";
+		argv[2] = (char *)cmd;
+		*out = argv;
+		return (0);
+	}
+	if (!json_is_array(av) || (n = json_array_size(av)) == 0 ||
+	    n > WIN_ARGV_MAX)
+		return (tool_fail(call, BD_EBADREQ, "field 'argv' must be an "
+		    "array of 1..%d strings", WIN_ARGV_MAX));
+	if ((argv = calloc(n + 1, sizeof *argv)) == NULL)
+		return (tool_fail(call, BD_EINTERNAL, "out of memory"));
+	for (size_t i = 0; i < n; i++) {
+		json_t *s = json_array_get(av, i);
+
+		if (!json_is_string(s) || strlen(json_string_value(s)) !=
+		    json_string_length(s) || (i == 0 &&
+		    json_string_length(s) == 0)) {
+			free(argv);
+			return (tool_fail(call, BD_EBADREQ, "field 'argv' "
+			    "entry %zu must be a string without NUL%s", i,
+			    i == 0 ? " and not empty" : ""));
+		}
+		argv[i] = (char *)json_string_value(s);
+	}
+	*out = argv;
+	return (0);
+}
+
+static int
+win_launch(struct tool_call *call)
+{
+	char **argv = NULL, **envp = NULL, *dispvar = NULL, *cause = NULL;
+	unsigned long mark = 0;
+	double timeout;
+	int wait, rv, watching = 0;
+	pid_t pid = 0;
+
+	if (win_launch_argv(call, &argv) != 0 ||
+	    tool_arg_bool(call, "wait", 0, &wait) != 0 ||
+	    tool_arg_num(call, "timeout", 0, 0.1, WIN_LAUNCH_TIMEOUT_MAX,
+	    WIN_LAUNCH_TIMEOUT, &timeout) != 0)
+		goto done;
+	if ((envp = win_envp(&dispvar)) == NULL) {
+		tool_fail(call, BD_EINTERNAL, "out of memory");
+		goto done;
+	}
+	/* watch before the program starts, so none of its windows is
+	 * created unseen */
+	if (wait) {
+		if (x11_wm_watch(win.wm, &mark, &cause) != 0) {
+			win_xfail(call, -1, 0, cause);
+			goto done;
+		}
+		watching = 1;
+	}
+	if (win_spawn(call, argv, envp, &pid) != 0)
+		goto done;
+	tool_set_int(call, "pid", (long long)pid);
+	if (!wait)
+		tool_set_output(call, "started pid %ld", (long)pid);
+	else
+		win_wait_window(call, pid, mark, timeout);
+done:
+	rv = call->code;
+	if (watching)
+		x11_wm_unwatch(win.wm);
+	free(argv);
+	free(envp);
+	free(dispvar);
+	return (rv);
+}
+
+/* --- entry --------------------------------------------------------------- */
+
+static const struct {
+	const char *name;
+	int (*fn)(struct tool_call *);
+} win_actions[] = {
+	{ "list", win_list },
+	{ "activate", win_activate },
+	{ "close", win_close },
+	{ "move", win_move },
+	{ "resize", win_resize },
+	{ "launch", win_launch },
+	{ NULL, NULL },
+};
+
+static const char *const win_action_names[] = { "list", "activate", "close",
+	"move", "resize", "launch", NULL };
+
+static int
+win_handle(struct tool_call *call)
+{
+	const char *action;
+
+	if (tool_arg_str(call, "action", 1, NULL, &action) != 0)
+		return (call->code);
+	for (size_t i = 0; win_actions[i].name != NULL; i++) {
+		if (strcmp(win_actions[i].name, action) != 0)
+			continue;
+		if (win.wm == NULL)
+			return (tool_fail(call, BD_EIO, "no display: %s",
+			    win.cause != NULL ? win.cause : "not started"));
+		return (win_actions[i].fn(call));
+	}
+	return (tool_fail(call, BD_EUNKNOWN_ACTION, "unknown action '%s' for "
+	    "tool 'window': expected list, activate, close, move, resize or "
+	    "launch", action));
+}
+
+static int
+win_init(const struct tool_config *cfg, char **cause)
+{
+	const char *name = cfg->display != NULL ? cfg->display :
+	    getenv("DISPLAY");
+
+	if (name != NULL && (win.display = strdup(name)) == NULL)
+		return (-1);
+	if (x11_wm_open(name, &win.wm, cause) != 0) {
+		win.cause = *cause != NULL ? strdup(*cause) : NULL;
+		return (-1);
+	}
+	return (0);
+}
+
+static void
+win_fini(void)
+{
+	x11_wm_close(win.wm);
+	win.wm = NULL;
+	free(win.cause);
+	win.cause = NULL;
+	free(win.display);
+	win.display = NULL;
+}
+
+const struct tool_entry tool_window_entry = {
+	.name = "window",
+	.init = win_init,
+	.fini = win_fini,
+	.handle = win_handle,
+	.actions = win_action_names,
+};
