@@ -5,6 +5,8 @@
 #include "tools/tool.h"
 
 extern const struct tool_entry tool_system_entry;
+extern const struct tool_entry tool_bash_entry;
+extern const struct tool_entry tool_process_entry;
 extern const struct tool_entry tool_file_entry;
 extern const struct tool_entry tool_editor_entry;
 extern const struct tool_entry tool_window_entry;
@@ -13,6 +15,8 @@ extern const struct tool_entry tool_clipboard_entry;
 const struct tool_entry *const tool_table[] = {
 	&tool_computer_entry,
 	&tool_system_entry,
+	&tool_bash_entry,
+	&tool_process_entry,
 	&tool_file_entry,
 	&tool_editor_entry,
 	&tool_window_entry,

@@ -1,0 +1,66 @@
+/*
+ * tools/spawn: start child processes for the tools and reap them.
+ *
+ * Every child starts in a new session (so in its own process group, whose
+ * id is its pid, and without a controlling terminal), with the default
+ * signal mask and dispositions (the daemon blocks some signals and ignores
+ * SIGPIPE; a child must not inherit that), and with no descriptor of the
+ * daemon's but the pipes asked for.
+ *
+ * One reaper thread waits for every child started here by pid (pidfds),
+ * never with waitpid(-1), so it cannot steal a child some other code
+ * started and waits for itself. A tool that wants a child's exit status
+ * gives an on_exit callback.
+ */
+#ifndef BUREAU_TOOLS_SPAWN_H
+#define BUREAU_TOOLS_SPAWN_H
+
+#include <sys/types.h>
+
+/* Called on the reaper thread once the child is reaped; status as from
+ * waitpid. It must not block for long and must not call spawn_start. */
+typedef void (*spawn_exit_fn)(void *arg, pid_t pid, int status);
+
+struct spawn_opts {
+	char *const *argv;     /* argv[0] is looked up in $PATH */
+	const char *cwd;       /* NULL: the daemon's */
+	char *const *envp;     /* NULL: the daemon's environment */
+	int stdin_pipe;        /* 1: a pipe in child->in; 0: /dev/null */
+	int merge_stderr;      /* 1: stderr goes into the stdout pipe */
+	spawn_exit_fn on_exit; /* may be NULL: the child is only reaped */
+	void *arg;
+};
+
+struct spawn_child {
+	pid_t pid;  /* also its process group id */
+	int in;     /* write end of stdin, or -1 */
+	int out;    /* read end of stdout (and stderr when merged) */
+	int err;    /* read end of stderr, or -1 when merged */
+};
+
+/* Start (and stop) the reaper; counted, so each tool calls them once. */
+int spawn_init(char **cause);
+void spawn_fini(void);
+
+/*
+ * Start a child. On success fills *child: its descriptors are the
+ * caller's to close, non-blocking and close-on-exec. On failure returns -1
+ * with *cause (malloc'd), for example "cannot run 'foo': No such file or
+ * directory"; nothing is left behind.
+ */
+int spawn_start(const struct spawn_opts *o, struct spawn_child *child,
+    char **cause);
+
+/*
+ * An environment: the daemon's, with names[i] set to values[i] (or removed
+ * when values[i] is NULL). Returns a malloc'd NULL-terminated array for
+ * spawn_opts.envp, freed with spawn_env_free, or NULL when out of memory.
+ */
+char **spawn_env(const char *const *names, const char *const *values,
+    size_t n);
+void spawn_env_free(char **envp);
+
+/* Close *fd if open and set it to -1. */
+void spawn_close(int *fd);
+
+#endif
