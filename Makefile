@@ -18,7 +18,7 @@ DEPS_BUILD := build-essential pkg-config libx11-dev libxext-dev libxtst-dev \
 	libxdo-dev libxdamage-dev libxfixes-dev libpng-dev libturbojpeg0-dev \
 	libnng-dev libjansson-dev libsodium-dev libcmocka-dev
 DEPS_TEST := nng-utils xvfb xterm x11-apps x11-utils xdotool xclip wmctrl \
-	openbox imagemagick scrot xfonts-base fonts-dejavu-core fonts-noto-cjk \
+	x11-xserver-utils openbox imagemagick scrot xfonts-base fonts-dejavu-core fonts-noto-cjk \
 	python3 procps psmisc
 DEPS_HOST := qemu-system-x86 qemu-utils mmdebstrap e2fsprogs debhelper \
 	dpkg-dev lintian
@@ -94,6 +94,12 @@ $(BUILD)/tests/test_%: tests/unit/test_%.c $(D_LIBOBJ) $(BUILD)/.variant-$(VARIA
 $(BUILD)/tests/%: tests/tools/%.c $(BUILD)/.variant-$(VARIANT)
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $< $(LDLIBS_D)
+
+# The capture micro benchmark, linked with the capture objects only.
+CAP_OBJ := $(filter $(OBJ)/capture/%,$(D_OBJ))
+$(BUILD)/tests/capbench: tests/bench/capbench.c $(CAP_OBJ) $(BUILD)/.variant-$(VARIANT)
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $< $(CAP_OBJ) $(LDLIBS_D)
 
 deps:
 	@if [ "$$(id -u)" = 0 ]; then SUDO=; else SUDO=sudo; fi; \

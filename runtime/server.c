@@ -1,0 +1,238 @@
+/*
+ * runtime/server.c: nng REP workers and the PUB socket.
+ */
+#include <errno.h>
+#include <nng/nng.h>
+#include <nng/protocol/pubsub0/pub.h>
+#include <nng/protocol/reqrep0/rep.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "runtime/dispatch.h"
+#include "runtime/log.h"
+#include "runtime/server.h"
+
+struct bd_worker {
+	struct bd_server *srv;
+	pthread_t thread;
+	int started;
+	nng_ctx ctx;
+	nng_aio *aio;
+};
+
+struct bd_server {
+	struct bd_config *cfg;
+	nng_socket sock;
+	int open;
+	int nworkers;
+	struct bd_worker *workers;
+};
+
+static struct {
+	pthread_mutex_t lock;
+	nng_socket sock;
+	int open;
+} bd_events = { .lock = PTHREAD_MUTEX_INITIALIZER };
+
+static int
+bd_nng_fail(char **cause, const char *what, const char *url, int rv)
+{
+	if (asprintf(cause, "%s '%s': %s", what, url, nng_strerror(rv)) < 0)
+		*cause = NULL;
+	return (-1);
+}
+
+int
+bd_events_open(const char *url, char **cause)
+{
+	int rv;
+
+	if (url == NULL || *url == '\0')
+		return (0);
+	if ((rv = nng_pub0_open(&bd_events.sock)) != 0)
+		return (bd_nng_fail(cause, "cannot open events socket for", url,
+		    rv));
+	if ((rv = nng_listen(bd_events.sock, url, NULL, 0)) != 0) {
+		nng_close(bd_events.sock);
+		return (bd_nng_fail(cause, "cannot listen for events on", url,
+		    rv));
+	}
+	pthread_mutex_lock(&bd_events.lock);
+	bd_events.open = 1;
+	pthread_mutex_unlock(&bd_events.lock);
+	bd_info("events on %s", url);
+	return (0);
+}
+
+void
+bd_events_close(void)
+{
+	pthread_mutex_lock(&bd_events.lock);
+	if (bd_events.open)
+		nng_close(bd_events.sock);
+	bd_events.open = 0;
+	pthread_mutex_unlock(&bd_events.lock);
+}
+
+void
+bd_events_publish(const char *topic, const char *json, const void *body,
+    size_t bodylen)
+{
+	size_t tl = strlen(topic), jl = strlen(json);
+	nng_msg *msg;
+
+	if (nng_msg_alloc(&msg, 0) != 0)
+		return;
+	if (nng_msg_append(msg, topic, tl) != 0 ||
+	    nng_msg_append(msg, " ", 1) != 0 ||
+	    nng_msg_append(msg, json, jl) != 0 ||
+	    (body != NULL && (nng_msg_append(msg, "\n", 1) != 0 ||
+	    nng_msg_append(msg, body, bodylen) != 0))) {
+		nng_msg_free(msg);
+		return;
+	}
+	pthread_mutex_lock(&bd_events.lock);
+	/* PUB never blocks: a slow subscriber loses messages, not us. The
+	 * send takes the message only when it succeeds. */
+	if (!bd_events.open || nng_sendmsg(bd_events.sock, msg,
+	    NNG_FLAG_NONBLOCK) != 0)
+		nng_msg_free(msg);
+	pthread_mutex_unlock(&bd_events.lock);
+}
+
+static void *
+bd_worker_main(void *arg)
+{
+	struct bd_worker *w = arg;
+	const struct bd_config *cfg = w->srv->cfg;
+
+	for (;;) {
+		nng_msg *msg, *out;
+		char *reply;
+		size_t len;
+		int rv;
+
+		nng_ctx_recv(w->ctx, w->aio);
+		nng_aio_wait(w->aio);
+		if ((rv = nng_aio_result(w->aio)) != 0) {
+			if (rv == NNG_ECLOSED)
+				break;
+			bd_warn("receive failed: %s", nng_strerror(rv));
+			continue;
+		}
+		msg = nng_aio_get_msg(w->aio);
+		reply = bd_dispatch(cfg, nng_msg_body(msg), nng_msg_len(msg),
+		    &len);
+		nng_msg_free(msg);
+		if (reply == NULL)
+			continue;
+		if (nng_msg_alloc(&out, 0) != 0 ||
+		    nng_msg_append(out, reply, len) != 0) {
+			free(reply);
+			continue;
+		}
+		free(reply);
+		nng_aio_set_msg(w->aio, out);
+		nng_ctx_send(w->ctx, w->aio);
+		nng_aio_wait(w->aio);
+		if ((rv = nng_aio_result(w->aio)) != 0) {
+			/* the client went away; nng did not take the msg */
+			nng_msg_free(out);
+			if (rv == NNG_ECLOSED)
+				break;
+		}
+	}
+	return (NULL);
+}
+
+int
+bd_server_start(struct bd_config *cfg, struct bd_server **out, char **cause)
+{
+	struct bd_server *srv;
+	int rv;
+
+	if ((srv = calloc(1, sizeof *srv)) == NULL)
+		return (-1);
+	srv->cfg = cfg;
+	if ((rv = nng_rep0_open(&srv->sock)) != 0) {
+		bd_nng_fail(cause, "cannot open socket for", "rep", rv);
+		free(srv);
+		return (-1);
+	}
+	srv->open = 1;
+	/* nng drops a larger message and closes that connection; the
+	 * daemon never allocates for it. */
+	nng_socket_set_size(srv->sock, NNG_OPT_RECVMAXSZ, cfg->max_request);
+	for (int i = 0; i < cfg->nlisten; i++) {
+		const char *url = cfg->listen[i];
+
+		if ((rv = nng_listen(srv->sock, url, NULL, 0)) != 0) {
+			if (cfg->listen_default && strncmp(url, "ipc://", 6) ==
+			    0) {
+				bd_warn("not listening on %s: %s", url,
+				    nng_strerror(rv));
+				continue;
+			}
+			bd_nng_fail(cause, "cannot listen on", url, rv);
+			goto fail;
+		}
+		bd_info("listening on %s", url);
+	}
+	srv->nworkers = cfg->workers;
+	if ((srv->workers = calloc((size_t)srv->nworkers,
+	    sizeof *srv->workers)) == NULL)
+		goto fail;
+	for (int i = 0; i < srv->nworkers; i++) {
+		struct bd_worker *w = &srv->workers[i];
+
+		w->srv = srv;
+		if ((rv = nng_ctx_open(&w->ctx, srv->sock)) != 0 ||
+		    (rv = nng_aio_alloc(&w->aio, NULL, NULL)) != 0) {
+			bd_nng_fail(cause, "cannot open context on", "rep", rv);
+			goto fail;
+		}
+		if (pthread_create(&w->thread, NULL, bd_worker_main, w) != 0) {
+			*cause = strdup("cannot start a worker thread");
+			goto fail;
+		}
+		w->started = 1;
+	}
+	*out = srv;
+	return (0);
+fail:
+	bd_server_stop(srv);
+	return (-1);
+}
+
+void
+bd_server_stop(struct bd_server *srv)
+{
+	struct timespec ts;
+
+	if (srv == NULL)
+		return;
+	if (srv->open)
+		nng_close(srv->sock);
+	srv->open = 0;
+	/* A worker in a long tool call (a 120 s shell command) must not
+	 * hold up SIGTERM: wait a few seconds, then leave it to exit(). */
+	clock_gettime(CLOCK_REALTIME, &ts);
+	ts.tv_sec += 3;
+	for (int i = 0; i < srv->nworkers; i++) {
+		struct bd_worker *w = &srv->workers[i];
+
+		if (w->started && pthread_timedjoin_np(w->thread, NULL, &ts) !=
+		    0) {
+			bd_warn("a worker is still busy; exiting without it");
+			return; /* its memory goes with the process */
+		}
+		if (w->aio != NULL)
+			nng_aio_free(w->aio);
+	}
+	free(srv->workers);
+	free(srv);
+}

@@ -1,0 +1,27 @@
+/*
+ * runtime/server.h: the nng sockets. One REP socket listening on every
+ * --listen URL, served by cfg->workers contexts, each on its own thread so
+ * a long request never delays the others; one PUB socket for events.
+ */
+#ifndef BUREAU_RUNTIME_SERVER_H
+#define BUREAU_RUNTIME_SERVER_H
+
+#include "runtime/config.h"
+
+struct bd_server;
+
+/* Open the PUB socket first (tools publish from init on), listen, start
+ * the workers. */
+int bd_events_open(const char *url, char **cause);
+void bd_events_close(void);
+/* Matches tool_config.publish. */
+void bd_events_publish(const char *topic, const char *json, const void *body,
+    size_t bodylen);
+
+int bd_server_start(struct bd_config *cfg, struct bd_server **out,
+    char **cause);
+/* Close the sockets (workers' receives fail and they exit), wait for the
+ * workers a bounded time, free. */
+void bd_server_stop(struct bd_server *srv);
+
+#endif

@@ -1,0 +1,186 @@
+"""Wire protocol robustness: bad input of every kind gets a typed error that
+names the field, auth refuses before anything runs, and the daemon keeps
+serving throughout."""
+
+import json
+import os
+import random
+import re
+import subprocess
+import time
+
+import bt
+
+X = bt.Xvfb("800x600")
+D = bt.Daemon(X, ["--scale", "none"])
+
+
+def pointer():
+    out = X.run(["xdotool", "getmouselocation"]).stdout
+    m = re.search(r"x:(\d+) y:(\d+)", out)
+    return int(m.group(1)), int(m.group(2))
+
+
+def test_not_json():
+    for data in (b"", b"hello", b"{", b'{"tool": "system",}', b"[1,2",
+                 b"\x00\x01\x02", b'{"a":1}{"b":2}'):
+        bt.expect_error(D.raw(data), "bad_request", "JSON")
+    assert D.alive()
+
+
+def test_not_object():
+    for data in (b"[]", b"42", b'"str"', b"null", b"true"):
+        bt.expect_error(D.raw(data), "bad_request", "object")
+
+
+def test_invalid_utf8():
+    data = b'{"tool":"computer","action":"type","text":"\xff\xfe bad"}'
+    bt.expect_error(D.raw(data), "bad_request")
+    data = b'{"tool":"computer","action":"type","text":"\xc3"}'
+    bt.expect_error(D.raw(data), "bad_request")
+    assert D.alive()
+
+
+def test_deep_nesting():
+    for depth in (100, 5000, 100000):
+        data = b'{"tool":"system","action":"ping","token":"' + \
+            D.token.encode() + b'","x":' + b"[" * depth + b"]" * depth + b"}"
+        r = D.raw(data)
+        if depth <= 100:
+            assert r["ok"] is True, r
+        else:
+            bt.expect_error(r, "bad_request")
+    data = b"[" * 1000000
+    bt.expect_error(D.raw(data), "bad_request")
+    assert D.alive()
+
+
+def test_random_bytes():
+    rnd = random.Random(7)
+    for n in (1, 100, 4096, 1 << 20):
+        data = bytes(rnd.getrandbits(8) for _ in range(n))
+        bt.expect_error(D.raw(data), "bad_request")
+    assert D.alive()
+
+
+def test_wrong_types():
+    for req, code, field in (
+            ({"tool": 5}, "bad_request", "tool"),
+            ({}, "bad_request", "tool"),
+            ({"tool": "computer", "action": 5}, "bad_request", "action"),
+            ({"tool": "computer"}, "invalid_argument", "type"),
+            ({"tool": "computer", "action": "left_click",
+              "coordinate": [1.5, 2]}, "bad_request", "coordinate"),
+            ({"tool": "computer", "action": "left_click",
+              "coordinate": [1, 2, 3]}, "bad_request", "coordinate"),
+            ({"tool": "computer", "action": "screenshot", "format": "gif"},
+             "invalid_argument", "format"),
+            ({"tool": "computer", "action": "mouse_move",
+              "coordinate": [1, 1], "screenshot": "yes"}, "bad_request",
+             "screenshot"),
+            ({"tool": "computer", "action": "wait", "duration": "1"},
+             "bad_request", "duration"),
+            ({"tool": "system", "action": "reboot"}, "unknown_action",
+             "reboot"),
+            ({"tool": "hammer"}, "unknown_tool", "hammer")):
+        bt.expect_error(D.call(req), code, field)
+    assert D.alive()
+
+
+def test_id_echo():
+    for ident in ("abc", 17, None, {"nested": [1, 2]}, 1.5):
+        r = D.call(tool="system", action="ping", id=ident)
+        assert r["ok"] is True and r["id"] == ident, r
+    r = D.call(tool="nope", id="e1")
+    assert r["id"] == "e1" and r["ok"] is False
+
+
+def test_auth():
+    before = pointer()
+    for tok in (None, "", "wrong", D.token[:-1], D.token + "x",
+                D.token.upper(), 12345):
+        req = {"tool": "computer", "action": "mouse_move",
+               "coordinate": [7, 7]}
+        if tok is not None:
+            req["token"] = tok
+        r = json.loads(D.req.rpc(json.dumps(req)))
+        bt.expect_error(r, "unauthorized", "token")
+        assert "image" not in r
+    assert pointer() == before, "an unauthorized request moved the pointer"
+    r = D.call(tool="computer", action="mouse_move", coordinate=[7, 7],
+               screenshot=False)
+    assert r["ok"] is True and pointer() == (7, 7)
+
+
+def test_oversized_request():
+    # nng drops a message over --max-request and closes that connection;
+    # the daemon answers the next client as before.
+    X2 = bt.Xvfb("640x480")
+    D2 = bt.Daemon(X2, ["--max-request", "65536"])
+    big = bt.Req(D2.url, timeout_ms=2000)
+    try:
+        big.rpc(json.dumps({"tool": "system", "action": "ping",
+                            "pad": "x" * 100000, "token": D2.token}))
+        raise AssertionError("an oversized request was answered")
+    except bt.NngError:
+        pass
+    big.close()
+    assert D2.alive()
+    r = D2.call(tool="system", action="ping", pad="y" * 60000)
+    assert r["ok"] is True
+    D2.stop()
+
+
+def test_nngcat_peer():
+    out = subprocess.run(
+        ["nngcat", "--req", "--dial", D.url, "--raw", "--recv-timeout", "5",
+         "--data", json.dumps({"tool": "system", "action": "info",
+                               "token": D.token})],
+        capture_output=True, timeout=20).stdout
+    r = json.loads(out)
+    assert r["ok"] is True and r["protocol"] == 1
+    assert r["screen"] == {"width": 800, "height": 600}
+    assert "computer" in r["capabilities"]
+
+
+def test_refuses_open_listen_without_token():
+    port = bt.free_port()
+    p = subprocess.run([os.path.join(bt.BUILD, "bureaud"), "--display",
+                        X.name, "--listen", "tcp://0.0.0.0:%d" % port],
+                       capture_output=True, text=True, timeout=20,
+                       env=dict(X.env, BUREAU_TOKEN=""))
+    assert p.returncode != 0 and "token" in p.stderr, p.stderr
+    p = bt.spawn([os.path.join(bt.BUILD, "bureaud"), "--display", X.name,
+                  "--listen", "tcp://0.0.0.0:%d" % port, "--insecure"],
+                 env=dict(X.env, BUREAU_TOKEN=""))
+    time.sleep(1.0)
+    assert p.poll() is None, "--insecure did not start"
+    p.terminate()
+    assert p.wait(10) == 0
+
+
+def test_bad_command_line():
+    for args, word in ((["--scale", "huge"], "scale"),
+                       (["--bogus"], "bogus"),
+                       (["--token-file", "/nonexistent/t"], "token"),
+                       (["--listen", "nonsense"], "listen")):
+        p = subprocess.run([os.path.join(bt.BUILD, "bureaud")] + args,
+                           capture_output=True, text=True, timeout=20,
+                           env=X.env)
+        assert p.returncode == 2 and word in p.stderr, (args, p.stderr)
+
+
+def test_policy():
+    X3 = bt.Xvfb("640x480")
+    D3 = bt.Daemon(X3, ["--allow", "system,computer.screenshot"])
+    assert D3.call(tool="system", action="ping")["ok"] is True
+    assert D3.call(tool="computer", action="screenshot")["ok"] is True
+    bt.expect_error(D3.call(tool="computer", action="left_click",
+                            coordinate=[1, 1]), "permission_denied",
+                    "left_click")
+    D3.stop()
+
+
+if __name__ == "__main__":
+    bt.run([(n, f) for n, f in list(globals().items())
+            if n.startswith("test_") and callable(f)])

@@ -1,0 +1,336 @@
+"""bt: bureau's integration-test helpers (standard library only).
+
+A private Xvfb per test file, the real build/bureaud on a free port, a REQ
+client over libnng (ctypes), and PASS/FAIL reporting that tests/run.sh
+counts. Everything started is killed at exit, whatever happens.
+"""
+
+import atexit
+import base64
+import ctypes
+import ctypes.util
+import json
+import os
+import random
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+import traceback
+
+BUILD = os.environ.get("BUREAU_BUILD", os.path.join(
+    os.path.dirname(os.path.abspath(__file__)), "..", "..", "build"))
+BUILD = os.path.abspath(BUILD)
+
+_procs = []
+_results = {"passed": 0, "failed": 0}
+
+
+def _cleanup():
+    for p in reversed(_procs):
+        if p.poll() is None:
+            try:
+                os.killpg(p.pid, signal.SIGTERM)
+            except OSError:
+                pass
+    deadline = time.time() + 5
+    for p in reversed(_procs):
+        try:
+            p.wait(max(0.1, deadline - time.time()))
+        except subprocess.TimeoutExpired:
+            try:
+                os.killpg(p.pid, signal.SIGKILL)
+            except OSError:
+                pass
+
+
+atexit.register(_cleanup)
+signal.signal(signal.SIGTERM, lambda *a: sys.exit(1))
+
+
+def spawn(argv, env=None, stdout=None, stderr=None, stdin=subprocess.DEVNULL,
+          **kw):
+    """Start a process in its own group; killed at exit."""
+    p = subprocess.Popen(argv, env=env, stdout=stdout, stderr=stderr,
+                         stdin=stdin, start_new_session=True, **kw)
+    _procs.append(p)
+    return p
+
+
+def free_port(pair=True):
+    """A free TCP port P on 127.0.0.1 (and P+1 free too when pair)."""
+    for _ in range(200):
+        p = random.randint(20000, 60000)
+        ok = True
+        for q in ([p, p + 1] if pair else [p]):
+            s = socket.socket()
+            try:
+                s.bind(("127.0.0.1", q))
+            except OSError:
+                ok = False
+            finally:
+                s.close()
+        if ok:
+            return p
+    raise RuntimeError("no free port")
+
+
+def free_display():
+    for n in range(100, 400):
+        if not os.path.exists("/tmp/.X%d-lock" % n) and \
+                not os.path.exists("/tmp/.X11-unix/X%d" % n):
+            return n
+    raise RuntimeError("no free display")
+
+
+def wait_for(pred, timeout=10.0, what="condition"):
+    deadline = time.time() + timeout
+    while time.time() < deadline:
+        v = pred()
+        if v:
+            return v
+        time.sleep(0.05)
+    raise TimeoutError("timed out waiting for " + what)
+
+
+class Xvfb:
+    def __init__(self, size="1280x800", wm=False):
+        for _ in range(5):
+            self.num = free_display()
+            self.name = ":%d" % self.num
+            self.proc = spawn(["Xvfb", self.name, "-screen", "0",
+                               size + "x24", "-nolisten", "tcp",
+                               "-noreset"], stderr=subprocess.DEVNULL)
+            try:
+                wait_for(lambda: self.proc.poll() is not None or
+                         os.path.exists("/tmp/.X11-unix/X%d" % self.num),
+                         10, "Xvfb")
+            except TimeoutError:
+                continue
+            if self.proc.poll() is None and subprocess.run(
+                    ["xdpyinfo", "-display", self.name],
+                    stdout=subprocess.DEVNULL,
+                    stderr=subprocess.DEVNULL).returncode == 0:
+                break
+        else:
+            raise RuntimeError("cannot start Xvfb")
+        self.env = dict(os.environ, DISPLAY=self.name, LC_ALL="C.UTF-8")
+        if wm:
+            spawn(["openbox"], env=self.env, stdout=subprocess.DEVNULL,
+                  stderr=subprocess.DEVNULL)
+            time.sleep(0.5)
+
+    def run(self, argv, **kw):
+        return subprocess.run(argv, env=self.env, capture_output=True,
+                              text=True, **kw)
+
+    def spawn(self, argv, **kw):
+        return spawn(argv, env=self.env, **kw)
+
+    def xwd_pixels(self):
+        """The root window as (width, height, rows of (r,g,b) bytes) read
+        by xwd, independently of bureaud."""
+        raw = subprocess.run(["xwd", "-root", "-silent", "-display",
+                              self.name], capture_output=True,
+                             check=True).stdout
+        return parse_xwd(raw)
+
+
+def to_rgb(data, fmt):
+    """Decode an image with ImageMagick (independent of bureaud's encoder)
+    into (width, height, RGB bytes)."""
+    size = subprocess.run(["identify", "-format", "%w %h", fmt + ":-"],
+                          input=data, capture_output=True, check=True).stdout
+    w, h = map(int, size.split())
+    rgb = subprocess.run(["convert", fmt + ":-", "-depth", "8", "rgb:-"],
+                         input=data, capture_output=True, check=True).stdout
+    assert len(rgb) == w * h * 3
+    return w, h, rgb
+
+
+def parse_xwd(raw):
+    return to_rgb(raw, "xwd")
+
+
+def decode_png(data):
+    assert data[:8] == b"\x89PNG\r\n\x1a\n", "not a PNG"
+    return to_rgb(data, "png")
+
+
+# --- nng REQ client over libnng (ctypes) -----------------------------------
+
+_nng = ctypes.CDLL(ctypes.util.find_library("nng") or "libnng.so.1")
+_nng.nng_strerror.restype = ctypes.c_char_p
+NNG_FLAG_ALLOC = 1
+NNG_ETIMEDOUT = 5
+
+
+class NngError(Exception):
+    def __init__(self, rv):
+        super().__init__(_nng.nng_strerror(rv).decode())
+        self.rv = rv
+
+
+def _chk(rv):
+    if rv != 0:
+        raise NngError(rv)
+
+
+class Req:
+    """One REQ socket: send a message, receive the reply."""
+
+    def __init__(self, url, timeout_ms=30000, recv_max=256 << 20):
+        self.sock = ctypes.c_uint32(0)
+        _chk(_nng.nng_req0_open(ctypes.byref(self.sock)))
+        _nng.nng_socket_set_ms(self.sock, b"recv-timeout",
+                               ctypes.c_int32(timeout_ms))
+        _nng.nng_socket_set_ms(self.sock, b"send-timeout",
+                               ctypes.c_int32(timeout_ms))
+        _nng.nng_socket_set_size(self.sock, b"recv-size-max",
+                                 ctypes.c_size_t(recv_max))
+        _chk(_nng.nng_dial(self.sock, url.encode(), None, 2))  # nonblock
+
+    def rpc(self, data):
+        if isinstance(data, str):
+            data = data.encode()
+        _chk(_nng.nng_send(self.sock, data, ctypes.c_size_t(len(data)), 0))
+        buf = ctypes.c_void_p()
+        size = ctypes.c_size_t()
+        _chk(_nng.nng_recv(self.sock, ctypes.byref(buf), ctypes.byref(size),
+                           NNG_FLAG_ALLOC))
+        out = ctypes.string_at(buf, size.value)
+        _nng.nng_free(buf, size)
+        return out
+
+    def close(self):
+        _nng.nng_close(self.sock)
+
+
+class Sub:
+    def __init__(self, url, topic=b""):
+        self.sock = ctypes.c_uint32(0)
+        _chk(_nng.nng_sub0_open(ctypes.byref(self.sock)))
+        _chk(_nng.nng_socket_set(self.sock, b"sub:subscribe", topic,
+                                 ctypes.c_size_t(len(topic))))
+        _nng.nng_socket_set_ms(self.sock, b"recv-timeout",
+                               ctypes.c_int32(5000))
+        _chk(_nng.nng_dial(self.sock, url.encode(), None, 2))  # nonblock
+
+    def recv(self):
+        buf = ctypes.c_void_p()
+        size = ctypes.c_size_t()
+        _chk(_nng.nng_recv(self.sock, ctypes.byref(buf), ctypes.byref(size),
+                           NNG_FLAG_ALLOC))
+        out = ctypes.string_at(buf, size.value)
+        _nng.nng_free(buf, size)
+        return out
+
+    def close(self):
+        _nng.nng_close(self.sock)
+
+
+class Daemon:
+    """The real build/bureaud on a private display and a free port."""
+
+    def __init__(self, display, args=(), token="t0ken-" + "%08x" %
+                 random.getrandbits(32), env=None):
+        self.port = free_port()
+        self.url = "tcp://127.0.0.1:%d" % self.port
+        self.events = "tcp://127.0.0.1:%d" % (self.port + 1)
+        self.token = token
+        self.dir = tempfile.mkdtemp(prefix="bureau-test-")
+        argv = [os.path.join(BUILD, "bureaud"), "--display", display.name,
+                "--listen", self.url]
+        if token is not None:
+            self.token_file = os.path.join(self.dir, "token")
+            with open(self.token_file, "w") as f:
+                f.write(token + "\n")
+            os.chmod(self.token_file, 0o600)
+            argv += ["--token-file", self.token_file]
+        argv += list(args)
+        self.log = open(os.path.join(self.dir, "bureaud.log"), "wb")
+        self.proc = spawn(argv, env=env or display.env, stdout=self.log,
+                          stderr=self.log)
+        self.req = Req(self.url)
+        wait_for(self._ready, 15, "bureaud to answer")
+
+    def _ready(self):
+        if self.proc.poll() is not None:
+            raise RuntimeError("bureaud exited: " + self.logtext())
+        try:
+            r = Req(self.url, timeout_ms=1000)
+            try:
+                r.rpc(json.dumps({"tool": "system", "action": "ping",
+                                  "token": self.token}))
+            finally:
+                r.close()
+            return True
+        except NngError:
+            return False
+
+    def logtext(self):
+        with open(os.path.join(self.dir, "bureaud.log"), "rb") as f:
+            return f.read().decode(errors="replace")
+
+    def call(self, req=None, **fields):
+        msg = dict(req or {}, **fields)
+        if self.token is not None and "token" not in msg:
+            msg["token"] = self.token
+        return json.loads(self.req.rpc(json.dumps(msg)))
+
+    def raw(self, data):
+        return json.loads(self.req.rpc(data))
+
+    def shot_pixels(self, reply):
+        img = reply["image"]
+        assert img["mime_type"] == "image/png"
+        return decode_png(base64.b64decode(img["data"]))
+
+    def alive(self):
+        return self.proc.poll() is None and self.call(
+            tool="system", action="ping").get("ok") is True
+
+    def stop(self):
+        if self.proc.poll() is None:
+            self.proc.send_signal(signal.SIGTERM)
+            self.proc.wait(10)
+        self.req.close()
+
+
+# --- reporting -------------------------------------------------------------
+
+def check(name, fn):
+    """Run one test function; print PASS/FAIL for tests/run.sh."""
+    t0 = time.time()
+    try:
+        fn()
+    except Exception:
+        _results["failed"] += 1
+        print("FAIL %s (%.2fs)" % (name, time.time() - t0), flush=True)
+        for line in traceback.format_exc().rstrip().split("\n"):
+            print("    " + line, flush=True)
+        return False
+    _results["passed"] += 1
+    print("PASS %s (%.2fs)" % (name, time.time() - t0), flush=True)
+    return True
+
+
+def run(tests):
+    """tests: list of (name, fn). Exit status 1 if any failed."""
+    for name, fn in tests:
+        check(name, fn)
+    sys.exit(1 if _results["failed"] else 0)
+
+
+def expect_error(reply, code, field=None):
+    assert reply.get("ok") is False, "expected an error, got %r" % (
+        {k: v for k, v in reply.items() if k != "image"},)
+    err = reply["error"]
+    assert err["code"] == code, "expected %s, got %r" % (code, err)
+    assert err["message"], "empty message"
+    if field is not None:
+        assert field in err["message"], "message %r does not name %r" % (
+            err["message"], field)
+    return err
