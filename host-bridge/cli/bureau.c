@@ -1,0 +1,144 @@
+/*
+ * bureau: the host command line. main() looks the first word up in the
+ * command tables of cli.h and hands it the rest of the arguments.
+ */
+#include <pwd.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "host-bridge/cli/cli.h"
+#include "host-bridge/include/bureau.h"
+
+#ifndef BUREAU_VERSION
+#define BUREAU_VERSION "unknown"
+#endif
+
+/*
+ * Weak: the desktop commands are built on another branch. Until desktop.c
+ * is linked in, the symbol resolves to NULL and its table is skipped.
+ */
+extern const struct cli_cmd cli_desktop_cmds[] __attribute__((weak));
+
+char *
+cli_home(void)
+{
+	const char *env = getenv("BUREAU_HOME"), *home;
+	struct passwd *pw;
+	char *s;
+
+	if (env != NULL && *env != '\0')
+		return (strdup(env));
+	home = getenv("HOME");
+	if ((home == NULL || *home == '\0') &&
+	    (pw = getpwuid(getuid())) != NULL)
+		home = pw->pw_dir;
+	if (home == NULL || *home == '\0')
+		return (NULL);
+	if (asprintf(&s, "%s/.local/share/bureau", home) < 0)
+		return (NULL);
+	return (s);
+}
+
+static const struct cli_cmd *
+tables(int i)
+{
+	switch (i) {
+	case 0:
+		return (cli_client_cmds);
+	case 1:
+		return (cli_desktop_cmds); /* NULL when not linked in */
+	}
+	return (NULL);
+}
+#define NTABLES 2
+
+static const struct cli_cmd *
+find(const char *name)
+{
+	const struct cli_cmd *t;
+	int i;
+
+	for (i = 0; i < NTABLES; i++) {
+		if ((t = tables(i)) == NULL)
+			continue;
+		for (; t->name != NULL; t++)
+			if (strcmp(t->name, name) == 0)
+				return (t);
+	}
+	return (NULL);
+}
+
+static void
+print_usage(FILE *f, const struct cli_cmd *cmd)
+{
+	const char *u = cmd->usage != NULL ? cmd->usage : cmd->name;
+
+	/* Tables may write their lines with or without the program name. */
+	if (strncmp(u, "bureau ", 7) == 0)
+		fprintf(f, "  %s\n", u);
+	else
+		fprintf(f, "  bureau %s\n", u);
+}
+
+static void
+usage(FILE *f)
+{
+	const struct cli_cmd *t;
+	int i;
+
+	fprintf(f, "usage: bureau COMMAND [ARGS]\n\ncommands:\n");
+	for (i = 0; i < NTABLES; i++) {
+		if ((t = tables(i)) == NULL)
+			continue;
+		for (; t->name != NULL; t++)
+			print_usage(f, t);
+	}
+	fprintf(f, "  bureau help [COMMAND]\n  bureau --version\n");
+	fprintf(f, "\nA desktop NAME resolves through $BUREAU_HOME/NAME "
+		   "(default ~/.local/share/bureau/NAME).\n");
+}
+
+int
+main(int argc, char **argv)
+{
+	const struct cli_cmd *cmd;
+	const char *name;
+
+	if (argc < 2) {
+		usage(stderr);
+		return (2);
+	}
+	name = argv[1];
+	if (strcmp(name, "help") == 0 || strcmp(name, "--help") == 0 ||
+	    strcmp(name, "-h") == 0) {
+		if (argc > 2) {
+			if ((cmd = find(argv[2])) == NULL) {
+				fprintf(stderr,
+				    "bureau: unknown command '%s'; run "
+				    "'bureau help' for the list\n",
+				    argv[2]);
+				return (2);
+			}
+			printf("usage:\n");
+			print_usage(stdout, cmd);
+			return (0);
+		}
+		usage(stdout);
+		return (0);
+	}
+	if (strcmp(name, "--version") == 0 || strcmp(name, "version") == 0) {
+		printf("bureau %s (protocol %d)\n", BUREAU_VERSION,
+		    BUREAU_PROTOCOL);
+		return (0);
+	}
+	if ((cmd = find(name)) == NULL) {
+		fprintf(stderr,
+		    "bureau: unknown command '%s'; run 'bureau help' for the "
+		    "list\n",
+		    name);
+		return (2);
+	}
+	return (cmd->run(argc - 1, argv + 1));
+}

@@ -1,0 +1,526 @@
+/*
+ * libbureau transport: the nng REQ socket, one context per call, the reply
+ * checks, the error codes and the per-thread error message.
+ */
+#include <errno.h>
+#include <pthread.h>
+#include <stdarg.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <nng/nng.h>
+#include <nng/protocol/reqrep0/req.h>
+#include <nng/supplemental/util/platform.h>
+#include <sodium.h>
+
+#include "host-bridge/lib/internal.h"
+
+struct bureau_client {
+	nng_socket sock;
+	nng_dialer dialer;
+	char *url;
+	char *token;
+	atomic_int timeout_ms;
+	atomic_int npipes; /* connected pipes: tells "no connection" from
+	                      "no reply" when a call times out */
+	atomic_uint_fast64_t next_id;
+};
+
+/* --- errors ---------------------------------------------------------------- */
+
+static const char *const bc_daemon_codes[] = {
+	"bad_request", "unauthorized", "unknown_tool", "unknown_action",
+	"invalid_argument", "out_of_bounds", "timeout", "not_found",
+	"permission_denied", "io_error", "too_large", "busy", "internal",
+};
+#define BC_NCODES (sizeof(bc_daemon_codes) / sizeof(bc_daemon_codes[0]))
+
+const char *
+bureau_error_name(int code)
+{
+	if (code == 0)
+		return ("ok");
+	if (code < 0 && (size_t)-code <= BC_NCODES)
+		return (bc_daemon_codes[-code - 1]);
+	switch (code) {
+	case BUREAU_EUNKNOWN:
+		return ("unknown_error");
+	case BUREAU_ECONNECT:
+		return ("connect_failed");
+	case BUREAU_ENOREPLY:
+		return ("no_reply");
+	case BUREAU_EMALFORMED:
+		return ("malformed_reply");
+	case BUREAU_EARG:
+		return ("bad_argument");
+	case BUREAU_ENOMEM:
+		return ("out_of_memory");
+	}
+	return ("unknown_error");
+}
+
+static int
+bc_code_of(const char *name)
+{
+	size_t i;
+
+	for (i = 0; i < BC_NCODES; i++)
+		if (strcmp(name, bc_daemon_codes[i]) == 0)
+			return (-(int)i - 1);
+	return (BUREAU_EUNKNOWN);
+}
+
+static pthread_once_t bc_once = PTHREAD_ONCE_INIT;
+static pthread_key_t bc_err_key;
+/* Stored when even the message could not be allocated; never freed. */
+static char bc_oom_msg[] = "out of memory";
+
+static void
+bc_err_free(void *p)
+{
+	if (p != bc_oom_msg)
+		free(p);
+}
+
+static void
+bc_init(void)
+{
+	(void)pthread_key_create(&bc_err_key, bc_err_free);
+	/* Only the base64 helpers are used; they need no init, but calling
+	 * it once keeps libsodium's contract. */
+	if (sodium_init() < 0)
+		abort(); /* libsodium's own advice: it cannot work at all */
+}
+
+int
+bc_fail(int code, const char *fmt, ...)
+{
+	va_list ap;
+	char *msg, *old;
+
+	pthread_once(&bc_once, bc_init);
+	va_start(ap, fmt);
+	if (vasprintf(&msg, fmt, ap) < 0)
+		msg = bc_oom_msg;
+	va_end(ap);
+	old = pthread_getspecific(bc_err_key);
+	(void)pthread_setspecific(bc_err_key, msg);
+	bc_err_free(old);
+	return (code);
+}
+
+const char *
+bureau_client_error(const bureau_client *c)
+{
+	const char *msg;
+
+	(void)c;
+	pthread_once(&bc_once, bc_init);
+	msg = pthread_getspecific(bc_err_key);
+	return (msg != NULL ? msg : "");
+}
+
+void
+bureau_free(void *p)
+{
+	free(p);
+}
+
+/* --- connection ------------------------------------------------------------ */
+
+static void
+bc_pipe_event(nng_pipe p, nng_pipe_ev ev, void *arg)
+{
+	bureau_client *c = arg;
+
+	(void)p;
+	if (ev == NNG_PIPE_EV_ADD_POST)
+		atomic_fetch_add(&c->npipes, 1);
+	else if (ev == NNG_PIPE_EV_REM_POST)
+		atomic_fetch_sub(&c->npipes, 1);
+}
+
+static int
+bc_ms(double seconds)
+{
+	if (seconds <= 0)
+		return (30000);
+	if (seconds > INT_MAX / 1000.0)
+		return (INT_MAX);
+	return ((int)(seconds * 1000.0 + 0.5));
+}
+
+int
+bureau_connect(const char *url, const char *token, double timeout,
+    bureau_client **out)
+{
+	bureau_client *c;
+	int rv;
+
+	pthread_once(&bc_once, bc_init);
+	if (out == NULL)
+		return (bc_fail(BUREAU_EARG, "no place for the client"));
+	*out = NULL;
+	if (url == NULL)
+		url = BUREAU_DEFAULT_URL;
+	if ((c = calloc(1, sizeof(*c))) == NULL)
+		return (bc_fail(BUREAU_ENOMEM, "out of memory"));
+	atomic_init(&c->timeout_ms, bc_ms(timeout));
+	atomic_init(&c->npipes, 0);
+	atomic_init(&c->next_id, 1);
+	if ((c->url = strdup(url)) == NULL ||
+	    (token != NULL && (c->token = strdup(token)) == NULL)) {
+		free(c->url);
+		free(c);
+		return (bc_fail(BUREAU_ENOMEM, "out of memory"));
+	}
+	if ((rv = nng_req0_open(&c->sock)) != 0) {
+		free(c->token);
+		free(c->url);
+		free(c);
+		return (bc_fail(BUREAU_ECONNECT, "cannot open a req socket: %s",
+		    nng_strerror(rv)));
+	}
+	/*
+	 * Never resend a request on a timer: actions such as "type" are not
+	 * idempotent, and a long bash command would run twice.
+	 */
+	if ((rv = nng_socket_set_ms(c->sock, NNG_OPT_REQ_RESENDTIME,
+		 NNG_DURATION_INFINITE)) != 0 ||
+	    /* Screenshots and file reads exceed nng's 1 MiB default. */
+	    (rv = nng_socket_set_size(c->sock, NNG_OPT_RECVMAXSZ, 0)) != 0 ||
+	    (rv = nng_socket_set_ms(c->sock, NNG_OPT_RECONNMINT, 100)) != 0 ||
+	    (rv = nng_socket_set_ms(c->sock, NNG_OPT_RECONNMAXT, 1000)) != 0 ||
+	    (rv = nng_pipe_notify(c->sock, NNG_PIPE_EV_ADD_POST, bc_pipe_event,
+		 c)) != 0 ||
+	    (rv = nng_pipe_notify(c->sock, NNG_PIPE_EV_REM_POST, bc_pipe_event,
+		 c)) != 0) {
+		bureau_close(c);
+		return (bc_fail(BUREAU_ECONNECT, "cannot set up the socket: %s",
+		    nng_strerror(rv)));
+	}
+	/* Non-blocking: nng keeps dialling in the background until the daemon
+	 * is there, and redials when the connection drops. */
+	if ((rv = nng_dial(c->sock, c->url, &c->dialer, NNG_FLAG_NONBLOCK)) !=
+	    0) {
+		bc_fail(BUREAU_ECONNECT, "cannot dial '%s': %s", c->url,
+		    nng_strerror(rv));
+		bureau_close(c);
+		return (BUREAU_ECONNECT);
+	}
+	*out = c;
+	return (0);
+}
+
+int
+bureau_set_timeout(bureau_client *c, double timeout)
+{
+	if (c == NULL || !(timeout > 0))
+		return (bc_fail(BUREAU_EARG, "invalid timeout '%g': not above 0",
+		    timeout));
+	atomic_store(&c->timeout_ms, bc_ms(timeout));
+	return (0);
+}
+
+int
+bc_timeout_ms(const bureau_client *c)
+{
+	return (atomic_load(&c->timeout_ms));
+}
+
+void
+bureau_close(bureau_client *c)
+{
+	if (c == NULL)
+		return;
+	nng_close(c->sock);
+	if (c->token != NULL)
+		sodium_memzero(c->token, strlen(c->token));
+	free(c->token);
+	free(c->url);
+	free(c);
+}
+
+/* --- one request ----------------------------------------------------------- */
+
+static int
+bc_transport_fail(const bureau_client *c, int rv, int timeout_ms)
+{
+	if (rv == NNG_ETIMEDOUT) {
+		if (atomic_load(&c->npipes) == 0)
+			return (bc_fail(BUREAU_ECONNECT,
+			    "no connection to '%s' within %.1f s", c->url,
+			    timeout_ms / 1000.0));
+		return (bc_fail(BUREAU_ENOREPLY,
+		    "no reply from '%s' within %.1f s", c->url,
+		    timeout_ms / 1000.0));
+	}
+	if (rv == NNG_ENOMEM)
+		return (bc_fail(BUREAU_ENOMEM, "out of memory"));
+	return (bc_fail(BUREAU_ECONNECT, "cannot talk to '%s': %s", c->url,
+	    nng_strerror(rv)));
+}
+
+/* Send buf, wait for the reply; *out is malloc'd with a NUL after *outlen. */
+static int
+bc_roundtrip(bureau_client *c, const char *buf, size_t len, int timeout_ms,
+    char **out, size_t *outlen)
+{
+	nng_ctx ctx;
+	nng_aio *aio = NULL;
+	nng_msg *msg = NULL;
+	nng_time start;
+	nng_duration left;
+	int rv, ret;
+
+	*out = NULL;
+	if ((rv = nng_ctx_open(&ctx, c->sock)) != 0)
+		return (bc_transport_fail(c, rv, timeout_ms));
+	if ((rv = nng_aio_alloc(&aio, NULL, NULL)) != 0 ||
+	    (rv = nng_msg_alloc(&msg, 0)) != 0 ||
+	    (rv = nng_msg_append(msg, buf, len)) != 0) {
+		ret = bc_transport_fail(c, rv, timeout_ms);
+		goto fail;
+	}
+	start = nng_clock();
+	nng_aio_set_timeout(aio, timeout_ms);
+	nng_aio_set_msg(aio, msg);
+	nng_ctx_send(ctx, aio);
+	nng_aio_wait(aio);
+	if ((rv = nng_aio_result(aio)) != 0) {
+		ret = bc_transport_fail(c, rv, timeout_ms);
+		goto fail; /* a failed send leaves msg with us */
+	}
+	msg = NULL;
+
+	left = timeout_ms - (nng_duration)(nng_clock() - start);
+	nng_aio_set_timeout(aio, left > 0 ? left : 1);
+	nng_ctx_recv(ctx, aio);
+	nng_aio_wait(aio);
+	if ((rv = nng_aio_result(aio)) != 0) {
+		ret = bc_transport_fail(c, rv, timeout_ms);
+		goto fail;
+	}
+	msg = nng_aio_get_msg(aio);
+	*outlen = nng_msg_len(msg);
+	if ((*out = malloc(*outlen + 1)) == NULL) {
+		ret = bc_fail(BUREAU_ENOMEM, "out of memory for a %zu-byte reply",
+		    *outlen);
+		goto fail;
+	}
+	memcpy(*out, nng_msg_body(msg), *outlen);
+	(*out)[*outlen] = '\0';
+	nng_msg_free(msg);
+	nng_aio_free(aio);
+	nng_ctx_close(ctx);
+	return (0);
+
+fail:
+	if (msg != NULL)
+		nng_msg_free(msg);
+	if (aio != NULL)
+		nng_aio_free(aio);
+	nng_ctx_close(ctx);
+	return (ret);
+}
+
+/* Is r a protocol reply to the request with this id? 0, or the error. */
+static int
+bc_check(const json_t *r, const json_t *id)
+{
+	const json_t *ok, *rid, *err;
+	const char *code, *msg;
+	int rv;
+
+	ok = json_object_get(r, "ok");
+	if (!json_is_object(r) || !json_is_boolean(ok))
+		return (bc_fail(BUREAU_EMALFORMED,
+		    "malformed reply: not an object with a boolean 'ok'"));
+	rid = json_object_get(r, "id");
+	/* A daemon that could not parse the request cannot echo its id. */
+	if ((rid != NULL || json_is_true(ok)) && !json_equal(rid, id))
+		return (bc_fail(BUREAU_EMALFORMED,
+		    "malformed reply: its 'id' is not the request's"));
+	if (json_is_true(ok))
+		return (0);
+	err = json_object_get(r, "error");
+	code = json_string_value(json_object_get(err, "code"));
+	msg = json_string_value(json_object_get(err, "message"));
+	if (code == NULL)
+		return (bc_fail(BUREAU_EMALFORMED,
+		    "malformed reply: ok is false but 'error.code' is missing"));
+	rv = bc_code_of(code);
+	if (msg == NULL)
+		return (bc_fail(rv, "%s", code));
+	if (rv == BUREAU_EUNKNOWN)
+		return (bc_fail(rv, "%s: %s", code, msg));
+	return (bc_fail(rv, "%s", msg));
+}
+
+int
+bc_request(bureau_client *c, json_t *req, int timeout_ms, json_t **reply,
+    char **text)
+{
+	json_t *id, *r = NULL;
+	json_error_t jerr;
+	char *out = NULL, *in = NULL;
+	size_t inlen = 0;
+	int rv;
+
+	if (reply != NULL)
+		*reply = NULL;
+	if (text != NULL)
+		*text = NULL;
+	if (c == NULL || !json_is_object(req))
+		return (bc_fail(BUREAU_EARG, "no client or no request object"));
+	if (timeout_ms <= 0)
+		timeout_ms = bc_timeout_ms(c);
+	if (c->token != NULL) {
+		json_t *tok = json_string(c->token);
+
+		if (tok == NULL)
+			return (bc_fail(BUREAU_EARG,
+			    "invalid token: not UTF-8 text"));
+		if (json_object_set_new(req, "token", tok) != 0)
+			return (bc_fail(BUREAU_ENOMEM, "out of memory"));
+	}
+	if ((id = json_object_get(req, "id")) == NULL) {
+		id = json_integer(
+		    (json_int_t)atomic_fetch_add(&c->next_id, 1));
+		if (id == NULL || json_object_set_new(req, "id", id) != 0)
+			return (bc_fail(BUREAU_ENOMEM, "out of memory"));
+	}
+	if ((out = json_dumps(req, JSON_COMPACT)) == NULL)
+		return (bc_fail(BUREAU_ENOMEM, "out of memory"));
+	rv = bc_roundtrip(c, out, strlen(out), timeout_ms, &in, &inlen);
+	free(out);
+	if (rv != 0)
+		return (rv);
+	if ((r = json_loadb(in, inlen, 0, &jerr)) == NULL) {
+		rv = bc_fail(BUREAU_EMALFORMED, "malformed reply: %s",
+		    jerr.text);
+		free(in);
+		return (rv);
+	}
+	rv = bc_check(r, id);
+	if (rv == BUREAU_EMALFORMED) {
+		json_decref(r);
+		free(in);
+		return (rv);
+	}
+	if (reply != NULL)
+		*reply = r;
+	else
+		json_decref(r);
+	if (text != NULL)
+		*text = in;
+	else
+		free(in);
+	return (rv);
+}
+
+int
+bureau_call_timeout(bureau_client *c, const char *request, double timeout,
+    char **reply)
+{
+	json_t *req;
+	json_error_t jerr;
+	int rv;
+
+	if (reply != NULL)
+		*reply = NULL;
+	if (c == NULL || request == NULL)
+		return (bc_fail(BUREAU_EARG, "no client or no request"));
+	if ((req = json_loads(request, 0, &jerr)) == NULL)
+		return (bc_fail(BUREAU_EBADREQ,
+		    "invalid request: %s (line %d, column %d)", jerr.text,
+		    jerr.line, jerr.column));
+	if (!json_is_object(req)) {
+		json_decref(req);
+		return (bc_fail(BUREAU_EBADREQ,
+		    "invalid request: not a JSON object"));
+	}
+	rv = bc_request(c, req, timeout > 0 ? bc_ms(timeout) : 0, NULL, reply);
+	json_decref(req);
+	return (rv);
+}
+
+int
+bureau_call(bureau_client *c, const char *request, char **reply)
+{
+	return (bureau_call_timeout(c, request, 0, reply));
+}
+
+/* --- base64 and images ----------------------------------------------------- */
+
+int
+bc_b64_decode(const char *s, size_t slen, void **out, size_t *len)
+{
+	unsigned char *buf;
+	size_t max = slen / 4 * 3 + 3;
+
+	*out = NULL;
+	*len = 0;
+	if ((buf = malloc(max + 1)) == NULL)
+		return (bc_fail(BUREAU_ENOMEM, "out of memory"));
+	if (sodium_base642bin(buf, max, s, slen, "\n\r ", len, NULL,
+		sodium_base64_VARIANT_ORIGINAL) != 0) {
+		free(buf);
+		return (bc_fail(BUREAU_EMALFORMED,
+		    "malformed reply: invalid base64"));
+	}
+	buf[*len] = '\0';
+	*out = buf;
+	return (0);
+}
+
+char *
+bc_b64_encode(const void *buf, size_t len)
+{
+	size_t n = sodium_base64_ENCODED_LEN(len,
+	    sodium_base64_VARIANT_ORIGINAL);
+	char *s;
+
+	if ((s = malloc(n)) == NULL)
+		return (NULL);
+	sodium_bin2base64(s, n, buf, len, sodium_base64_VARIANT_ORIGINAL);
+	return (s);
+}
+
+int
+bc_image(const json_t *reply, struct bureau_image *img)
+{
+	const json_t *im, *data;
+	const char *mime;
+	int rv;
+
+	memset(img, 0, sizeof(*img));
+	im = json_object_get(reply, "image");
+	data = json_object_get(im, "data");
+	mime = json_string_value(json_object_get(im, "mime_type"));
+	if (!json_is_string(data) ||
+	    !json_is_integer(json_object_get(im, "width")) ||
+	    !json_is_integer(json_object_get(im, "height")))
+		return (bc_fail(BUREAU_EMALFORMED,
+		    "malformed reply: no 'image' with data, width and height"));
+	if ((rv = bc_b64_decode(json_string_value(data),
+		 json_string_length(data), &img->data, &img->size)) != 0)
+		return (rv);
+	snprintf(img->mime_type, sizeof(img->mime_type), "%s",
+	    mime != NULL ? mime : "image/png");
+	img->width = (int)json_integer_value(json_object_get(im, "width"));
+	img->height = (int)json_integer_value(json_object_get(im, "height"));
+	img->frame = (uint64_t)json_integer_value(json_object_get(im, "frame"));
+	return (0);
+}
+
+void
+bureau_image_clear(struct bureau_image *img)
+{
+	if (img == NULL)
+		return;
+	free(img->data);
+	memset(img, 0, sizeof(*img));
+}
