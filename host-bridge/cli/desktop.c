@@ -1617,7 +1617,7 @@ snap_offline(const struct desktop *d, const char *op, const char *tag,
 		}
 		char *argv_s[] = {"qemu-img", "snapshot", (char *)op,
 		    (char *)tag, p, NULL};
-		char *argv_l[] = {"qemu-img", "snapshot", "-l", p, NULL};
+		char *argv_l[] = {"qemu-img", "snapshot", "-U", "-l", p, NULL};
 		int rv = dk_run(tag ? argv_s : argv_l, 0, cause);
 		free(p);
 		if (rv != 0)
