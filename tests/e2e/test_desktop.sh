@@ -140,9 +140,7 @@ case $caps in
 *) via=xterm ;;
 esac
 echo "# guest shell through: $via"
-seq=0
 gsh() {
-	seq=$((seq + 1))
 	if [ $via = bash ]; then
 		req=$(python3 -c 'import json,sys; print(json.dumps({"tool":"bash","command":sys.argv[1],"timeout":300}))' "$1")
 		rep=$(call "$req" 320)
@@ -151,7 +149,8 @@ gsh() {
 		[ "$rc" = 0 ]
 		return
 	fi
-	mark="@@$$-$seq@@"
+	# gsh often runs in a $(...) subshell: the marker must not be a counter.
+	mark="@@$(date +%s%N)@@"
 	line="{ $1 ; } 2>&1 | sed 's/^/$mark /' | sudo tee /dev/ttyS0 >/dev/null; echo \"$mark rc=\${PIPESTATUS[0]}\" | sudo tee /dev/ttyS0 >/dev/null"
 	req=$(python3 -c 'import json,sys; print(json.dumps({"tool":"computer","action":"type","text":sys.argv[1],"screenshot":False}))' "$line")
 	call '{"tool":"computer","action":"left_click","coordinate":[400,300],"screenshot":false}' >/dev/null
