@@ -165,9 +165,10 @@ gsh() {
 	call '{"tool":"computer","action":"key","text":"Return","screenshot":false}' >/dev/null
 	t0=$(now)
 	while [ $(( $(now) - t0 )) -lt 120 ]; do
-		if grep -a -q "^$mark rc=" "$dir/console.log"; then
-			grep -a "^$mark " "$dir/console.log" | grep -v "^$mark rc=" | sed "s/^$mark //" | tr -d '\r'
-			grep -a -q "^$mark rc=0" "$dir/console.log"
+		# Not anchored: a getty prompt may precede the first line.
+		if grep -a -q "$mark rc=" "$dir/console.log"; then
+			grep -a "$mark " "$dir/console.log" | grep -v "$mark rc=" | sed "s/.*$mark //" | tr -d '\r'
+			grep -a -q "$mark rc=0" "$dir/console.log"
 			return
 		fi
 		sleep 1
