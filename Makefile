@@ -6,6 +6,8 @@
 #   make demo       private Xvfb desktop, bureaud, a scripted agent loop
 #   make bench      bureau against scrot+convert and xdotool, as ratios
 #   make SANITIZE=address,undefined test   the same under ASan/UBSan
+#   make deb        build/bureaud_<version>_<arch>.deb, checked by lintian
+#   make image      a desktop image with that package (IMAGE_FLAGS=--minimal)
 
 VERSION := 0.1.0
 CC ?= cc
@@ -18,7 +20,9 @@ DEPS_BUILD := build-essential pkg-config libx11-dev libxext-dev libxtst-dev \
 DEPS_TEST := nng-utils xvfb xterm x11-apps x11-utils xdotool xclip wmctrl \
 	x11-xserver-utils openbox imagemagick scrot xfonts-base fonts-dejavu-core fonts-noto-cjk \
 	python3 procps psmisc
-DEPS := $(DEPS_BUILD) $(DEPS_TEST)
+DEPS_HOST := qemu-system-x86 qemu-utils mmdebstrap e2fsprogs debhelper \
+	dpkg-dev lintian
+DEPS := $(DEPS_BUILD) $(DEPS_TEST) $(DEPS_HOST)
 
 PKGS := x11 xext xtst xdamage xfixes libpng libturbojpeg jansson libsodium
 
@@ -60,7 +64,7 @@ T_BIN := $(T_SRC:tests/tools/%.c=$(BUILD)/tests/%)
 
 BINS := $(BUILD)/bureaud $(BUILD)/bureau $(BUILD)/libbureau.so $(BUILD)/libbureau.a
 
-.PHONY: all deps test unit integration demo bench clean format install
+.PHONY: all deps test unit integration demo bench clean format install deb image
 all: $(BINS) $(U_BIN) $(T_BIN)
 
 # Relink whenever the variant changes (plain <-> sanitized).
@@ -118,6 +122,20 @@ demo: all
 
 bench: all $(BUILD)/tests/benchcli $(BUILD)/tests/capbench
 	tests/bench/run.sh $(BUILD)
+
+# The Debian package, built by dpkg-buildpackage from packaging/debian in
+# a staging directory (debian/rules builds bureaud with the tree's Makefile).
+DEB_ARCH := $(shell dpkg --print-architecture 2>/dev/null || echo amd64)
+DEB := $(BUILD)/bureaud_$(VERSION)_$(DEB_ARCH).deb
+deb:
+	rm -rf $(BUILD)/deb && mkdir -p $(BUILD)/deb/src
+	cp -r packaging/debian $(BUILD)/deb/src/debian
+	cd $(BUILD)/deb/src && BUREAU_TOP=$(CURDIR) dpkg-buildpackage -b -us -uc
+	cp $(BUILD)/deb/bureaud_$(VERSION)_$(DEB_ARCH).deb $(DEB)
+	lintian --fail-on error $(DEB)
+
+image: $(BUILD)/bureau deb
+	$(BUILD)/bureau image build --deb $(DEB) $(IMAGE_FLAGS)
 
 format:
 	clang-format -i $(D_SRC) $(L_SRC) $(C_SRC) $(wildcard */*.h host-bridge/*/*.h)

@@ -1,0 +1,158 @@
+/*
+ * `bureau image build`: runs the image recipe (packaging/image/
+ * build-image.sh: mmdebstrap, the bureaud .deb as a last layer, mke2fs,
+ * qemu-img) with an argv. The recipe keeps its caches under
+ * /var/cache/bureau and writes immutable images under --out.
+ */
+#include <glob.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "host-bridge/cli/cli.h"
+#include "host-bridge/cli/desktop.h"
+
+/* $BUREAU_RECIPE, the tree beside this binary (build/bureau ->
+ * packaging/image), or the installed copy. malloc'd, NULL if none. */
+static char *
+find_recipe(void)
+{
+	const char *env = getenv("BUREAU_RECIPE");
+	if (env != NULL)
+		return strdup(env);
+	char *exe = dk_exe_dir(), *p = NULL;
+	if (exe != NULL) {
+		p = dk_fmt("%s/../packaging/image/build-image.sh", exe);
+		free(exe);
+		if (p != NULL && access(p, X_OK) == 0)
+			return p;
+		free(p);
+	}
+	p = strdup("/usr/share/bureau/image/build-image.sh");
+	if (p != NULL && access(p, X_OK) == 0)
+		return p;
+	free(p);
+	return NULL;
+}
+
+/* The package `make deb` left beside this binary; malloc'd or NULL. */
+static char *
+find_deb(void)
+{
+	const char *env = getenv("BUREAU_DEB");
+	if (env != NULL)
+		return strdup(env);
+	char *exe = dk_exe_dir(), *pat, *r = NULL;
+	if (exe == NULL)
+		return NULL;
+	pat = dk_fmt("%s/bureaud_*.deb", exe);
+	free(exe);
+	glob_t g;
+	if (pat != NULL && glob(pat, 0, NULL, &g) == 0) {
+		if (g.gl_pathc > 0)
+			r = strdup(g.gl_pathv[g.gl_pathc - 1]);
+		globfree(&g);
+	}
+	free(pat);
+	return r;
+}
+
+static void
+image_usage(FILE *f)
+{
+	fprintf(f, "usage: bureau image build [--minimal] [--out DIR] "
+	    "[--deb PATH | --no-daemon]\n"
+	    "                          [--cache DIR] [--rebuild]\n"
+	    "  builds a Debian desktop image with bureaud installed into "
+	    "DIR/<variant>-<key>\n"
+	    "  (default DIR: $BUREAU_HOME/images); DIR/<variant> points at "
+	    "the newest.\n");
+}
+
+int
+image_main(int argc, char **argv)
+{
+	const char *out = NULL, *cache = NULL, *deb_opt = NULL;
+	int minimal = 0, rebuild = 0, nodaemon = 0, rv = 1;
+	char *recipe = NULL, *deb = NULL, *home = NULL, *outdir = NULL;
+
+	if (argc < 2 || strcmp(argv[1], "build") != 0) {
+		image_usage(argc >= 2 && strcmp(argv[1], "help") == 0 ?
+		    stdout : stderr);
+		return argc >= 2 && strcmp(argv[1], "help") == 0 ? 0 : 2;
+	}
+	for (int i = 2; i < argc; i++) {
+		const char *a = argv[i];
+		if (strcmp(a, "--minimal") == 0) {
+			minimal = 1;
+		} else if (strcmp(a, "--rebuild") == 0) {
+			rebuild = 1;
+		} else if (strcmp(a, "--no-daemon") == 0) {
+			nodaemon = 1;
+		} else if (i + 1 < argc && strcmp(a, "--out") == 0) {
+			out = argv[++i];
+		} else if (i + 1 < argc && strcmp(a, "--cache") == 0) {
+			cache = argv[++i];
+		} else if (i + 1 < argc && strcmp(a, "--deb") == 0) {
+			deb_opt = argv[++i];
+		} else {
+			fprintf(stderr, "bureau image: unknown argument '%s'\n",
+			    a);
+			image_usage(stderr);
+			return 2;
+		}
+	}
+	if ((recipe = find_recipe()) == NULL) {
+		fprintf(stderr, "bureau image: no image recipe (set "
+		    "BUREAU_RECIPE to packaging/image/build-image.sh)\n");
+		goto out;
+	}
+	if (!nodaemon) {
+		deb = deb_opt ? strdup(deb_opt) : find_deb();
+		if (deb == NULL) {
+			fprintf(stderr, "bureau image: no bureaud package "
+			    "(make deb, or --deb PATH, or --no-daemon)\n");
+			goto out;
+		}
+	}
+	if (out == NULL) {
+		if ((home = cli_home()) == NULL ||
+		    (outdir = dk_fmt("%s/images", home)) == NULL) {
+			fprintf(stderr, "bureau image: out of memory\n");
+			goto out;
+		}
+		out = outdir;
+	}
+	char *av[16];
+	int n = 0;
+	av[n++] = recipe;
+	if (minimal)
+		av[n++] = "--minimal";
+	if (rebuild)
+		av[n++] = "--rebuild";
+	if (deb != NULL) {
+		av[n++] = "--deb";
+		av[n++] = deb;
+	}
+	if (cache != NULL) {
+		av[n++] = "--cache";
+		av[n++] = (char *)cache;
+	}
+	av[n++] = "--";
+	av[n++] = (char *)out;
+	av[n] = NULL;
+	char *cause = NULL;
+	if (dk_run(av, 0, &cause) != 0) {
+		fprintf(stderr, "bureau image: %s\n", cause);
+		free(cause);
+		goto out;
+	}
+	rv = 0;
+out:
+	free(recipe);
+	free(deb);
+	free(home);
+	free(outdir);
+	return rv;
+}

@@ -1,0 +1,193 @@
+/*
+ * A small synchronous QMP client: QEMU's control protocol is one JSON
+ * object a line over a unix socket; jansson parses each line.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/time.h>
+#include <sys/un.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "host-bridge/cli/desktop.h"
+
+struct qmp {
+	int fd;
+	char *buf; /* bytes read, not yet a whole line */
+	size_t len, cap;
+};
+
+/* One message, waiting at most the socket's receive timeout. */
+static int
+qmp_read(struct qmp *q, json_t **out, char **cause)
+{
+	for (;;) {
+		char *nl = q->len ? memchr(q->buf, '\n', q->len) : NULL;
+		if (nl != NULL) {
+			json_error_t err;
+			size_t n = (size_t)(nl - q->buf) + 1;
+			json_t *msg = json_loadb(q->buf, n - 1, 0, &err);
+			memmove(q->buf, q->buf + n, q->len - n);
+			q->len -= n;
+			if (msg == NULL || !json_is_object(msg)) {
+				json_decref(msg);
+				*cause = dk_fmt("qmp: unreadable message: %s",
+				    err.text);
+				return -1;
+			}
+			*out = msg;
+			return 0;
+		}
+		if (q->cap - q->len < 4096) {
+			size_t cap = q->cap ? q->cap * 2 : 8192;
+			char *b = realloc(q->buf, cap);
+			if (b == NULL) {
+				*cause = dk_fmt("qmp: out of memory");
+				return -1;
+			}
+			q->buf = b;
+			q->cap = cap;
+		}
+		ssize_t r = read(q->fd, q->buf + q->len, q->cap - q->len);
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r < 0) {
+			*cause = dk_fmt("qmp: %s", errno == EAGAIN ?
+			    "no answer in time" : strerror(errno));
+			return -1;
+		}
+		if (r == 0) {
+			*cause = dk_fmt("qmp: qemu closed the connection");
+			return -1;
+		}
+		q->len += (size_t)r;
+	}
+}
+
+static int
+qmp_write(struct qmp *q, json_t *msg, char **cause)
+{
+	char *s = json_dumps(msg, JSON_COMPACT);
+	if (s == NULL) {
+		*cause = dk_fmt("qmp: out of memory");
+		return -1;
+	}
+	size_t n = strlen(s), off = 0;
+	while (off < n) {
+		ssize_t w = write(q->fd, s + off, n - off);
+		if (w < 0 && errno == EINTR)
+			continue;
+		if (w < 0) {
+			*cause = dk_fmt("qmp: %s", strerror(errno));
+			free(s);
+			return -1;
+		}
+		off += (size_t)w;
+	}
+	free(s);
+	if (write(q->fd, "\n", 1) != 1) {
+		*cause = dk_fmt("qmp: %s", strerror(errno));
+		return -1;
+	}
+	return 0;
+}
+
+int
+qmp_exec(struct qmp *q, const char *cmd, json_t *args, json_t **ret,
+    char **cause)
+{
+	json_t *req = json_pack("{s:s}", "execute", cmd);
+	if (req == NULL) {
+		json_decref(args);
+		*cause = dk_fmt("qmp: out of memory");
+		return -1;
+	}
+	if (args != NULL)
+		json_object_set_new(req, "arguments", args);
+	int rv = qmp_write(q, req, cause);
+	json_decref(req);
+	if (rv != 0)
+		return -1;
+	for (;;) {
+		json_t *msg;
+		if (qmp_read(q, &msg, cause) != 0)
+			return -1;
+		json_t *r = json_object_get(msg, "return");
+		json_t *e = json_object_get(msg, "error");
+		if (r != NULL) {
+			if (ret != NULL)
+				*ret = json_incref(r);
+			json_decref(msg);
+			return 0;
+		}
+		if (e != NULL) {
+			const char *desc = json_string_value(
+			    json_object_get(e, "desc"));
+			*cause = dk_fmt("qmp '%s': %s", cmd,
+			    desc ? desc : "error");
+			json_decref(msg);
+			return -1;
+		}
+		json_decref(msg); /* an event */
+	}
+}
+
+int
+qmp_open(struct qmp **out, const char *path, int timeout_ms, char **cause)
+{
+	struct sockaddr_un sa = {.sun_family = AF_UNIX};
+	struct qmp *q = NULL;
+	json_t *greeting = NULL;
+
+	if (strlen(path) >= sizeof sa.sun_path) {
+		*cause = dk_fmt("qmp socket path '%s' too long", path);
+		return -1;
+	}
+	strcpy(sa.sun_path, path);
+	if ((q = calloc(1, sizeof *q)) == NULL) {
+		*cause = dk_fmt("qmp: out of memory");
+		return -1;
+	}
+	q->fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	if (q->fd < 0) {
+		*cause = dk_fmt("qmp: socket: %s", strerror(errno));
+		goto fail;
+	}
+	struct timeval tv = {timeout_ms / 1000, (timeout_ms % 1000) * 1000};
+	setsockopt(q->fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
+	setsockopt(q->fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof tv);
+	if (connect(q->fd, (struct sockaddr *)&sa, sizeof sa) != 0) {
+		*cause = dk_fmt("qmp: connect '%s': %s", path, strerror(errno));
+		goto fail;
+	}
+	if (qmp_read(q, &greeting, cause) != 0)
+		goto fail;
+	if (json_object_get(greeting, "QMP") == NULL) {
+		*cause = dk_fmt("qmp: no greeting on '%s'", path);
+		goto fail;
+	}
+	json_decref(greeting);
+	greeting = NULL;
+	if (qmp_exec(q, "qmp_capabilities", NULL, NULL, cause) != 0)
+		goto fail;
+	*out = q;
+	return 0;
+fail:
+	json_decref(greeting);
+	qmp_close(q);
+	return -1;
+}
+
+void
+qmp_close(struct qmp *q)
+{
+	if (q == NULL)
+		return;
+	if (q->fd >= 0)
+		close(q->fd);
+	free(q->buf);
+	free(q);
+}

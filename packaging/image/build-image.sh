@@ -1,0 +1,170 @@
+#!/bin/sh
+# Build a bureau desktop image: a Debian root filesystem (mmdebstrap, the
+# host's apt sources), the bureaud package from this tree as a cheap last
+# layer, an ext4 image (mke2fs -d, no loop mounts) converted to qcow2, and
+# the kernel and initrd beside it for direct boot.
+#
+#   build-image.sh [--minimal] [--deb PATH] [--cache DIR] [--rebuild] OUTDIR
+#
+# OUTDIR/<variant>-<key>/ gets base.qcow2, vmlinuz, initrd.img, image.json;
+# OUTDIR/<variant> is a symlink to the newest. Built images are immutable
+# (desktops' overlays point at them), so a changed input makes a new
+# directory. Two caches under --cache (default /var/cache/bureau) make a
+# rebuild cheap: the downloaded .debs and the base tarball, keyed by its
+# inputs (package lists, mkbase.sh, apt sources). Needs root (chroot).
+set -eu
+
+here=$(cd "$(dirname "$0")" && pwd)
+variant=full deb= cache=${BUREAU_CACHE:-/var/cache/bureau} rebuild=0
+while [ $# -gt 0 ]; do
+	case $1 in
+	--minimal) variant=minimal ;;
+	--full) variant=full ;;
+	--deb) deb=$2; shift ;;
+	--cache) cache=$2; shift ;;
+	--rebuild) rebuild=1 ;;
+	--) shift; break ;;
+	-*) echo "build-image: unknown option '$1'" >&2; exit 2 ;;
+	*) break ;;
+	esac
+	shift
+done
+[ $# -eq 1 ] || { echo "usage: build-image.sh [--minimal] [--deb PATH] [--cache DIR] [--rebuild] OUTDIR" >&2; exit 2; }
+out=$1
+[ "$(id -u)" = 0 ] || { echo "build-image: needs root (mmdebstrap --mode=root, chroot)" >&2; exit 1; }
+if [ -n "$deb" ] && [ ! -f "$deb" ]; then
+	echo "build-image: no such package '$deb'" >&2; exit 1
+fi
+for t in mmdebstrap mke2fs qemu-img sha256sum; do
+	command -v $t >/dev/null || { echo "build-image: '$t' not found (make deps)" >&2; exit 1; }
+done
+
+log() { printf 'build-image: %s\n' "$*" >&2; }
+
+# Package list: '@minimal' includes the minimal list.
+pkglist() {
+	grep -v '^#' "$here/packages-$1" | while read -r p; do
+		case $p in
+		'') ;;
+		@*) pkglist "${p#@}" ;;
+		*) echo "$p" ;;
+		esac
+	done
+}
+pkgs=$(pkglist $variant | sort -u | paste -sd, -)
+
+. /etc/os-release
+suite=${VERSION_CODENAME:?no VERSION_CODENAME in /etc/os-release}
+
+# The host's apt sources, exactly as configured.
+set --
+for f in /etc/apt/sources.list /etc/apt/sources.list.d/*.list /etc/apt/sources.list.d/*.sources; do
+	[ -s "$f" ] && set -- "$@" "$f"
+done
+[ $# -gt 0 ] || { echo "build-image: no apt sources under /etc/apt" >&2; exit 1; }
+
+base_key=$( {
+	echo "$suite $pkgs"
+	cat "$here/mkbase.sh"
+	cat "$@"
+} | sha256sum | cut -c1-16)
+
+mkdir -p "$cache/archives" "$cache/base" "$cache/tmp" "$out"
+base_tar=$cache/base/$variant-$base_key.tar
+if [ $rebuild = 1 ] || [ ! -s "$base_tar" ]; then
+	log "base $variant-$base_key: mmdebstrap ($(echo "$pkgs" | tr , '\n' | wc -l) packages)"
+	t0=$(date +%s)
+	"$here/mkbase.sh" "$pkgs" "$suite" "$cache/archives" "$base_tar.tmp" "$@"
+	mv "$base_tar.tmp" "$base_tar"
+	log "base built in $(( $(date +%s) - t0 )) s"
+else
+	log "base $variant-$base_key: cached"
+fi
+
+# The last layer: overlay files, the desktop user, bureaud.
+layer_key=$( {
+	echo "$base_key"
+	cat "$here/build-image.sh"
+	(cd "$here" && find rootfs "rootfs-$variant" -type f 2>/dev/null | sort | xargs -r sha256sum)
+	[ -z "$deb" ] || sha256sum < "$deb"
+} | sha256sum | cut -c1-16)
+name=$variant-$layer_key
+if [ $rebuild = 0 ] && [ -s "$out/$name/image.json" ]; then
+	log "image $name: up to date"
+	ln -sfn "$name" "$out/$variant"
+	echo "$out/$name"
+	exit 0
+fi
+
+log "image $name: layering"
+work=$(mktemp -d "$cache/tmp/layer.XXXXXX")
+trap 'rm -rf "$work"' EXIT INT TERM
+root=$work/root
+mkdir "$root"
+tar -C "$root" --numeric-owner --xattrs --xattrs-include='*' -xpf "$base_tar"
+for d in rootfs "rootfs-$variant"; do
+	[ -d "$here/$d" ] || continue
+	tar -C "$here/$d" --owner=0 --group=0 -cf - . | tar -C "$root" -xpf -
+done
+
+user=bureau uid=1000
+chroot "$root" groupadd --system bureaud 2>/dev/null || true
+chroot "$root" useradd --uid $uid --user-group --home-dir /home/$user --no-create-home \
+	--shell /bin/bash --groups sudo,video,audio,input,bureaud --comment 'bureau desktop' $user
+chroot "$root" passwd --lock $user >/dev/null
+gid=$(chroot "$root" id -g $user)
+chmod 0440 "$root/etc/sudoers.d/bureau"
+
+if [ -n "$deb" ]; then
+	cp "$deb" "$root/tmp/bureaud.deb"
+	chroot "$root" dpkg --force-confold -i /tmp/bureaud.deb
+	rm -f "$root/tmp/bureaud.deb"
+	version=$(dpkg-deb -f "$deb" Version)
+else
+	log "no bureaud package given: image without the daemon"
+	version=
+fi
+
+systemctl --root="$root" enable systemd-networkd.service bureau-growfs.service \
+	bureau-home.service >/dev/null 2>&1
+# Periodic jobs only steal a TCG guest's CPU.
+for t in apt-daily.timer apt-daily-upgrade.timer e2scrub_all.timer man-db.timer fstrim.timer; do
+	systemctl --root="$root" mask $t >/dev/null 2>&1 || true
+done
+
+mkdir -p "$work/img"
+cp "$(ls "$root"/boot/vmlinuz-* | sort -V | tail -n1)" "$work/img/vmlinuz"
+cp "$(ls "$root"/boot/initrd.img-* | sort -V | tail -n1)" "$work/img/initrd.img"
+chmod 0644 "$work/img/vmlinuz" "$work/img/initrd.img"
+
+# Room for the first boot; the guest grows the file system to the disk at
+# every boot (bureau-growfs), so a desktop's --disk decides the real size.
+used_k=$(du -sxk "$root" | cut -f1)
+size_k=$(( used_k + used_k / 4 + 512 * 1024 ))
+log "mke2fs: ${used_k} KiB used, ${size_k} KiB file system"
+mke2fs -q -t ext4 -L bureau-root -d "$root" "$work/root.raw" "${size_k}k"
+qemu-img convert -O qcow2 "$work/root.raw" "$work/img/base.qcow2"
+rm -f "$work/root.raw"
+
+cat > "$work/img/image.json" <<JSON
+{
+  "variant": "$variant",
+  "key": "$layer_key",
+  "base_key": "$base_key",
+  "suite": "$suite",
+  "bureaud": "$version",
+  "disk": "base.qcow2",
+  "kernel": "vmlinuz",
+  "initrd": "initrd.img",
+  "cmdline": "root=/dev/vda rw console=ttyS0,115200 net.ifnames=0",
+  "user": "$user",
+  "uid": $uid,
+  "gid": $gid,
+  "built": "$(date -u +%Y-%m-%dT%H:%M:%SZ)"
+}
+JSON
+rm -rf "$out/$name"
+mv "$work/img" "$out/$name"
+ln -sfn "$name" "$out/$variant"
+log "image $name: $(du -sh "$out/$name/base.qcow2" | cut -f1) qcow2"
+echo "$out/$name"

@@ -1,0 +1,62 @@
+#!/bin/sh
+# Desktop bench: the time from `bureau start` to the first screenshot
+# (cold boot, TCG unless BUREAU_ACCEL says otherwise) and the disk space a
+# new desktop costs, on the minimal image (cached in $BUREAU_IMAGES,
+# default /var/cache/bureau/images).
+#
+#   tests/bench/desktop_bench.sh BUILDDIR
+set -u
+
+build=$(cd "${1:?usage: desktop_bench.sh BUILDDIR}" && pwd)
+bureau=$build/bureau
+images=${BUREAU_IMAGES:-/var/cache/bureau/images}
+export BUREAU_PORTS=${BUREAU_PORTS:-7500-7599}
+accel=${BUREAU_ACCEL:-tcg}
+
+command -v qemu-system-x86_64 >/dev/null || { echo "desktop bench: SKIP (no qemu)"; exit 0; }
+home=$(mktemp -d /var/tmp/bureau-bench.XXXXXX)
+export BUREAU_HOME=$home
+cleanup() {
+	[ -s "$home/b/qemu.pid" ] && kill -9 "$(cat "$home/b/qemu.pid")" 2>/dev/null
+	rm -rf "$home"
+}
+trap cleanup EXIT INT TERM
+
+ms() { date +%s%3N; }
+secs() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.1f", (b - a) / 1000 }'; }
+
+deb=$(ls "$build"/bureaud_*.deb 2>/dev/null | tail -n1)
+t0=$(ms)
+"$bureau" image build --minimal --out "$images" ${deb:+--deb "$deb"} >"$home/image.log" 2>&1 ||
+	{ tail -20 "$home/image.log"; echo "desktop bench: image build failed"; exit 1; }
+echo "desktop image build --minimal (cache warm unless first run): $(secs "$t0" "$(ms)") s, base image $(du -h "$images/minimal/base.qcow2" | cut -f1)"
+
+t0=$(ms)
+"$bureau" create b --image "$images/minimal" --disk 20G --home 20G --memory 2G >/dev/null || exit 1
+echo "desktop create (20G system + 20G home, sparse): $(secs "$t0" "$(ms)") s, costs $(du -sh "$home/b" | cut -f1) on disk"
+
+t0=$(ms)
+"$bureau" start b --accel "$accel" --timeout 900 >"$home/start.log" 2>&1 ||
+	{ cat "$home/start.log"; exit 1; }
+t1=$(ms)
+while ! "$bureau" screenshot b -o "$home/shot.png" >/dev/null 2>&1; do
+	sleep 0.2
+done
+t2=$(ms)
+# The session draws its desktop shortly after the daemon is up.
+while :; do
+	"$bureau" screenshot b -o "$home/shot.png" >/dev/null 2>&1
+	m=$(convert "$home/shot.png" -colorspace gray -format '%[fx:mean]' info: 2>/dev/null || echo 0)
+	awk -v m="$m" 'BEGIN { exit !(m > 0.05) }' && break
+	[ $(( $(ms) - t0 )) -gt 300000 ] && break
+	sleep 0.5
+done
+t3=$(ms)
+echo "desktop start -> daemon answers ($accel, cold): $(secs "$t0" "$t1") s"
+echo "desktop start -> first screenshot ($accel, cold): $(secs "$t0" "$t2") s"
+echo "desktop start -> screenshot of the drawn desktop ($accel, cold): $(secs "$t0" "$t3") s"
+t0=$(ms)
+"$bureau" stop b >/dev/null
+echo "desktop stop (ACPI shutdown): $(secs "$t0" "$(ms)") s"
+echo "desktop disk use after one boot: $(du -sh "$home/b" | cut -f1) (system $(du -h "$home/b/system.qcow2" | cut -f1), home $(du -h "$home/b/home.qcow2" | cut -f1))"
+"$bureau" rm b >/dev/null
