@@ -83,21 +83,15 @@ bc_code_of(const char *name)
 }
 
 static pthread_once_t bc_once = PTHREAD_ONCE_INIT;
-static pthread_key_t bc_err_key;
-/* Stored when even the message could not be allocated; never freed. */
-static char bc_oom_msg[] = "out of memory";
-
-static void
-bc_err_free(void *p)
-{
-	if (p != bc_oom_msg)
-		free(p);
-}
+/* The last error of each thread, in thread-local storage with no
+ * destructor: a library loaded by an FFI (koffi, ctypes) may be unmapped
+ * while its threads still end, and a pthread key destructor would then
+ * jump into unmapped code. Longer messages are cut. */
+static __thread char bc_err_msg[2048];
 
 static void
 bc_init(void)
 {
-	(void)pthread_key_create(&bc_err_key, bc_err_free);
 	/* Only the base64 helpers are used; they need no init, but calling
 	 * it once keeps libsodium's contract. */
 	if (sodium_init() < 0)
@@ -108,28 +102,18 @@ int
 bc_fail(int code, const char *fmt, ...)
 {
 	va_list ap;
-	char *msg, *old;
 
-	pthread_once(&bc_once, bc_init);
 	va_start(ap, fmt);
-	if (vasprintf(&msg, fmt, ap) < 0)
-		msg = bc_oom_msg;
+	(void)vsnprintf(bc_err_msg, sizeof bc_err_msg, fmt, ap);
 	va_end(ap);
-	old = pthread_getspecific(bc_err_key);
-	(void)pthread_setspecific(bc_err_key, msg);
-	bc_err_free(old);
 	return (code);
 }
 
 const char *
 bureau_client_error(const bureau_client *c)
 {
-	const char *msg;
-
 	(void)c;
-	pthread_once(&bc_once, bc_init);
-	msg = pthread_getspecific(bc_err_key);
-	return (msg != NULL ? msg : "");
+	return (bc_err_msg);
 }
 
 void

@@ -87,10 +87,10 @@ function load(explicit, rootDir) {
 	return lib;
 }
 
-// libbureau keeps each thread's last error under a pthread key with a
-// destructor. koffi unloads the library when the process ends while its
-// worker threads are still exiting; their key destructors would then jump
-// into unmapped code. RTLD_NODELETE keeps the library mapped for good.
+// koffi unloads the library when the process ends while threads that run
+// its code (koffi's workers, libnng's own threads, loaded with it) may still
+// be exiting, which crashed Node on exit. RTLD_NODELETE keeps libbureau and
+// its dependencies mapped for good.
 const RTLD_NOW = 2;
 const RTLD_NODELETE = 0x1000;
 
