@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "runtime/config.h"
+#include "runtime/dispatch.h"
 #include "runtime/log.h"
 
 #define BD_TOKEN_MAX 4096
@@ -191,7 +192,8 @@ bd_apply(struct bd_config *cfg, int opt, const char *name, const char *v,
 			    "expected error, warn, info or debug%s", v, ""));
 		return (0);
 	case OPT_WORKERS:
-		if (bd_parse_num(name, v, 2, 256, &n, cause) != 0)
+		if (bd_parse_num(name, v, BD_QUICK_RESERVE + 1, 256, &n,
+		        cause) != 0)
 			return (-1);
 		cfg->workers = (int)n;
 		return (0);
@@ -361,7 +363,7 @@ bd_config_load(struct bd_config *cfg, int argc, char **argv, char **cause)
 	int opt;
 
 	memset(cfg, 0, sizeof *cfg);
-	cfg->workers = 8;
+	cfg->workers = 16;
 	cfg->max_request = BD_MAX_REQUEST_DEFAULT;
 	cfg->tool.scale = CAP_SCALE_AUTO;
 	cfg->tool.settle_ms = 100;
@@ -434,6 +436,7 @@ bd_config_load(struct bd_config *cfg, int argc, char **argv, char **cause)
 	if (cfg->events == NULL)
 		cfg->events = bd_default_events(cfg);
 	cfg->tool.display = cfg->display;
+	cfg->tool.workers = cfg->workers;
 	return (0);
 }
 

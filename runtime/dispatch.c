@@ -139,7 +139,7 @@ bd_ms_since(const struct timespec *t0)
 
 char *
 bd_dispatch(const struct bd_config *cfg, const char *buf, size_t len,
-    size_t *outlen)
+    int load, size_t *outlen)
 {
 	struct tool_call call = { 0 };
 	const struct tool_entry *entry = NULL;
@@ -232,6 +232,15 @@ bd_dispatch(const struct bd_config *cfg, const char *buf, size_t len,
 		    "%s '%s%s%.64s' is not allowed by this daemon's policy",
 		    action != NULL ? "action" : "tool", tool,
 		    action != NULL ? "." : "", action != NULL ? action : "");
+		goto reply;
+	}
+	if (load > cfg->workers - BD_QUICK_RESERVE &&
+	    (entry->quick == NULL || !entry->quick(action))) {
+		code = tool_fail(&call, BD_EBUSY,
+		    "%d of %d workers are busy; the last %d are kept for quick "
+		    "requests (screenshots, input): retry later or start "
+		    "bureaud with more --workers", load - 1, cfg->workers,
+		    BD_QUICK_RESERVE);
 		goto reply;
 	}
 	code = entry->handle(&call);

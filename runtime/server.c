@@ -6,6 +6,7 @@
 #include <nng/protocol/pubsub0/pub.h>
 #include <nng/protocol/reqrep0/rep.h>
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -30,6 +31,7 @@ struct bd_server {
 	int open;
 	int nworkers;
 	struct bd_worker *workers;
+	atomic_int busy; /* workers inside a request */
 };
 
 static struct {
@@ -114,7 +116,7 @@ bd_worker_main(void *arg)
 		nng_msg *msg, *out;
 		char *reply;
 		size_t len;
-		int rv;
+		int rv, load;
 
 		nng_ctx_recv(w->ctx, w->aio);
 		nng_aio_wait(w->aio);
@@ -125,8 +127,10 @@ bd_worker_main(void *arg)
 			continue;
 		}
 		msg = nng_aio_get_msg(w->aio);
+		load = atomic_fetch_add(&w->srv->busy, 1) + 1;
 		reply = bd_dispatch(cfg, nng_msg_body(msg), nng_msg_len(msg),
-		    &len);
+		    load, &len);
+		atomic_fetch_sub(&w->srv->busy, 1);
 		nng_msg_free(msg);
 		if (reply == NULL)
 			continue;

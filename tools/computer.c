@@ -1156,10 +1156,19 @@ tool_computer_x11(void)
 	return (cm.x);
 }
 
+/* Everything but the deliberate waits answers in milliseconds. */
+static int
+cm_quick(const char *action)
+{
+	return (action == NULL || (strcmp(action, "wait") != 0 &&
+	    strcmp(action, "hold_key") != 0));
+}
+
 const struct tool_entry tool_computer_entry = {
 	.name = "computer",
 	.init = cm_init,
 	.fini = cm_fini,
 	.handle = cm_handle,
 	.actions = cm_action_names,
+	.quick = cm_quick,
 };

@@ -77,9 +77,17 @@ sys_handle(struct tool_call *call)
 
 static const char *const sys_actions[] = { "ping", "info", NULL };
 
+static int
+sys_quick(const char *action)
+{
+	(void)action;
+	return (1);
+}
+
 const struct tool_entry tool_system_entry = {
 	.name = "system",
 	.init = sys_init,
 	.handle = sys_handle,
 	.actions = sys_actions,
+	.quick = sys_quick,
 };

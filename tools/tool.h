@@ -30,6 +30,7 @@ struct tool_config {
 	int draw_cursor;              /* draw the pointer into screenshots */
 	int frame_interval_ms;        /* least time between published frames */
 	size_t bash_output_max;       /* bash output cap, bytes */
+	int workers;                  /* requests served at once */
 	const char *root;             /* confine file/editor paths, or NULL */
 	/* Publish an event on the PUB socket: "<topic> <json>" then, when body
 	 * is not NULL, "\n" and body. Thread-safe; never blocks for long. */
@@ -59,6 +60,11 @@ struct tool_entry {
 	/* Actions this tool knows (NULL-terminated), for policy and `info`;
 	 * NULL when the tool has no actions. */
 	const char *const *actions;
+	/* Does this action answer promptly (no waiting on programs or
+	 * timers)? The runtime keeps its last workers for quick requests,
+	 * so screenshots and input never queue behind shell commands.
+	 * NULL: never quick. */
+	int (*quick)(const char *action);
 };
 
 /* Every tool, NULL-terminated (tools/registry.c). */

@@ -799,10 +799,18 @@ win_fini(void)
 	win.display = NULL;
 }
 
+/* All but `launch` (which may wait for a window) answer at once. */
+static int
+win_quick(const char *action)
+{
+	return (action == NULL || strcmp(action, "launch") != 0);
+}
+
 const struct tool_entry tool_window_entry = {
 	.name = "window",
 	.init = win_init,
 	.fini = win_fini,
 	.handle = win_handle,
 	.actions = win_action_names,
+	.quick = win_quick,
 };

@@ -241,6 +241,38 @@ def test_no_head_of_line_blocking():
     assert took < 1.5, "screenshot took %.2fs" % took
 
 
+def test_workers_kept_for_quick_requests():
+    # 4 workers, 2 kept for quick requests: with two shell commands
+    # running, a third is refused with busy and a screenshot still answers
+    W = bt.Daemon(X, ["--workers", "4"])
+    socks = [bt.Req(W.url) for _ in range(2)]
+    done = []
+
+    def slow(i, sock):
+        done.append(json.loads(sock.rpc(json.dumps({
+            "tool": "bash", "command": "sleep 3", "session": "s%d" % i,
+            "token": W.token}))))
+
+    threads = [threading.Thread(target=slow, args=(i, s))
+               for i, s in enumerate(socks)]
+    try:
+        for t in threads:
+            t.start()
+        time.sleep(1.0)
+        bt.expect_error(W.call(tool="bash", command="true", session="s9"),
+                        "busy", "workers")
+        t0 = time.time()
+        ok(W.call(tool="computer", action="screenshot"))
+        ok(W.call(tool="system", action="ping"))
+        assert time.time() - t0 < 2.0
+        for t in threads:
+            t.join()
+        assert all(r["ok"] for r in done), done
+        ok(W.call(tool="bash", command="true", session="s9"))
+    finally:
+        W.stop()
+
+
 def test_busy_and_sessions():
     other = bt.Req(D.url)
     res = {}
@@ -390,6 +422,8 @@ bt.run([
     ("bash_truncation_memory_bounded", test_truncation_memory_bounded),
     ("bash_no_head_of_line_blocking", test_no_head_of_line_blocking),
     ("bash_busy_and_sessions", test_busy_and_sessions),
+    ("bash_workers_kept_for_quick_requests",
+     test_workers_kept_for_quick_requests),
     ("bash_restart", test_restart),
     ("bash_exit_in_command", test_exit_in_command),
     ("bash_arguments", test_arguments),

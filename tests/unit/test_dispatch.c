@@ -42,7 +42,7 @@ static json_t *
 serve(const char *req)
 {
 	size_t len;
-	char *out = bd_dispatch(&cfg, req, strlen(req), &len);
+	char *out = bd_dispatch(&cfg, req, strlen(req), 1, &len);
 	json_t *r;
 
 	assert_non_null(out);
