@@ -1313,7 +1313,7 @@ x11_kbd_type(struct x11_kbd *kbd, Display *dpy, const char *utf8,
 	struct kbd_key key;
 	size_t i, k, n, nsyms, start;
 	uint32_t cp;
-	int r, typing = 0;
+	int r, typing = 0, relock = 0;
 
 	/* Decode everything first: bad input types nothing. */
 	if ((syms = malloc(sizeof *syms * (len + 1))) == NULL) {
@@ -1354,6 +1354,15 @@ x11_kbd_type(struct x11_kbd *kbd, Display *dpy, const char *utf8,
 	if (kbd_shift_init(kbd, dpy, &sh, cause) != 0)
 		goto fail;
 	typing = 1;
+	/* Caps Lock off while typing, back on after: applications apply Lock
+	 * with case tables of their own, which capitalise letters the
+	 * server's XKB does not know as cased (σ, ж, ß), so no Shift choice
+	 * could make them come out right under Lock. */
+	if (sh.lock) {
+		XkbLockModifiers(dpy, XkbUseCoreKbd, LockMask, 0);
+		sh.lock = 0;
+		relock = 1;
+	}
 	kbd->batch++;
 	start = 0;
 	for (k = 0; k < nsyms; k++) {
@@ -1388,6 +1397,8 @@ x11_kbd_type(struct x11_kbd *kbd, Display *dpy, const char *utf8,
 	    group + start, nsyms - start);
 	kbd_shift_restore(dpy, &sh);
 	kbd_group_restore(kbd, dpy);
+	if (relock)
+		XkbLockModifiers(dpy, XkbUseCoreKbd, LockMask, LockMask);
 	XSync(dpy, False);
 	kbd_stamp(kbd);
 	free(syms);
@@ -1401,6 +1412,9 @@ fail:
 		 * group can be left as they should not. */
 		kbd_shift_restore(dpy, &sh);
 		kbd_group_restore(kbd, dpy);
+		if (relock)
+			XkbLockModifiers(dpy, XkbUseCoreKbd, LockMask,
+			    LockMask);
 		XSync(dpy, False);
 		kbd_refresh(kbd, dpy, NULL);
 	}
