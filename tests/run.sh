@@ -32,11 +32,23 @@ count() { # name, output file
 	fi
 }
 
+# The unit tests that need an X server (keyboard) get a private Xvfb.
+xdisp=
+if command -v Xvfb >/dev/null; then
+	n=200
+	while [ -e /tmp/.X$n-lock ] || [ -e /tmp/.X11-unix/X$n ]; do n=$((n + 1)); done
+	Xvfb ":$n" -screen 0 1280x800x24 -nolisten tcp >/dev/null 2>&1 &
+	xpid=$!
+	trap 'kill $xpid 2>/dev/null' EXIT
+	for _ in $(seq 50); do [ -e /tmp/.X11-unix/X$n ] && break; sleep 0.1; done
+	xdisp=:$n
+fi
+
 for t in "$build"/tests/test_*; do
 	[ -x "$t" ] || continue
 	name=$(basename "$t")
 	echo "== unit $name"
-	"$t" >"$log/$name.out" 2>&1
+	DISPLAY=$xdisp "$t" >"$log/$name.out" 2>&1
 	rc=$?
 	grep -E '^\[  (FAILED|ERROR)|^\[  PASSED' "$log/$name.out"
 	grep -B2 -A8 -E '^\[  FAILED  \] [a-z_]|ERROR' "$log/$name.out" | head -40
