@@ -115,6 +115,17 @@ chroot "$root" passwd --lock $user >/dev/null
 gid=$(chroot "$root" id -g $user)
 chmod 0440 "$root/etc/sudoers.d/bureau"
 
+if [ $variant = full ]; then
+	# openbox (from the minimal list) also offers a session: the full
+	# desktop's is Xfce, whatever the alternatives' priorities say.
+	chroot "$root" update-alternatives --set x-session-manager /usr/bin/xfce4-session >/dev/null
+	# Without a system panel configuration the panel's first start asks
+	# (default layout or empty panel?) in a dialog: nobody answers it.
+	x=$root/etc/xdg/xfce4/xfconf/xfce-perchannel-xml
+	mkdir -p "$x"
+	[ -e "$x/xfce4-panel.xml" ] || cp "$root/etc/xdg/xfce4/panel/default.xml" "$x/xfce4-panel.xml"
+fi
+
 if [ -n "$deb" ]; then
 	cp "$deb" "$root/tmp/bureaud.deb"
 	chroot "$root" dpkg --force-confold -i /tmp/bureaud.deb
