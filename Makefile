@@ -16,7 +16,7 @@ PKG_CONFIG ?= pkg-config
 # Debian packages: one list, used by `make deps` and documented in README.md.
 DEPS_BUILD := build-essential pkg-config libx11-dev libxext-dev libxtst-dev \
 	libxdo-dev libxdamage-dev libxfixes-dev libpng-dev libturbojpeg0-dev \
-	libnng-dev libjansson-dev libsodium-dev libcmocka-dev
+	libnng-dev libjansson-dev libsodium-dev libcmocka-dev zlib1g-dev
 DEPS_TEST := nng-utils xvfb xterm x11-apps x11-utils xdotool xclip wmctrl \
 	x11-xserver-utils openbox imagemagick scrot xfonts-base fonts-dejavu-core fonts-noto-cjk \
 	python3 procps psmisc
@@ -24,7 +24,7 @@ DEPS_HOST := qemu-system-x86 qemu-utils mmdebstrap e2fsprogs debhelper \
 	dpkg-dev lintian
 DEPS := $(DEPS_BUILD) $(DEPS_TEST) $(DEPS_HOST)
 
-PKGS := x11 xext xtst xdamage xfixes libpng libturbojpeg jansson libsodium
+PKGS := x11 xext xtst xdamage xfixes libpng zlib libturbojpeg jansson libsodium
 
 BUILD := build
 # Objects of a sanitized build live apart so the two never mix.

@@ -1,14 +1,19 @@
 /*
- * png: BGRX pixels to an 8-bit RGB PNG in memory, with libpng.
+ * png: BGRX pixels to an 8-bit RGB PNG in memory.
  *
- * libpng reads the X11 rows as they are: png_set_bgr swaps B and R and
- * png_set_filler drops the X byte while each row is copied into libpng's own
- * row buffer, so the caller's pixels are never modified or copied whole.
+ * Screenshots (tall images) take the parallel path at the end of this file:
+ * zlib on one thread per CPU, the container written here. Small images
+ * (and capbench's settings table) go through libpng, which reads the X11
+ * rows as they are: png_set_bgr swaps B and R and png_set_filler drops the
+ * X byte while each row is copied into libpng's own row buffer, so the
+ * caller's pixels are never modified or copied whole.
  */
 #include <png.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 #include <zlib.h>
 
 #include "capture/capture.h"
@@ -182,10 +187,206 @@ out:
 	return rc;
 }
 
+
+/* --- the parallel path --------------------------------------------------- */
+
+/*
+ * libpng compresses on one thread, and zlib is where a screenshot's time
+ * goes (about half of it). A deflate stream can be cut into independent
+ * pieces, as pigz does: every piece but the last ends with Z_SYNC_FLUSH on
+ * a byte boundary, the last with Z_FINISH, and the zlib trailer carries
+ * adler32_combine of the pieces. So the rows are split between threads and
+ * the PNG container (signature, IHDR, one IDAT, IEND) is written here;
+ * the bytes are a standard PNG that any decoder (libpng in the tests)
+ * reads. Rows are unfiltered, as cap_png_encode's measured settings say.
+ */
+#define CAPNG_MAX_PARTS 4
+#define CAPNG_MIN_ROWS 64 /* fewer rows per part: not worth a thread */
+
+struct capng_part {
+	const struct cap_image *img;
+	int y0, y1, level, last;
+	uint8_t *buf; /* raw deflate output, malloc'd */
+	size_t len;
+	uLong adler;
+	int err;
+};
+
+static void *
+capng_part_run(void *arg)
+{
+	struct capng_part *p = arg;
+	size_t rowlen = 1 + (size_t)p->img->width * 3, cap;
+	uint8_t *row = malloc(rowlen);
+	z_stream zs;
+	int y, rv;
+
+	p->err = -1;
+	p->adler = adler32(0, Z_NULL, 0);
+	memset(&zs, 0, sizeof zs);
+	cap = deflateBound(&zs, (uLong)(rowlen * (size_t)(p->y1 - p->y0))) + 64;
+	/* deflateBound before init is the conservative bound: fine */
+	if (row == NULL || (p->buf = malloc(cap)) == NULL)
+		goto out;
+	if (deflateInit2(&zs, p->level, Z_DEFLATED, -15, 8,
+	        Z_DEFAULT_STRATEGY) != Z_OK)
+		goto out;
+	zs.next_out = p->buf;
+	zs.avail_out = (uInt)cap;
+	row[0] = 0; /* filter type None */
+	for (y = p->y0; y < p->y1; y++) {
+		const uint8_t *src = p->img->data + (size_t)y *
+		    (size_t)p->img->stride;
+		uint8_t *dst = row + 1;
+		int flush = y + 1 < p->y1 ? Z_NO_FLUSH : p->last ? Z_FINISH :
+		    Z_SYNC_FLUSH;
+
+		for (int x = 0; x < p->img->width; x++, src += 4, dst += 3) {
+			dst[0] = src[2];
+			dst[1] = src[1];
+			dst[2] = src[0];
+		}
+		p->adler = adler32(p->adler, row, (uInt)rowlen);
+		zs.next_in = row;
+		zs.avail_in = (uInt)rowlen;
+		rv = deflate(&zs, flush);
+		if (rv == Z_STREAM_ERROR || zs.avail_in != 0 ||
+		    (flush == Z_FINISH && rv != Z_STREAM_END)) {
+			deflateEnd(&zs);
+			goto out;
+		}
+	}
+	p->len = cap - zs.avail_out;
+	deflateEnd(&zs);
+	p->err = 0;
+out:
+	free(row);
+	return NULL;
+}
+
+static uint8_t *
+capng_put32(uint8_t *p, uint32_t v)
+{
+	p[0] = (uint8_t)(v >> 24);
+	p[1] = (uint8_t)(v >> 16);
+	p[2] = (uint8_t)(v >> 8);
+	p[3] = (uint8_t)v;
+	return p + 4;
+}
+
+/* A chunk at p: length, type, data (already at p + 8), CRC. */
+static uint8_t *
+capng_chunk(uint8_t *p, const char *type, size_t len)
+{
+	capng_put32(p, (uint32_t)len);
+	memcpy(p + 4, type, 4);
+	return capng_put32(p + 8 + len, (uint32_t)crc32(0, p + 4,
+	    (uInt)(len + 4)));
+}
+
+static int
+capng_parallel(const struct cap_image *img, int level, int nparts,
+    uint8_t **out, size_t *outlen, char **cause)
+{
+	struct capng_part parts[CAPNG_MAX_PARTS];
+	pthread_t threads[CAPNG_MAX_PARTS];
+	int started[CAPNG_MAX_PARTS] = { 0 }, i, rc = -1;
+	size_t total = 0, rowlen = 1 + (size_t)img->width * 3;
+	uLong adler;
+	uint8_t *buf = NULL, *p;
+
+	for (i = 0; i < nparts; i++) {
+		parts[i] = (struct capng_part){ .img = img,
+			.y0 = img->height * i / nparts,
+			.y1 = img->height * (i + 1) / nparts, .level = level,
+			.last = i == nparts - 1 };
+	}
+	/* part 0 on this thread, the others on their own */
+	for (i = 1; i < nparts; i++)
+		started[i] = pthread_create(&threads[i], NULL, capng_part_run,
+		    &parts[i]) == 0;
+	capng_part_run(&parts[0]);
+	for (i = 1; i < nparts; i++) {
+		if (started[i])
+			pthread_join(threads[i], NULL);
+		else
+			capng_part_run(&parts[i]);
+	}
+	adler = adler32(0, Z_NULL, 0);
+	for (i = 0; i < nparts; i++) {
+		if (parts[i].err != 0)
+			goto fail;
+		total += parts[i].len;
+		adler = adler32_combine(adler, parts[i].adler,
+		    (z_off_t)(rowlen * (size_t)(parts[i].y1 - parts[i].y0)));
+	}
+	/* signature, IHDR (25), IDAT head and CRC (12) with zlib header and
+	 * trailer (6), IEND (12) */
+	if ((buf = malloc(8 + 25 + 12 + 6 + total + 12)) == NULL)
+		goto fail;
+	memcpy(buf, "\x89PNG\r\n\x1a\n", 8);
+	p = buf + 8;
+	capng_put32(p + 8, (uint32_t)img->width);
+	capng_put32(p + 12, (uint32_t)img->height);
+	memcpy(p + 16, "\x08\x02\x00\x00\x00", 5); /* 8-bit RGB, no interlace */
+	p = capng_chunk(p, "IHDR", 13);
+	{
+		uint8_t *d = p + 8;
+
+		d[0] = 0x78; /* deflate, 32 KiB window */
+		d[1] = 0x01; /* (0x7801 % 31 == 0), no dictionary */
+		d += 2;
+		for (i = 0; i < nparts; i++) {
+			memcpy(d, parts[i].buf, parts[i].len);
+			d += parts[i].len;
+		}
+		capng_put32(d, (uint32_t)adler);
+		p = capng_chunk(p, "IDAT", 2 + total + 4);
+	}
+	p = capng_chunk(p, "IEND", 0);
+	*out = buf;
+	*outlen = (size_t)(p - buf);
+	rc = 0;
+	goto out;
+fail:
+	if (cause != NULL && asprintf(cause,
+	    "png encoding of '%dx%d' failed: out of memory or zlib error",
+	    img->width, img->height) < 0)
+		*cause = NULL;
+out:
+	for (i = 0; i < nparts; i++)
+		free(parts[i].buf);
+	return rc;
+}
+
+/* How many pieces for this image: one per CPU, each of at least
+ * CAPNG_MIN_ROWS rows. */
+static int
+capng_nparts(const struct cap_image *img)
+{
+	static int ncpu;
+	int n;
+
+	if (ncpu == 0) {
+		long c = sysconf(_SC_NPROCESSORS_ONLN);
+		ncpu = c < 1 ? 1 : c > CAPNG_MAX_PARTS ? CAPNG_MAX_PARTS : (int)c;
+	}
+	n = img->height / CAPNG_MIN_ROWS;
+	return n < ncpu ? n : ncpu;
+}
+
 int
 cap_png_encode(const struct cap_image *img, int level, uint8_t **out,
     size_t *outlen, char **cause)
 {
-	return cap_png_encode_tuned(img, level, CAPNG_FILTERS, CAPNG_STRATEGY, out,
-	    outlen, cause);
+	int n;
+
+	/* small or invalid images (the latter get libpng's checks and
+	 * messages): one thread, libpng */
+	if (img == NULL || img->data == NULL || img->width <= 0 ||
+	    img->height <= 0 || img->stride / 4 < img->width || level < 0 ||
+	    level > 9 || (n = capng_nparts(img)) < 2)
+		return cap_png_encode_tuned(img, level, CAPNG_FILTERS,
+		    CAPNG_STRATEGY, out, outlen, cause);
+	return capng_parallel(img, level, n, out, outlen, cause);
 }

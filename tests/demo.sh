@@ -24,12 +24,14 @@ export DISPLAY=:$n LC_ALL=C.UTF-8
 Xvfb "$DISPLAY" -screen 0 1280x800x24 -nolisten tcp >"$work/xvfb.log" 2>&1 &
 pids+=($!)
 for _ in $(seq 100); do xdpyinfo >/dev/null 2>&1 && break; sleep 0.1; done
-xsetroot -solid '#2e3440'
 openbox >/dev/null 2>&1 &
 pids+=($!)
 sleep 0.5
-(cd "$work" && exec xterm -u8 -fa 'DejaVu Sans Mono' -fs 11 \
-	-geometry 90x24+30+40 -T terminal) &
+xsetroot -solid '#2e3440' # after openbox, which paints the root at start
+# A shell without rc files: it is ready at once, whatever ~/.bashrc does.
+(cd "$work" && PS1='agent@bureau:\w\$ ' exec xterm -u8 \
+	-fa 'DejaVu Sans Mono' -fs 11 -geometry 90x24+30+40 -T terminal \
+	-e bash --norc --noprofile -i) &
 pids+=($!)
 xclock -geometry 160x160+1080+40 &
 pids+=($!)
@@ -61,7 +63,7 @@ PYTHONPATH=$top/host-bridge/python BUREAU_LIB=$build/libbureau.so \
 	--script "$top/host-bridge/python/examples/demo_script.json" --out "$out"
 
 # The typed command ran in the real terminal: its file is the proof.
-for _ in $(seq 50); do [ -s "$work/bureau-demo.txt" ] && break; sleep 0.1; done
+for _ in $(seq 150); do [ -s "$work/bureau-demo.txt" ] && break; sleep 0.1; done
 if [ -s "$work/bureau-demo.txt" ]; then
 	echo "the terminal wrote: $(cat "$work/bureau-demo.txt")"
 else

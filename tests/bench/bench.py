@@ -87,12 +87,15 @@ def main():
     # type: 100 mixed Unicode characters into a UTF-8 xterm's `cat > file`
     def typed_into_xterm(kind):
         path = os.path.join(tmp, "typed-%s.txt" % kind)
-        term = X.spawn(["xterm", "-u8", "-geometry", "100x10+400+700", "-e",
-                        "sh", "-c", "exec cat > " + path])
+        title = "typed-" + kind
+        term = X.spawn(["xterm", "-u8", "-T", title, "-geometry",
+                        "100x10+400+700", "-e", "sh", "-c",
+                        "exec cat > " + path])
         bt.wait_for(lambda: os.path.exists(path), 10, "xterm")
-        time.sleep(0.7)
-        subprocess.run(["xdotool", "mousemove", "700", "760", "click", "1"],
-                       env=X.env, check=True)
+        # focus by name: a click alone left the new xterm unfocused after
+        # xdotool typed into the previous one
+        subprocess.run(["xdotool", "search", "--sync", "--name", title,
+                        "windowactivate", "--sync"], env=X.env, check=True)
         time.sleep(0.3)
         textfile = os.path.join(tmp, "text.txt")
         with open(textfile, "w", encoding="utf-8") as f:

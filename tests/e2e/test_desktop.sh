@@ -199,7 +199,8 @@ gsh "printf '$unit' | sudo tee /etc/systemd/system/bureau-e2e.service >/dev/null
 # The guest's clock against the host's, before and after 10 s paused: the
 # guest must lose those seconds, and not answer while paused.
 offset() {
-	g=$(gsh 'date +%s.%N' | tail -n1)
+	# the bash tool's output ends with a newline: take the last non-empty line
+	g=$(gsh 'date +%s.%N' | grep -v '^[[:space:]]*$' | tail -n1)
 	python3 -c "import sys,time; print(time.time() - float(sys.argv[1]))" "$g"
 }
 o1=$(offset)

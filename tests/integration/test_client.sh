@@ -37,7 +37,6 @@ done
 
 TMP=$(mktemp -d /tmp/bureau-client-test.XXXXXX)
 PIDS=()
-FAILED=0
 
 cleanup() {
 	local p
@@ -57,17 +56,7 @@ cleanup() {
 trap cleanup EXIT
 trap 'exit 130' INT TERM
 
-pass() { echo "PASS $1"; }
-fail() {
-	echo "FAIL $1${2:+: $2}"
-	FAILED=$((FAILED + 1))
-}
-# check NAME COMMAND...: PASS when the command succeeds.
-check() {
-	local name=$1
-	shift
-	if "$@"; then pass "$name"; else fail "$name"; fi
-}
+. "$(dirname "$0")/../lib/bt.sh"
 
 # SIGSTOP is not synchronous: wait until every thread of $1 is stopped.
 wait_stopped() {

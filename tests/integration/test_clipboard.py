@@ -18,10 +18,7 @@ INTL = ("héllo wörld — naïve café Ñandú ß € 日本語のテキスト 
         "🎉🚀👩‍💻 ǅ\u0301 \"quotes\" \\back\\slash\ttab\nnew line\r\n")
 
 
-def ok(r):
-    assert r.get("ok") is True, "request failed: %r" % (
-        {k: (v if k != "text" else v[:80]) for k, v in r.items()},)
-    return r
+ok = bt.ok
 
 
 def cb(action, **fields):

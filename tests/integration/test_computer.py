@@ -83,9 +83,7 @@ def pointer():
     return int(m.group(1)), int(m.group(2))
 
 
-def ok(r):
-    assert r.get("ok") is True, r.get("error")
-    return r
+ok = bt.ok
 
 
 def test_screenshot_pixels():

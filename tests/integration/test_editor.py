@@ -24,9 +24,7 @@ def ed(**k):
     return D.call(dict(tool="str_replace_based_edit_tool", **k))
 
 
-def ok(r):
-    assert r.get("ok") is True, r.get("error")
-    return r
+ok = bt.ok
 
 
 def err(r, code, message):

@@ -24,9 +24,7 @@ def fc(d=None, **k):
     return (d or D).call(dict(tool="file", **k))
 
 
-def ok(r):
-    assert r.get("ok") is True, r.get("error")
-    return r
+ok = bt.ok
 
 
 def h(b):

@@ -34,7 +34,6 @@ export BUREAU_BUILD=$BUILD BUREAU_LIB=$BUILD/libbureau.so BUREAU_CLI=$BUILD/bure
 TMP=$(mktemp -d /tmp/bureau-openclaw-test.XXXXXX)
 PIDS=()
 GW_PID=
-FAILED=0
 
 cleanup() {
 	local p
@@ -58,16 +57,7 @@ cleanup() {
 trap cleanup EXIT
 trap 'exit 130' INT TERM
 
-pass() { echo "PASS $1"; }
-fail() {
-	echo "FAIL $1${2:+: $2}"
-	FAILED=$((FAILED + 1))
-}
-check() {
-	local name=$1
-	shift
-	if "$@"; then pass "$name"; else fail "$name"; fi
-}
+. "$(dirname "$0")/../lib/bt.sh"
 free_port() { # like tests/lib/bt.py: random, P and P+1 free
 	/usr/bin/python3 -c 'import sys; sys.path.insert(0, sys.argv[1]); import bt; print(bt.free_port())' \
 		"$ROOT/tests/lib"

@@ -14,14 +14,10 @@ TMP = tempfile.mkdtemp(prefix="bureau-process-")
 
 
 def sanitized():
-    """Is the daemon an ASan build?"""
-    with open("/proc/%d/maps" % D.proc.pid) as f:
-        return "libasan" in f.read()
+    return bt.sanitized(D.proc)
 
 
-def ok(r):
-    assert r.get("ok") is True, r.get("error")
-    return r
+ok = bt.ok
 
 
 def P(action, **kw):

@@ -16,9 +16,7 @@ D = bt.Daemon(X, ["--scale", "none", "--no-cursor"])
 XEVLOG = os.path.join(bt.BUILD, "tests", "xevlog")
 
 
-def ok(r):
-    assert r.get("ok") is True, "request failed: %r" % (r,)
-    return r
+ok = bt.ok
 
 
 def win(action, display=None, **fields):

@@ -325,6 +325,21 @@ def run(tests):
     sys.exit(1 if _results["failed"] else 0)
 
 
+def ok(reply):
+    """The reply, after checking it succeeded (its error in the message,
+    long text fields cut)."""
+    assert reply.get("ok") is True, "request failed: %r" % (
+        {k: (v[:80] + "..." if isinstance(v, str) and len(v) > 80 else v)
+         for k, v in reply.items() if k != "image"},)
+    return reply
+
+
+def sanitized(proc):
+    """Is this process an ASan build?"""
+    with open("/proc/%d/maps" % proc.pid) as f:
+        return "libasan" in f.read()
+
+
 def expect_error(reply, code, field=None):
     assert reply.get("ok") is False, "expected an error, got %r" % (
         {k: v for k, v in reply.items() if k != "image"},)
