@@ -18,8 +18,10 @@
  */
 #include <stdint.h>
 #include <stdio.h>
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 #ifdef __SSE2__
 #include <emmintrin.h>
 #endif
@@ -291,14 +293,75 @@ scale_horizontal(const int16_t *tmp, const struct scale_axis *xa,
 #endif
 }
 
+/* Output rows [y0, y1) of one scale, on whichever thread runs it. */
+struct scale_job {
+	const struct cap_image *src, *dst;
+	const struct scale_axis *xa, *ya;
+	int y0, y1;
+	int err;
+};
+
+static void *
+scale_rows(void *arg)
+{
+	struct scale_job *j = arg;
+	const struct scale_axis *xa = j->xa, *ya = j->ya;
+	size_t n = (size_t)j->src->width * 4;
+	const uint8_t **rows;
+	int16_t *tmp;
+	int y, k, r;
+
+	/* The horizontal pass reads whole tap pairs: the zero-weight taps
+	 * past the last pixel read zeros. */
+	tmp = calloc(n + (size_t)xa->taps * 4 + 8, sizeof *tmp);
+	rows = calloc((size_t)ya->taps, sizeof *rows);
+	j->err = tmp == NULL || rows == NULL;
+	for (y = j->y0; y < j->y1 && !j->err; y++) {
+		for (k = 0; k < ya->span[y]; k++) {
+			/* Zero-weight taps past the last row read that row. */
+			r = ya->first[y] + k;
+			if (r > j->src->height - 1)
+				r = j->src->height - 1;
+			rows[k] = j->src->data + (size_t)r *
+			    (size_t)j->src->stride;
+		}
+		scale_vertical(rows, ya->w + (size_t)y * (size_t)ya->taps,
+		    ya->span[y], n, tmp);
+		scale_horizontal(tmp, xa,
+		    j->dst->data + (size_t)y * (size_t)j->dst->stride,
+		    j->dst->width);
+	}
+	free(rows);
+	free(tmp);
+	return NULL;
+}
+
+#define SCALE_MAX_JOBS 4
+#define SCALE_MIN_ROWS 32 /* fewer output rows per job: not worth a thread */
+
+/* One job per CPU, each of at least SCALE_MIN_ROWS output rows. */
+static int
+scale_njobs(int rows)
+{
+	static int ncpu;
+	int n;
+
+	if (ncpu == 0) {
+		long c = sysconf(_SC_NPROCESSORS_ONLN);
+		ncpu = c < 1 ? 1 : c > SCALE_MAX_JOBS ? SCALE_MAX_JOBS : (int)c;
+	}
+	n = rows / SCALE_MIN_ROWS;
+	return n < 1 ? 1 : n < ncpu ? n : ncpu;
+}
+
 int
 cap_scale(const struct cap_image *src, struct cap_image *dst, char **cause)
 {
 	struct scale_axis xa = { 0 }, ya = { 0 };
-	const uint8_t **rows = NULL;
-	int16_t *tmp = NULL;
-	size_t n;
-	int y, k, r, rc = -1;
+	struct scale_job jobs[SCALE_MAX_JOBS];
+	pthread_t threads[SCALE_MAX_JOBS];
+	int started[SCALE_MAX_JOBS] = { 0 };
+	int y, i, njobs, rc = -1;
 
 	if (scale_check(src, "source", cause) != 0 ||
 	    scale_check(dst, "destination", cause) != 0)
@@ -310,34 +373,35 @@ cap_scale(const struct cap_image *src, struct cap_image *dst, char **cause)
 			    (size_t)src->width * 4);
 		return 0;
 	}
-	/* The horizontal pass reads whole tap pairs: the zero-weight taps
-	 * past the last pixel read zeros. */
-	n = (size_t)src->width * 4;
 	if (scale_axis_init(&xa, src->width, dst->width) != 0 ||
-	    scale_axis_init(&ya, src->height, dst->height) != 0 ||
-	    (tmp = calloc(n + (size_t)xa.taps * 4 + 8, sizeof *tmp)) == NULL ||
-	    (rows = calloc((size_t)ya.taps, sizeof *rows)) == NULL) {
-		scale_cause(cause, "out of memory scaling '%dx%d' to '%dx%d'",
-		    src->width, src->height, dst->width, dst->height);
-		goto out;
+	    scale_axis_init(&ya, src->height, dst->height) != 0)
+		goto nomem;
+	/* Output rows are independent: split them between threads, the
+	 * first share on this one. */
+	njobs = scale_njobs(dst->height);
+	for (i = 0; i < njobs; i++)
+		jobs[i] = (struct scale_job){ .src = src, .dst = dst,
+			.xa = &xa, .ya = &ya, .y0 = dst->height * i / njobs,
+			.y1 = dst->height * (i + 1) / njobs };
+	for (i = 1; i < njobs; i++)
+		started[i] = pthread_create(&threads[i], NULL, scale_rows,
+		    &jobs[i]) == 0;
+	scale_rows(&jobs[0]);
+	for (i = 1; i < njobs; i++) {
+		if (started[i])
+			pthread_join(threads[i], NULL);
+		else
+			scale_rows(&jobs[i]);
 	}
-	for (y = 0; y < dst->height; y++) {
-		for (k = 0; k < ya.span[y]; k++) {
-			/* Zero-weight taps past the last row read that row. */
-			r = ya.first[y] + k;
-			if (r > src->height - 1)
-				r = src->height - 1;
-			rows[k] = src->data + (size_t)r * (size_t)src->stride;
-		}
-		scale_vertical(rows, ya.w + (size_t)y * (size_t)ya.taps,
-		    ya.span[y], n, tmp);
-		scale_horizontal(tmp, &xa,
-		    dst->data + (size_t)y * (size_t)dst->stride, dst->width);
-	}
+	for (i = 0; i < njobs; i++)
+		if (jobs[i].err)
+			goto nomem;
 	rc = 0;
+	goto out;
+nomem:
+	scale_cause(cause, "out of memory scaling '%dx%d' to '%dx%d'",
+	    src->width, src->height, dst->width, dst->height);
 out:
-	free(rows);
-	free(tmp);
 	scale_axis_free(&xa);
 	scale_axis_free(&ya);
 	return rc;
