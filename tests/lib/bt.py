@@ -179,6 +179,17 @@ def _chk(rv):
         raise NngError(rv)
 
 
+def _recv(sock):
+    """One message from sock, as bytes (nng allocates, we copy and free)."""
+    buf = ctypes.c_void_p()
+    size = ctypes.c_size_t()
+    _chk(_nng.nng_recv(sock, ctypes.byref(buf), ctypes.byref(size),
+                       NNG_FLAG_ALLOC))
+    out = ctypes.string_at(buf, size.value)
+    _nng.nng_free(buf, size)
+    return out
+
+
 class Req:
     """One REQ socket: send a message, receive the reply."""
 
@@ -197,13 +208,7 @@ class Req:
         if isinstance(data, str):
             data = data.encode()
         _chk(_nng.nng_send(self.sock, data, ctypes.c_size_t(len(data)), 0))
-        buf = ctypes.c_void_p()
-        size = ctypes.c_size_t()
-        _chk(_nng.nng_recv(self.sock, ctypes.byref(buf), ctypes.byref(size),
-                           NNG_FLAG_ALLOC))
-        out = ctypes.string_at(buf, size.value)
-        _nng.nng_free(buf, size)
-        return out
+        return _recv(self.sock)
 
     def close(self):
         _nng.nng_close(self.sock)
@@ -220,13 +225,7 @@ class Sub:
         _chk(_nng.nng_dial(self.sock, url.encode(), None, 2))  # nonblock
 
     def recv(self):
-        buf = ctypes.c_void_p()
-        size = ctypes.c_size_t()
-        _chk(_nng.nng_recv(self.sock, ctypes.byref(buf), ctypes.byref(size),
-                           NNG_FLAG_ALLOC))
-        out = ctypes.string_at(buf, size.value)
-        _nng.nng_free(buf, size)
-        return out
+        return _recv(self.sock)
 
     def close(self):
         _nng.nng_close(self.sock)
