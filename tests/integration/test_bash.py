@@ -28,36 +28,12 @@ def sh(command, **kw):
     return D.call(dict(tool="bash", command=command, **kw))
 
 
-def proc_stat(pid):
-    """(state, ppid, pgrp) from /proc/PID/stat, or None when gone."""
-    try:
-        with open("/proc/%d/stat" % pid) as f:
-            s = f.read()
-    except OSError:
-        return None
-    fields = s[s.rindex(")") + 2:].split()
-    return fields[0], int(fields[1]), int(fields[2])
-
-
-def live_in_group(pgid):
-    """Processes of group pgid that are not zombies."""
-    out = []
-    for d in os.listdir("/proc"):
-        if d.isdigit():
-            st = proc_stat(int(d))
-            if st is not None and st[2] == pgid and st[0] != "Z":
-                out.append(int(d))
-    return out
+proc_stat = bt.proc_stat
+live_in_group = bt.live_in_group
 
 
 def zombie_children(pid):
-    out = []
-    for d in os.listdir("/proc"):
-        if d.isdigit():
-            st = proc_stat(int(d))
-            if st is not None and st[1] == pid and st[0] == "Z":
-                out.append(int(d))
-    return out
+    return bt.children(pid, "Z")
 
 
 def status_kb(pid, key):

@@ -28,36 +28,9 @@ def start(**kw):
     return ok(P("start", **kw))["pid"]
 
 
-def proc_stat(pid):
-    """(state, ppid, pgrp, session) from /proc/PID/stat, or None."""
-    try:
-        with open("/proc/%d/stat" % pid) as f:
-            s = f.read()
-    except OSError:
-        return None
-    f = s[s.rindex(")") + 2:].split()
-    return f[0], int(f[1]), int(f[2]), int(f[3])
-
-
-def children(pid, state=None):
-    out = []
-    for d in os.listdir("/proc"):
-        if d.isdigit():
-            st = proc_stat(int(d))
-            if st is not None and st[1] == pid and (state is None or
-                                                   st[0] == state):
-                out.append(int(d))
-    return out
-
-
-def live_in_group(pgid):
-    out = []
-    for d in os.listdir("/proc"):
-        if d.isdigit():
-            st = proc_stat(int(d))
-            if st is not None and st[2] == pgid and st[0] != "Z":
-                out.append(int(d))
-    return out
+proc_stat = bt.proc_stat
+children = bt.children
+live_in_group = bt.live_in_group
 
 
 def read_all(pid, timeout=10):

@@ -339,6 +339,39 @@ def sanitized(proc):
         return "libasan" in f.read()
 
 
+def proc_stat(pid):
+    """(state, ppid, pgrp, session) from /proc/PID/stat, or None when gone,
+    read independently of bureaud."""
+    try:
+        with open("/proc/%d/stat" % pid) as f:
+            s = f.read()
+    except OSError:
+        return None
+    f = s[s.rindex(")") + 2:].split()
+    return f[0], int(f[1]), int(f[2]), int(f[3])
+
+
+def _scan_procs(pred):
+    out = []
+    for d in os.listdir("/proc"):
+        if d.isdigit():
+            st = proc_stat(int(d))
+            if st is not None and pred(st):
+                out.append(int(d))
+    return out
+
+
+def children(pid, state=None):
+    """Children of pid (in that state, e.g. "Z", when given)."""
+    return _scan_procs(lambda st: st[1] == pid and (state is None or
+                                               st[0] == state))
+
+
+def live_in_group(pgid):
+    """Processes of group pgid that are not zombies."""
+    return _scan_procs(lambda st: st[2] == pgid and st[0] != "Z")
+
+
 def expect_error(reply, code, field=None):
     assert reply.get("ok") is False, "expected an error, got %r" % (
         {k: v for k, v in reply.items() if k != "image"},)
