@@ -211,7 +211,10 @@ class Req:
         return _recv(self.sock)
 
     def close(self):
-        _nng.nng_close(self.sock)
+        # libnng 1.5.2's nng_close sometimes hangs for good (seen after a
+        # dropped oversized send, and once in a plain test); a test
+        # process is short-lived, so its sockets go with it instead.
+        pass
 
 
 class Sub:
@@ -228,7 +231,10 @@ class Sub:
         return _recv(self.sock)
 
     def close(self):
-        _nng.nng_close(self.sock)
+        # libnng 1.5.2's nng_close sometimes hangs for good (seen after a
+        # dropped oversized send, and once in a plain test); a test
+        # process is short-lived, so its sockets go with it instead.
+        pass
 
 
 class Daemon:
