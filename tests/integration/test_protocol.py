@@ -7,6 +7,7 @@ import os
 import random
 import re
 import subprocess
+import tempfile
 import time
 
 import bt
@@ -15,8 +16,8 @@ X = bt.Xvfb("800x600")
 D = bt.Daemon(X, ["--scale", "none"])
 
 
-def pointer():
-    out = X.run(["xdotool", "getmouselocation"]).stdout
+def pointer(xv=None):
+    out = (xv or X).run(["xdotool", "getmouselocation"]).stdout
     m = re.search(r"x:(\d+) y:(\d+)", out)
     return int(m.group(1)), int(m.group(2))
 
@@ -181,6 +182,43 @@ def test_policy():
                             coordinate=[1, 1]), "permission_denied",
                     "left_click")
     D3.stop()
+
+
+
+def test_one_action_per_request():
+    # Policy, the tool and the audit trail must judge the same action: a
+    # second key naming another action used to slip past --allow.
+    X4 = bt.Xvfb("640x480")
+    D4 = bt.Daemon(X4, ["--scale", "none", "--allow",
+                        "system,str_replace_based_edit_tool.view,"
+                        "computer.screenshot"])
+    d = tempfile.mkdtemp(prefix="bureau-proto-")
+    victim = os.path.join(d, "created.txt")
+    for tool in ("str_replace_based_edit_tool", "text_editor"):
+        r = D4.call(tool=tool, action="view", command="create", path=victim,
+                    file_text="written past --allow\n")
+        bt.expect_error(r, "bad_request", "'command'")
+        assert "'action'" in r["error"]["message"], r
+        assert not os.path.exists(victim), "the editor created the file"
+    bt.expect_error(D4.call(tool="text_editor", command="create",
+                            path=victim, file_text="x"),
+                    "permission_denied", "str_replace_based_edit_tool.create")
+    assert not os.path.exists(victim)
+    assert D4.call(tool="text_editor", command="view", path=d)["ok"] is True
+
+    X4.run(["xdotool", "mousemove", "10", "10"])
+    assert pointer(X4) == (10, 10)
+    bt.expect_error(D4.call(tool="computer", command="screenshot",
+                            type="click", x=300, y=200, button="left"),
+                    "permission_denied", "computer.click")
+    bt.expect_error(D4.call(tool="computer", action="screenshot",
+                            type="click", x=300, y=200, button="left"),
+                    "bad_request", "'type'")
+    assert pointer(X4) == (10, 10), "a refused click moved the pointer"
+    r = D4.call(tool="computer", type="screenshot")
+    assert r["ok"] is True and r["image"]["width"] == 640, r
+    os.rmdir(d)
+    D4.stop()
 
 
 if __name__ == "__main__":

@@ -9,6 +9,8 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include <cmocka.h>
 #include <jansson.h>
@@ -37,12 +39,12 @@ teardown(void **state)
 	return (0);
 }
 
-/* Dispatch text; return the parsed reply. */
+/* Dispatch text with `load` workers busy; return the parsed reply. */
 static json_t *
-serve(const char *req)
+serve_at(const char *req, int load)
 {
 	size_t len;
-	char *out = bd_dispatch(&cfg, req, strlen(req), 1, &len);
+	char *out = bd_dispatch(&cfg, req, strlen(req), load, &len);
 	json_t *r;
 
 	assert_non_null(out);
@@ -53,11 +55,18 @@ serve(const char *req)
 	return (r);
 }
 
-/* Expect an error with this code whose message contains `word`. */
-static void
-expect(const char *req, const char *code, const char *word)
+static json_t *
+serve(const char *req)
 {
-	json_t *r = serve(req);
+	return (serve_at(req, 1));
+}
+
+/* Expect an error with this code whose message contains `word`, with
+ * `load` workers busy. */
+static void
+expect_at(const char *req, int load, const char *code, const char *word)
+{
+	json_t *r = serve_at(req, load);
 	json_t *err = json_object_get(r, "error");
 
 	assert_true(json_is_false(json_object_get(r, "ok")));
@@ -70,6 +79,12 @@ expect(const char *req, const char *code, const char *word)
 		fail_msg("message '%s' lacks '%s'",
 		    json_string_value(json_object_get(err, "message")), word);
 	json_decref(r);
+}
+
+static void
+expect(const char *req, const char *code, const char *word)
+{
+	expect_at(req, 1, code, word);
 }
 
 static void
@@ -158,6 +173,105 @@ test_policy(void **state)
 	cfg.allow = NULL;
 	cfg.nallow = 0;
 	assert_true(bd_config_allows(&cfg, "bash", NULL));
+}
+
+/* Policy, the handler and the audit trail must see one action: a request
+ * naming another action under a second key was a way past --allow. */
+static void
+test_action_keys(void **state)
+{
+	char *allow[] = { "str_replace_based_edit_tool.view",
+		"computer.screenshot", "system" };
+	char dir[] = "/tmp/bureau-test-XXXXXX", path[64], req[256];
+	struct stat st;
+
+	(void)state;
+	assert_non_null(mkdtemp(dir));
+	snprintf(path, sizeof path, "%s/created", dir);
+	cfg.allow = allow;
+	cfg.nallow = 3;
+	/* the editor acts on "command": "action" beside it is refused */
+	snprintf(req, sizeof req, "{\"tool\":\"str_replace_based_edit_tool\","
+	    "\"action\":\"view\",\"command\":\"create\",\"path\":\"%s\","
+	    "\"file_text\":\"pwned\"}", path);
+	expect(req, "bad_request", "'command'");
+	expect(req, "bad_request", "'action'");
+	assert_int_equal(stat(path, &st), -1);
+	/* the same through the alias */
+	snprintf(req, sizeof req, "{\"tool\":\"text_editor\","
+	    "\"action\":\"view\",\"command\":\"create\",\"path\":\"%s\","
+	    "\"file_text\":\"pwned\"}", path);
+	expect(req, "bad_request", "'command'");
+	assert_int_equal(stat(path, &st), -1);
+	/* and "create" alone is checked as create */
+	snprintf(req, sizeof req, "{\"tool\":\"text_editor\","
+	    "\"command\":\"create\",\"path\":\"%s\",\"file_text\":\"x\"}",
+	    path);
+	expect(req, "permission_denied", "str_replace_based_edit_tool.create");
+	assert_int_equal(stat(path, &st), -1);
+	/* "action" where the editor wants "command" */
+	expect("{\"tool\":\"text_editor\",\"action\":\"view\","
+	    "\"path\":\"/\"}", "bad_request", "'command'");
+	assert_int_equal(rmdir(dir), 0);
+
+	/* computer: Anthropic "action" and OpenAI "type" together */
+	expect("{\"tool\":\"computer\",\"action\":\"screenshot\","
+	    "\"type\":\"click\",\"x\":5,\"y\":5}", "bad_request", "'type'");
+	/* "command" names nothing on the computer: "type" is the action,
+	 * and policy judges the click (the old code judged "screenshot") */
+	expect("{\"tool\":\"computer\",\"command\":\"screenshot\","
+	    "\"type\":\"click\",\"x\":5,\"y\":5}", "permission_denied",
+	    "computer.click");
+	/* allowed actions still reach the tool (no display here) */
+	expect("{\"tool\":\"computer\",\"type\":\"screenshot\"}",
+	    "io_error", "display");
+	expect("{\"tool\":\"computer\",\"action\":\"screenshot\","
+	    "\"type\":null}", "io_error", "display");
+	cfg.allow = NULL;
+	cfg.nallow = 0;
+
+	/* the table makes the errors */
+	expect("{\"tool\":\"computer\",\"type\":\"left_click\"}",
+	    "unknown_action", "expected one of click, double_click");
+	expect("{\"tool\":\"computer\",\"action\":\"click\"}",
+	    "unknown_action", "expected one of screenshot, zoom");
+	expect("{\"tool\":\"computer\"}", "invalid_argument",
+	    "'action' or 'type'");
+	expect("{\"tool\":\"computer\",\"type\":7}", "bad_request",
+	    "'type'");
+	expect("{\"tool\":\"file\",\"action\":\"chmod\"}", "unknown_action",
+	    "read, write, list, stat, remove, mkdir, move");
+	expect("{\"tool\":\"text_editor\",\"command\":\"delete\"}",
+	    "unknown_action", "Unrecognized command delete. The allowed "
+	    "commands for the str_replace_based_edit_tool tool are: view, "
+	    "create, str_replace, insert, undo_edit");
+}
+
+/* The quick-worker reserve judges the resolved action: an OpenAI wait
+ * dressed up with another key is still a wait. */
+static void
+test_quick_reserve(void **state)
+{
+	int full = cfg.workers;
+
+	(void)state;
+	expect_at("{\"tool\":\"computer\",\"command\":\"screenshot\","
+	    "\"type\":\"wait\",\"ms\":1}", full, "busy", "workers");
+	expect_at("{\"tool\":\"computer\",\"type\":\"wait\"}", full,
+	    "busy", "workers");
+	expect_at("{\"tool\":\"computer\",\"action\":\"hold_key\"}",
+	    full, "busy", "workers");
+	expect_at("{\"tool\":\"bash\",\"command\":\"true\"}", full, "busy",
+	    "workers");
+	expect_at("{\"tool\":\"window\",\"action\":\"launch\"}", full,
+	    "busy", "workers");
+	/* quick ones pass (and fail later for want of a display) */
+	expect_at("{\"tool\":\"computer\",\"type\":\"click\"}", full,
+	    "io_error", "display");
+	expect_at("{\"tool\":\"computer\",\"action\":\"screenshot\"}",
+	    full, "io_error", "display");
+	expect_at("{\"tool\":\"system\",\"action\":\"bogus\"}", full,
+	    "unknown_action", "ping, info");
 }
 
 static void
@@ -290,6 +404,8 @@ main(void)
 		cmocka_unit_test(test_ping_and_id),
 		cmocka_unit_test(test_token),
 		cmocka_unit_test(test_policy),
+		cmocka_unit_test(test_action_keys),
+		cmocka_unit_test(test_quick_reserve),
 		cmocka_unit_test(test_url_local),
 		cmocka_unit_test(test_command_line),
 		cmocka_unit_test(test_args),
