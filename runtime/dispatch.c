@@ -11,24 +11,61 @@
 
 #include "runtime/dispatch.h"
 #include "runtime/log.h"
+#include "runtime/reqscan.h"
 
 #define BD_SUMMARY_MAX 240
 #define BD_SUMMARY_VALUE 60
 
+static void
+bd_hash_sink(void *arg, const char *p, size_t n)
+{
+	crypto_generichash_update(arg, (const unsigned char *)p, n);
+}
+
 /* Compare hashes of the tokens with sodium_memcmp: constant time in the
  * content and independent of the length, so a wrong guess learns nothing
- * from the reply's timing. */
+ * from the reply's timing. The client's token is hashed straight from the
+ * raw request as its escapes are decoded: nothing is allocated before the
+ * client is known. */
 static int
-bd_token_ok(const struct bd_config *cfg, const char *tok, size_t len)
+bd_token_ok(const struct bd_config *cfg, const char *raw, size_t rawlen)
 {
 	unsigned char want[crypto_generichash_BYTES];
 	unsigned char got[crypto_generichash_BYTES];
+	crypto_generichash_state st;
 
 	crypto_generichash(want, sizeof want, (const unsigned char *)cfg->token,
 	    cfg->token_len, NULL, 0);
-	crypto_generichash(got, sizeof got, (const unsigned char *)tok, len,
-	    NULL, 0);
+	crypto_generichash_init(&st, NULL, 0, sizeof got);
+	bd_reqscan_unescape(raw, rawlen, bd_hash_sink, &st);
+	crypto_generichash_final(&st, got, sizeof got);
 	return (sodium_memcmp(want, got, sizeof want) == 0);
+}
+
+/* The typed error for a request the scan refused. */
+static int
+bd_scan_fail(struct tool_call *call, const struct bd_reqscan *scan)
+{
+	switch (scan->status) {
+	case BD_REQSCAN_NOT_OBJECT:
+		return (tool_fail(call, BD_EBADREQ,
+		    "request must be a JSON object"));
+	case BD_REQSCAN_DEPTH:
+		return (tool_fail(call, BD_EBADREQ,
+		    "request nests arrays and objects deeper than %d levels "
+		    "(the limit) at byte %zu", BD_REQUEST_DEPTH_MAX, scan->pos));
+	case BD_REQSCAN_VALUES:
+		return (tool_fail(call, BD_ETOOLARGE,
+		    "request holds more than %d JSON values (the limit)",
+		    BD_REQUEST_VALUES_MAX));
+	case BD_REQSCAN_DUP_TOKEN:
+		return (tool_fail(call, BD_EBADREQ,
+		    "duplicate field 'token' at byte %zu", scan->pos));
+	default:
+		return (tool_fail(call, BD_EBADREQ,
+		    "request is not valid JSON: %s (at byte %zu)", scan->why,
+		    scan->pos));
+	}
 }
 
 /* A short, token-free summary of the arguments for the audit trail; `key`
@@ -242,6 +279,11 @@ bd_resolve(struct tool_call *call, const struct tool_entry *entry,
 	    entry->name, list));
 }
 
+static const struct bd_reqscan_limits bd_limits = {
+	.depth = BD_REQUEST_DEPTH_MAX,
+	.values = BD_REQUEST_VALUES_MAX,
+};
+
 char *
 bd_dispatch(const struct bd_config *cfg, const char *buf, size_t len,
     int load, size_t *outlen)
@@ -251,6 +293,7 @@ bd_dispatch(const struct bd_config *cfg, const char *buf, size_t len,
 	const char *tool = NULL, *action = NULL;
 	json_t *req = NULL, *reply = json_object(), *v;
 	json_error_t jerr;
+	struct bd_reqscan scan;
 	struct timespec t0;
 	int code = 0;
 	char *msg = NULL;
@@ -263,8 +306,42 @@ bd_dispatch(const struct bd_config *cfg, const char *buf, size_t len,
 	/* first in the reply, replaced in place at the end */
 	json_object_set_new(reply, "ok", json_true());
 
+	/* Syntax, limits and the token first, in one pass that allocates
+	 * nothing: a client without the token costs no memory beyond its
+	 * message, and gets no id back. */
+	if (bd_reqscan(buf, len, &bd_limits, &scan) != 0) {
+		struct bd_reqscan found;
+
+		/* Over a limit: only an authenticated client learns which.
+		 * Syntax errors are told to anyone (they reveal nothing). */
+		if (cfg->token == NULL || (scan.status != BD_REQSCAN_DEPTH &&
+		    scan.status != BD_REQSCAN_VALUES))
+			code = bd_scan_fail(&call, &scan);
+		else if (bd_reqscan_token(buf, len, &found) <= 0 ||
+		    !bd_token_ok(cfg, buf + found.token_off, found.token_len))
+			code = tool_fail(&call, BD_EUNAUTH,
+			    "missing or invalid field 'token'");
+		else
+			code = bd_scan_fail(&call, &scan);
+		goto reply;
+	}
+	if (cfg->token != NULL) {
+		if (scan.token == 0) {
+			code = tool_fail(&call, BD_EUNAUTH,
+			    "missing field 'token': this daemon requires one");
+			goto reply;
+		}
+		if (scan.token < 0 || !bd_token_ok(cfg, buf + scan.token_off,
+		    scan.token_len)) {
+			code = tool_fail(&call, BD_EUNAUTH,
+			    "invalid token in field 'token'");
+			goto reply;
+		}
+	}
+
 	/* jansson rejects invalid UTF-8, NUL in strings, duplicate keys (with
-	 * the flag) and nesting deeper than 2048 levels. */
+	 * the flag); the scan bounded the nesting and the values, so the
+	 * tree is bounded too. */
 	req = json_loadb(buf, len, JSON_REJECT_DUPLICATES | JSON_DECODE_ANY,
 	    &jerr);
 	if (req == NULL) {
@@ -281,21 +358,6 @@ bd_dispatch(const struct bd_config *cfg, const char *buf, size_t len,
 	call.req = req;
 	if ((v = json_object_get(req, "id")) != NULL)
 		json_object_set(reply, "id", v);
-
-	if (cfg->token != NULL) {
-		v = json_object_get(req, "token");
-		if (v == NULL) {
-			code = tool_fail(&call, BD_EUNAUTH,
-			    "missing field 'token': this daemon requires one");
-			goto reply;
-		}
-		if (!json_is_string(v) || !bd_token_ok(cfg,
-		    json_string_value(v), json_string_length(v))) {
-			code = tool_fail(&call, BD_EUNAUTH,
-			    "invalid token in field 'token'");
-			goto reply;
-		}
-	}
 
 	v = json_object_get(req, "tool");
 	if (v == NULL) {

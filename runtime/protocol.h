@@ -32,6 +32,13 @@ const char *bd_err_name(enum bd_err err);
 /* Default and largest request accepted (bytes); --max-request changes it. */
 #define BD_MAX_REQUEST_DEFAULT (64u << 20)
 
+/* The most nested arrays and objects, and the most JSON values, in one
+ * request: bounds on the tree a request can make the daemon build (a
+ * value costs jansson about 100 bytes). Far above any real request (a
+ * 64 MiB base64 "data" string is one value). */
+#define BD_REQUEST_DEPTH_MAX 128
+#define BD_REQUEST_VALUES_MAX (1 << 17)
+
 /* Default ports and socket name. */
 #define BD_DEFAULT_TCP "tcp://127.0.0.1:7300"
 #define BD_SOCKET_NAME "bureau/bureaud.sock"

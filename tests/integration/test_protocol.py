@@ -51,8 +51,10 @@ def test_deep_nesting():
             assert r["ok"] is True, r
         else:
             bt.expect_error(r, "bad_request")
+    # without the token, how deep it went is none of the client's business
     data = b"[" * 1000000
-    bt.expect_error(D.raw(data), "bad_request")
+    r = D.raw(data)
+    bt.expect_error(r, "unauthorized", "token")
     assert D.alive()
 
 
@@ -183,6 +185,56 @@ def test_policy():
                     "left_click")
     D3.stop()
 
+
+
+def vmhwm(pid):
+    """The peak resident set of pid, in bytes, from /proc (independent of
+    bureaud)."""
+    with open("/proc/%d/status" % pid) as f:
+        for line in f:
+            if line.startswith("VmHWM:"):
+                return int(line.split()[1]) << 10
+    raise AssertionError("no VmHWM for %d" % pid)
+
+
+def test_unauthenticated_memory():
+    # jansson builds the whole tree before anything else: 8 MB of "{}," cost
+    # it over 600 MB. The token is now checked on the raw bytes first.
+    X5 = bt.Xvfb("640x480")
+    D5 = bt.Daemon(X5, ["--scale", "none"])
+    assert D5.call(tool="system", action="ping")["ok"] is True
+    base = vmhwm(D5.proc.pid)
+    n = (8 << 20) // 3
+    empties = b"{}," * n + b"{}"
+    deep = b"[" * (4 << 20) + b"]" * (4 << 20)
+    for data in (b"[" + empties + b"]",
+                 b'{"id":"e1","tool":"system","action":"ping","x":[' +
+                 empties + b"]}",
+                 b'{"id":"e2","tool":"system","action":"ping","x":[' +
+                 empties + b'],"token":"wrong"}',
+                 b'{"id":"e3","x":' + deep + b"}"):
+        r = D5.raw(data)
+        bt.expect_error(r, "unauthorized", "token")
+        assert "id" not in r, r
+    rise = vmhwm(D5.proc.pid) - base
+    assert rise < 64 << 20, "peak RSS rose by %d MB" % (rise >> 20)
+
+    # the token's holder learns which limit it hit, and the daemon goes on
+    r = D5.raw(b'{"id":"a1","tool":"system","action":"ping","x":[' + empties +
+               b'],"token":"' + D5.token.encode() + b'"}')
+    bt.expect_error(r, "too_large", "JSON values")
+    r = D5.call(tool="system", action="ping", x=[[[[[[[[0]]]]]]]] * 1000)
+    assert r["ok"] is True, r
+    r = D5.raw(b'{"tool":"system","action":"ping","token":"' +
+               D5.token.encode() + b'","x":' + deep + b"}")
+    bt.expect_error(r, "bad_request", "128 levels")
+    rise = vmhwm(D5.proc.pid) - base
+    assert rise < 64 << 20, "peak RSS rose by %d MB" % (rise >> 20)
+    # a 60 MiB string is one value: real requests still pass
+    r = D5.call(tool="system", action="ping", data="QUJD" * (15 << 20))
+    assert r["ok"] is True, r
+    assert D5.alive()
+    D5.stop()
 
 
 def test_one_action_per_request():

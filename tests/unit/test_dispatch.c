@@ -17,6 +17,7 @@
 
 #include "runtime/config.h"
 #include "runtime/dispatch.h"
+#include "runtime/protocol.h"
 
 static struct bd_config cfg;
 
@@ -149,12 +150,68 @@ test_token(void **state)
 	    "unauthorized", "token");
 	/* auth comes before the tool is even looked up */
 	expect("{\"tool\":\"nope\"}", "unauthorized", "token");
+	expect("{\"token\":\"s3cret\",\"token\":\"s3cret\"}",
+	    "bad_request", "duplicate field 'token'");
+	/* an unauthenticated reply echoes nothing of the request */
+	r = serve("{\"id\":\"i1\",\"tool\":\"system\",\"action\":\"ping\","
+	    "\"token\":\"bad\"}");
+	assert_null(json_object_get(r, "id"));
+	assert_string_equal(json_string_value(json_object_get(
+	    json_object_get(r, "error"), "code")), "unauthorized");
+	json_decref(r);
+	/* the token is compared as JSON means it: escapes decoded */
+	r = serve("{\"id\":\"i2\",\"tool\":\"system\",\"action\":\"ping\","
+	    "\"\\u0074oken\":\"s3\\u0063ret\"}");
+	assert_true(json_is_true(json_object_get(r, "ok")));
+	assert_string_equal(json_string_value(json_object_get(r, "id")), "i2");
+	json_decref(r);
 	r = serve("{\"tool\":\"system\",\"action\":\"ping\",\"token\":\"s3cret\"}");
 	assert_true(json_is_true(json_object_get(r, "ok")));
 	json_decref(r);
 	free(cfg.token);
 	cfg.token = NULL;
 	cfg.token_len = 0;
+}
+
+/* Authenticated requests are bounded too: a typed error names the limit. */
+static void
+test_request_limits(void **state)
+{
+	size_t cap = 64 + 2 * (size_t)BD_REQUEST_VALUES_MAX, n;
+	char *big = malloc(cap), limit[32];
+
+	(void)state;
+	assert_non_null(big);
+	snprintf(limit, sizeof limit, "%d JSON values", BD_REQUEST_VALUES_MAX);
+	n = (size_t)sprintf(big, "{\"tool\":\"system\",\"action\":\"ping\","
+	    "\"x\":[");
+	for (int i = 0; i < BD_REQUEST_VALUES_MAX; i++)
+		n += (size_t)sprintf(big + n, "%s0", i > 0 ? "," : "");
+	strcpy(big + n, "]}");
+	expect(big, "too_large", limit);
+	/* with a token: only its holder learns which limit, wherever the
+	 * token stands */
+	cfg.token = strdup("s3cret");
+	cfg.token_len = 6;
+	expect(big, "unauthorized", "token");
+	strcpy(big + n, "],\"token\":\"s3cret\"}");
+	expect(big, "too_large", limit);
+	strcpy(big + n, "],\"token\":\"guess\"}");
+	expect(big, "unauthorized", "token");
+	free(cfg.token);
+	cfg.token = NULL;
+	cfg.token_len = 0;
+	free(big);
+
+	big = malloc(1024);
+	assert_non_null(big);
+	n = (size_t)sprintf(big, "{\"tool\":\"system\",\"action\":\"ping\","
+	    "\"x\":");
+	for (int i = 0; i < 300; i++)
+		big[n++] = '[';
+	big[n] = '\0';
+	expect(big, "bad_request", "128 levels");
+	free(big);
 }
 
 static void
@@ -403,6 +460,7 @@ main(void)
 		cmocka_unit_test(test_tool_field),
 		cmocka_unit_test(test_ping_and_id),
 		cmocka_unit_test(test_token),
+		cmocka_unit_test(test_request_limits),
 		cmocka_unit_test(test_policy),
 		cmocka_unit_test(test_action_keys),
 		cmocka_unit_test(test_quick_reserve),
