@@ -297,6 +297,9 @@ bd_dispatch(const struct bd_config *cfg, const char *buf, size_t len,
 	struct timespec t0;
 	int code = 0;
 	char *msg = NULL;
+	/* Has the client shown the token (or is none required)? Only then
+	 * is its request part of the audit trail. */
+	int authed = cfg->token == NULL;
 
 	clock_gettime(CLOCK_MONOTONIC, &t0);
 	if (reply == NULL)
@@ -321,8 +324,10 @@ bd_dispatch(const struct bd_config *cfg, const char *buf, size_t len,
 		    !bd_token_ok(cfg, buf + found.token_off, found.token_len))
 			code = tool_fail(&call, BD_EUNAUTH,
 			    "missing or invalid field 'token'");
-		else
+		else {
+			authed = 1;
 			code = bd_scan_fail(&call, &scan);
+		}
 		goto reply;
 	}
 	if (cfg->token != NULL) {
@@ -337,6 +342,7 @@ bd_dispatch(const struct bd_config *cfg, const char *buf, size_t len,
 			    "invalid token in field 'token'");
 			goto reply;
 		}
+		authed = 1;
 	}
 
 	/* jansson rejects invalid UTF-8, NUL in strings, duplicate keys (with
@@ -436,7 +442,12 @@ reply:
 		json_object_set_new(reply, "ok", json_true());
 	double elapsed = bd_ms_since(&t0);
 	json_object_set_new(reply, "elapsed_ms", json_real(elapsed));
-	bd_publish_action(cfg, call.req, tool, call.act, code, elapsed);
+	/* Whoever lacks the token has no request served, so nothing of it
+	 * goes into the audit trail: its readers trust what they see there,
+	 * and a flood of refusals must not push real actions out. */
+	if (authed)
+		bd_publish_action(cfg, call.req, tool, call.act, code,
+		    elapsed);
 	free(call.message);
 	json_decref(req);
 	return (bd_finish(reply, outlen));

@@ -237,6 +237,47 @@ def test_unauthenticated_memory():
     D5.stop()
 
 
+def test_audit_trail_unauthenticated():
+    # The audit trail lists requests served; one without the token is
+    # not, and must not show up there with its tool or arguments.
+    X6 = bt.Xvfb("640x480")
+    D6 = bt.Daemon(X6, ["--scale", "none"])
+    sub = bt.Sub(D6.events, b"action ", timeout_ms=1000)
+    # the subscription connects in the background: ping until it hears
+    for i in range(50):
+        D6.call(tool="system", action="ping", id="warm-%d" % i)
+        try:
+            sub.recv()
+            break
+        except bt.NngError:
+            continue
+    else:
+        raise AssertionError("no action event after 50 pings")
+    for tok in (None, "wrong", 7):
+        req = {"tool": "system", "action": "ping", "id": "unauth",
+               "marker": "unauthenticated-marker"}
+        if tok is not None:
+            req["token"] = tok
+        bt.expect_error(D6.raw(json.dumps(req)), "unauthorized", "token")
+    bt.expect_error(D6.raw(b"not json"), "bad_request", "JSON")
+    r = D6.call(tool="system", action="ping", id="served", marker="served")
+    assert r["ok"] is True
+    seen = []
+    for _ in range(200):
+        msg = sub.recv().decode()
+        ev = json.loads(msg[msg.index(" ") + 1:])
+        if ev.get("id") == "served":
+            break
+        seen.append(msg)
+    assert ev["tool"] == "system" and "served" in ev["summary"], ev
+    leaked = [m for m in seen if not json.loads(
+        m[m.index(" ") + 1:]).get("id", "").startswith("warm-")]
+    assert not leaked, "unauthenticated requests in the audit trail: %r" % (
+        leaked,)
+    sub.close()
+    D6.stop()
+
+
 def test_one_action_per_request():
     # Policy, the tool and the audit trail must judge the same action: a
     # second key naming another action used to slip past --allow.

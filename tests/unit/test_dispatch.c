@@ -214,6 +214,61 @@ test_request_limits(void **state)
 	free(big);
 }
 
+static int published;
+static char last_event[1024];
+
+static void
+record_event(const char *topic, const char *json, const void *body,
+    size_t bodylen)
+{
+	(void)body;
+	(void)bodylen;
+	published++;
+	snprintf(last_event, sizeof last_event, "%s %s", topic, json);
+}
+
+/* Requests without the token never reach the audit trail. */
+static void
+test_audit_unauthenticated(void **state)
+{
+	static const char *refused[] = {
+		"{\"tool\":\"system\",\"action\":\"ping\",\"m\":\"mark1\"}",
+		"{\"tool\":\"system\",\"action\":\"ping\",\"token\":\"no\","
+		"\"m\":\"mark2\"}",
+		"{\"tool\":\"system\",\"token\":7}",
+		"not json",
+		"[1]",
+	};
+	json_t *r;
+
+	(void)state;
+	cfg.tool.publish = record_event;
+	cfg.token = strdup("s3cret");
+	cfg.token_len = 6;
+	published = 0;
+	for (size_t i = 0; i < sizeof refused / sizeof refused[0]; i++) {
+		r = serve(refused[i]);
+		assert_true(json_is_false(json_object_get(r, "ok")));
+		json_decref(r);
+	}
+	assert_int_equal(published, 0);
+	r = serve("{\"tool\":\"system\",\"action\":\"ping\",\"m\":\"mark3\","
+	    "\"token\":\"s3cret\"}");
+	json_decref(r);
+	assert_int_equal(published, 1);
+	assert_non_null(strstr(last_event, "\"tool\":\"system\""));
+	assert_non_null(strstr(last_event, "mark3"));
+	assert_null(strstr(last_event, "s3cret"));
+	free(cfg.token);
+	cfg.token = NULL;
+	cfg.token_len = 0;
+	/* without a token configured every request is served and audited */
+	r = serve("not json");
+	json_decref(r);
+	assert_int_equal(published, 2);
+	cfg.tool.publish = NULL;
+}
+
 static void
 test_policy(void **state)
 {
@@ -461,6 +516,7 @@ main(void)
 		cmocka_unit_test(test_ping_and_id),
 		cmocka_unit_test(test_token),
 		cmocka_unit_test(test_request_limits),
+		cmocka_unit_test(test_audit_unauthenticated),
 		cmocka_unit_test(test_policy),
 		cmocka_unit_test(test_action_keys),
 		cmocka_unit_test(test_quick_reserve),
