@@ -11,6 +11,7 @@
 
 #include "runtime/dispatch.h"
 #include "runtime/log.h"
+#include "runtime/protocol.h"
 #include "runtime/reqscan.h"
 
 #define BD_SUMMARY_MAX 240
@@ -53,11 +54,11 @@ bd_scan_fail(struct tool_call *call, const struct bd_reqscan *scan)
 	case BD_REQSCAN_DEPTH:
 		return (tool_fail(call, BD_EBADREQ,
 		    "request nests arrays and objects deeper than %d levels "
-		    "(the limit) at byte %zu", BD_REQUEST_DEPTH_MAX, scan->pos));
+		    "(the limit) at byte %zu", BUREAU_MAX_DEPTH, scan->pos));
 	case BD_REQSCAN_VALUES:
 		return (tool_fail(call, BD_ETOOLARGE,
 		    "request holds more than %d JSON values (the limit)",
-		    BD_REQUEST_VALUES_MAX));
+		    BUREAU_MAX_VALUES));
 	case BD_REQSCAN_DUP_TOKEN:
 		return (tool_fail(call, BD_EBADREQ,
 		    "duplicate field 'token' at byte %zu", scan->pos));
@@ -280,8 +281,8 @@ bd_resolve(struct tool_call *call, const struct tool_entry *entry,
 }
 
 static const struct bd_reqscan_limits bd_limits = {
-	.depth = BD_REQUEST_DEPTH_MAX,
-	.values = BD_REQUEST_VALUES_MAX,
+	.depth = BUREAU_MAX_DEPTH,
+	.values = BUREAU_MAX_VALUES,
 };
 
 char *

@@ -58,7 +58,7 @@ sys_info(struct tool_call *call)
 	int sw, sh, dw, dh;
 
 	tool_set_str(call, "version", BUREAU_VERSION);
-	tool_set_int(call, "protocol", BD_PROTOCOL_VERSION);
+	tool_set_int(call, "protocol", BUREAU_PROTOCOL);
 	tool_set_int(call, "pid", (long long)getpid());
 	tool_set_json(call, "uptime_s",
 	    json_real((double)(tool_now_ns() - sys_started_ns) / 1e9));
@@ -70,12 +70,12 @@ sys_info(struct tool_call *call)
 		tool_set_json(call, "scaled",
 		    json_pack("{s:i, s:i}", "width", dw, "height", dh));
 		tool_set_output(call, "bureaud %s, protocol %d, screen %dx%d, "
-		    "screenshots %dx%d", BUREAU_VERSION, BD_PROTOCOL_VERSION, sw,
+		    "screenshots %dx%d", BUREAU_VERSION, BUREAU_PROTOCOL, sw,
 		    sh, dw, dh);
 	} else {
 		tool_set_str(call, "display_error", cause);
 		tool_set_output(call, "bureaud %s, protocol %d, no display: %s",
-		    BUREAU_VERSION, BD_PROTOCOL_VERSION, cause);
+		    BUREAU_VERSION, BUREAU_PROTOCOL, cause);
 	}
 	return (0);
 }

@@ -21,7 +21,13 @@
 #include <stdint.h>
 
 #include "capture/capture.h"
-#include "runtime/protocol.h"
+#include "host-bridge/include/bureau_protocol.h"
+
+/* The protocol's error codes (bureau_protocol.h), as handlers return them:
+ * BD_EINVAL and so on; 0 is success. */
+#define TOOL_BD_ERR(n, suffix, name) BD_##suffix = (n),
+enum bd_err { BD_OK = 0, BUREAU_PROTOCOL_ERRORS(TOOL_BD_ERR) BD_NERR };
+#undef TOOL_BD_ERR
 
 /* Daemon-wide settings the tools need; filled by runtime/config.c. */
 struct tool_config {

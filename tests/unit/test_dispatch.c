@@ -177,15 +177,15 @@ test_token(void **state)
 static void
 test_request_limits(void **state)
 {
-	size_t cap = 64 + 2 * (size_t)BD_REQUEST_VALUES_MAX, n;
+	size_t cap = 64 + 2 * (size_t)BUREAU_MAX_VALUES, n;
 	char *big = malloc(cap), limit[32];
 
 	(void)state;
 	assert_non_null(big);
-	snprintf(limit, sizeof limit, "%d JSON values", BD_REQUEST_VALUES_MAX);
+	snprintf(limit, sizeof limit, "%d JSON values", BUREAU_MAX_VALUES);
 	n = (size_t)sprintf(big, "{\"tool\":\"system\",\"action\":\"ping\","
 	    "\"x\":[");
-	for (int i = 0; i < BD_REQUEST_VALUES_MAX; i++)
+	for (int i = 0; i < BUREAU_MAX_VALUES; i++)
 		n += (size_t)sprintf(big + n, "%s0", i > 0 ? "," : "");
 	strcpy(big + n, "]}");
 	expect(big, "too_large", limit);
