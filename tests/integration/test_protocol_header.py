@@ -5,11 +5,30 @@ No daemon or display needed: the header is parsed as text, libbureau is
 asked through its own bureau_error_name."""
 
 import ctypes
+import glob
 import os
 import re
+import subprocess
 import sys
 
 import bt
+
+# A sanitized libbureau.so loads into Python only with the sanitizer
+# runtimes preloaded (as tests/integration/test_client.sh does): re-run
+# this script so.
+_preload = []
+for _v in glob.glob(os.path.join(bt.BUILD, ".variant-san-*")):
+    for _san in _v.rsplit(".variant-san-", 1)[1].split("-"):
+        if _san in ("address", "undefined", "thread"):
+            _lib = {"address": "asan", "undefined": "ubsan",
+                    "thread": "tsan"}[_san]
+            _preload.append(subprocess.run(
+                ["cc", "-print-file-name=lib%s.so" % _lib],
+                capture_output=True, text=True).stdout.strip())
+if _preload and "BUREAU_PRELOADED" not in os.environ:
+    os.execve(sys.executable, [sys.executable] + sys.argv, dict(
+        os.environ, LD_PRELOAD=" ".join(_preload), BUREAU_PRELOADED="1",
+        ASAN_OPTIONS="detect_leaks=0"))
 
 TOP = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
 sys.path.insert(0, os.path.join(TOP, "host-bridge", "python"))
