@@ -7,8 +7,9 @@
  * with a bit stack for the nesting checks syntax and limits and finds the
  * top-level "token" before anything is allocated. It accepts exactly what
  * RFC 8259 does, with jansson's refusals (no "\u0000", no lone surrogates,
- * strict UTF-8), so what passes here and is authenticated is then parsed by
- * jansson for real.
+ * strict UTF-8), and refuses a NUL byte between tokens (jansson skips it):
+ * so whatever both accept, they read the same token from. What passes
+ * here and is authenticated is then parsed by jansson for real.
  */
 #include <stdint.h>
 #include <string.h>

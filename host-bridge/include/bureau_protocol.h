@@ -26,7 +26,7 @@
  * the daemon build. Far above any real request: a 64 MiB base64 "data"
  * string is one value. A request over them gets `bad_request` (depth) or
  * `too_large` (values), naming the limit. */
-#define BUREAU_MAX_DEPTH 128
+#define BUREAU_MAX_DEPTH  128
 #define BUREAU_MAX_VALUES (1 << 17)
 
 /*
