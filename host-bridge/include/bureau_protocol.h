@@ -26,8 +26,8 @@
  * the daemon build (jansson spends about 230 bytes on an empty object:
  * a request of 131072 of them raised bureaud's peak RSS by 29 MB, where
  * 8 MB of them, unbounded, took 640 MB). Far above any real request: a
- * 64 MiB base64 "data" string is one value. A request over them gets `bad_request` (depth) or
- * `too_large` (values), naming the limit. */
+ * 64 MiB base64 "data" string is one value. A request over them gets
+ * `bad_request` (depth) or `too_large` (values), naming the limit. */
 #define BUREAU_MAX_DEPTH  128
 #define BUREAU_MAX_VALUES (1 << 17)
 
