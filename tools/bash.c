@@ -744,6 +744,5 @@ const struct tool_entry tool_bash_entry = {
 	.name = "bash",
 	.init = bash_init,
 	.fini = bash_fini,
-	.handle = bash_handle,
-	.actions = NULL,
+	.handle = bash_handle, /* no actions: "command" is a shell line */
 };

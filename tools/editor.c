@@ -764,9 +764,6 @@ fail:
 
 /* --- dispatch ------------------------------------------------------------ */
 
-static const char *const ed_commands[] = { "view", "create", "str_replace",
-	"insert", "undo_edit", NULL };
-
 static int
 ed_handle(struct tool_call *call)
 {
@@ -774,18 +771,9 @@ ed_handle(struct tool_call *call)
 	const char *cmd, *path;
 	char *key = NULL;
 	struct stat st;
-	int fd, exists, isdir = 0, i;
+	int fd, exists, isdir = 0;
 
-	if (tool_arg_str(call, "command", 1, NULL, &cmd) != 0)
-		return (call->code);
-	for (i = 0; ed_commands[i] != NULL; i++)
-		if (strcmp(ed_commands[i], cmd) == 0)
-			break;
-	if (ed_commands[i] == NULL)
-		return (tool_fail(call, BD_EUNKNOWN_ACTION, "Unrecognized "
-		    "command %s. The allowed commands for the %s tool are: "
-		    "view, create, str_replace, insert, undo_edit", cmd,
-		    ED_NAME));
+	cmd = call->action; /* resolved by the runtime from ed_commands */
 	if (tool_arg_str(call, "path", 1, NULL, &path) != 0)
 		return (call->code);
 	if (path[0] != '/')
@@ -846,11 +834,30 @@ out:
 	return (call->code);
 }
 
+/* The commands share their path checks, so one handler serves them all. */
+static const struct tool_action ed_commands[] = {
+	{ "view", "command", ed_handle, 0 },
+	{ "create", "command", ed_handle, 0 },
+	{ "str_replace", "command", ed_handle, 0 },
+	{ "insert", "command", ed_handle, 0 },
+	{ "undo_edit", "command", ed_handle, 0 },
+	{ NULL, NULL, NULL, 0 },
+};
+
+/* In the words of Anthropic's edit.py: agents are trained on them. */
+static int
+ed_unknown(struct tool_call *call, const char *name, const char *expected)
+{
+	return (tool_fail(call, BD_EUNKNOWN_ACTION, "Unrecognized command %s. "
+	    "The allowed commands for the %s tool are: %s", name, ED_NAME,
+	    expected));
+}
+
 const struct tool_entry tool_editor_entry = {
 	.name = ED_NAME,
 	.alias = "text_editor",
 	.init = ed_init,
 	.fini = ed_fini,
-	.handle = ed_handle,
 	.actions = ed_commands,
+	.unknown = ed_unknown,
 };

@@ -636,55 +636,54 @@ file_move(struct tool_call *call, struct tool_fspath *fp)
 
 /* --- dispatch ------------------------------------------------------------ */
 
-static const struct {
-	const char *name;
-	int (*fn)(struct tool_call *, struct tool_fspath *);
-	/* or, for actions that may create directories before the lookup */
-	int (*fn_path)(struct tool_call *, const char *, struct tool_fspath *);
-} file_actions[] = {
-	{ "read", file_read, NULL },
-	{ "write", NULL, file_write },
-	{ "list", file_list, NULL },
-	{ "stat", file_stat, NULL },
-	{ "remove", file_remove, NULL },
-	{ "mkdir", NULL, file_mkdir },
-	{ "move", file_move, NULL },
-};
-
-static const char *const file_action_names[] = { "read", "write", "list",
-	"stat", "remove", "mkdir", "move", NULL };
-
+/* Every action takes "path": resolve it once here. fn_path is for the
+ * actions that may create directories before the lookup. */
 static int
-file_handle(struct tool_call *call)
+file_run(struct tool_call *call,
+    int (*fn)(struct tool_call *, struct tool_fspath *),
+    int (*fn_path)(struct tool_call *, const char *, struct tool_fspath *))
 {
 	struct tool_fspath fp;
-	const char *action, *path;
-	size_t i;
+	const char *path;
 
-	if (tool_arg_str(call, "action", 1, NULL, &action) != 0)
-		return (call->code);
-	for (i = 0; i < sizeof file_actions / sizeof file_actions[0]; i++)
-		if (strcmp(file_actions[i].name, action) == 0)
-			break;
-	if (i == sizeof file_actions / sizeof file_actions[0])
-		return (tool_fail(call, BD_EUNKNOWN_ACTION, "unknown action "
-		    "'%.64s' for tool 'file': expected read, write, list, "
-		    "stat, remove, mkdir or move", action));
 	if (tool_arg_str(call, "path", 1, NULL, &path) != 0)
 		return (call->code);
 	memset(&fp, 0, sizeof fp);
 	fp.dirfd = -1;
-	if (file_actions[i].fn_path != NULL)
-		file_actions[i].fn_path(call, path, &fp);
+	if (fn_path != NULL)
+		fn_path(call, path, &fp);
 	else if (tool_fs_resolve(call, "path", path, &fp) == 0)
-		file_actions[i].fn(call, &fp);
+		fn(call, &fp);
 	tool_fs_release(&fp);
 	return (call->code);
 }
 
+#define FILE_ACTION(name, fn, fn_path)                                        \
+	static int file_do_##name(struct tool_call *call)                     \
+	{                                                                     \
+		return (file_run(call, fn, fn_path));                         \
+	}
+FILE_ACTION(read, file_read, NULL)
+FILE_ACTION(write, NULL, file_write)
+FILE_ACTION(list, file_list, NULL)
+FILE_ACTION(stat, file_stat, NULL)
+FILE_ACTION(remove, file_remove, NULL)
+FILE_ACTION(mkdir, NULL, file_mkdir)
+FILE_ACTION(move, file_move, NULL)
+
+static const struct tool_action file_actions[] = {
+	{ "read", "action", file_do_read, 0 },
+	{ "write", "action", file_do_write, 0 },
+	{ "list", "action", file_do_list, 0 },
+	{ "stat", "action", file_do_stat, 0 },
+	{ "remove", "action", file_do_remove, 0 },
+	{ "mkdir", "action", file_do_mkdir, 0 },
+	{ "move", "action", file_do_move, 0 },
+	{ NULL, NULL, NULL, 0 },
+};
+
 const struct tool_entry tool_file_entry = {
 	.name = "file",
 	.init = file_init,
-	.handle = file_handle,
-	.actions = file_action_names,
+	.actions = file_actions,
 };

@@ -824,28 +824,12 @@ proc_wait(struct tool_call *call)
 /* --- the tool ------------------------------------------------------------ */
 
 static int
-proc_handle(struct tool_call *call)
+proc_prepare(struct tool_call *call)
 {
-	const char *action;
-
-	if (tool_arg_str(call, "action", 1, NULL, &action) != 0)
-		return (call->code);
 	if (!ps.ready)
 		return (tool_fail(call, BD_EINTERNAL, "the process tool did "
 		    "not start"));
-	if (strcmp(action, "start") == 0)
-		return (proc_start(call));
-	if (strcmp(action, "list") == 0)
-		return (proc_list(call));
-	if (strcmp(action, "output") == 0)
-		return (proc_output(call));
-	if (strcmp(action, "signal") == 0)
-		return (proc_signal(call));
-	if (strcmp(action, "wait") == 0)
-		return (proc_wait(call));
-	return (tool_fail(call, BD_EUNKNOWN_ACTION, "unknown action '%.64s' "
-	    "for tool 'process': expected start, list, output, signal or "
-	    "wait", action));
+	return (0);
 }
 
 static int
@@ -901,13 +885,19 @@ proc_fini(void)
 	spawn_close(&ps.wake[1]);
 }
 
-static const char *const proc_actions[] = { "start", "list", "output",
-	"signal", "wait", NULL };
+static const struct tool_action proc_actions[] = {
+	{ "start", "action", proc_start, 0 },
+	{ "list", "action", proc_list, 0 },
+	{ "output", "action", proc_output, 0 },
+	{ "signal", "action", proc_signal, 0 },
+	{ "wait", "action", proc_wait, 0 },
+	{ NULL, NULL, NULL, 0 },
+};
 
 const struct tool_entry tool_process_entry = {
 	.name = "process",
 	.init = proc_init,
 	.fini = proc_fini,
-	.handle = proc_handle,
 	.actions = proc_actions,
+	.prepare = proc_prepare,
 };
