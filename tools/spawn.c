@@ -15,10 +15,12 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/pidfd.h> /* glibc 2.36 has the wrappers */
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "runtime/protocol.h"
 #include "tools/spawn.h"
 
 extern char **environ;
@@ -255,13 +257,13 @@ spawn_start(const struct spawn_opts *o, struct spawn_child *child,
 	posix_spawnattr_t at;
 	sigset_t none, dfl;
 	const char *what = "cannot create pipes";
-	int rv, fa_ok = 0, at_ok = 0, saved;
+	int rv, fa_ok = 0, at_ok = 0, saved, code = BD_EIO;
 	pid_t pid;
 
 	*child = (struct spawn_child){ -1, -1, -1, -1 };
 	if (!sp.started) {
 		*cause = strdup("the process reaper is not running");
-		return (-1);
+		return (BD_EINTERNAL);
 	}
 	if ((o->stdin_pipe && pipe2(in, O_CLOEXEC) != 0) ||
 	    pipe2(out, O_CLOEXEC) != 0 ||
@@ -310,9 +312,11 @@ spawn_start(const struct spawn_opts *o, struct spawn_child *child,
 		    rv == EACCES) && access(o->cwd, X_OK) != 0)
 			saved = asprintf(cause, "cannot change to directory "
 			    "'%s': %s", o->cwd, strerror(rv));
-		else
+		else {
 			saved = asprintf(cause, "cannot run '%s': %s",
 			    o->argv[0], strerror(rv));
+			code = BD_ENOTFOUND;
+		}
 		if (saved < 0)
 			*cause = NULL;
 		goto fail;
@@ -338,7 +342,7 @@ spawn_start(const struct spawn_opts *o, struct spawn_child *child,
 		spawn_close(&child->out);
 		spawn_close(&child->err);
 		*cause = strdup("cannot watch the new process");
-		return (-1);
+		return (BD_EINTERNAL);
 	}
 	return (0);
 
@@ -356,7 +360,31 @@ fail:
 		spawn_close(&out[i]);
 		spawn_close(&err[i]);
 	}
-	return (-1);
+	return (code);
+}
+
+int
+spawn_signal(pid_t pid, int sig, int group)
+{
+	int rv = -1;
+
+	pthread_mutex_lock(&sp.lock);
+	errno = ESRCH;
+	for (size_t i = 0; i < sp.n; i++) {
+		if (sp.w[i].pid != pid)
+			continue;
+		/* watched means not reaped: the pid (and the group id it
+		 * leads) is still this child's, whatever ran since */
+		if (group)
+			rv = kill(-pid, sig);
+		else if (sp.w[i].pidfd >= 0)
+			rv = pidfd_send_signal(sp.w[i].pidfd, sig, NULL, 0);
+		else
+			rv = kill(pid, sig);
+		break;
+	}
+	pthread_mutex_unlock(&sp.lock);
+	return (rv);
 }
 
 char **

@@ -43,10 +43,12 @@ int spawn_init(char **cause);
 void spawn_fini(void);
 
 /*
- * Start a child. On success fills *child: its descriptors are the
- * caller's to close, non-blocking and close-on-exec. On failure returns -1
- * with *cause (malloc'd), for example "cannot run 'foo': No such file or
- * directory"; nothing is left behind.
+ * Start a child. On success returns 0 and fills *child: its descriptors
+ * are the caller's to close, non-blocking and close-on-exec. On failure
+ * returns the error code (runtime/protocol.h) that says why, with *cause
+ * (malloc'd): BD_ENOTFOUND when the program cannot be run ("cannot run
+ * 'foo': No such file or directory"), BD_EIO when cwd cannot be entered
+ * or the system is out of something; nothing is left behind.
  */
 int spawn_start(const struct spawn_opts *o, struct spawn_child *child,
     char **cause);
@@ -59,6 +61,17 @@ int spawn_start(const struct spawn_opts *o, struct spawn_child *child,
 char **spawn_env(const char *const *names, const char *const *values,
     size_t n);
 void spawn_env_free(char **envp);
+
+/*
+ * Send sig to a child started here that has not been reaped yet: to its
+ * process group too when `group`. Decided under the reaper's lock, so the
+ * pid cannot be reaped and reused meanwhile (the process alone goes by its
+ * pidfd; its group id is its pid while it is unreaped, as a session
+ * leader cannot leave its group). Returns 0, or -1 with errno: ESRCH when
+ * the child was reaped (its exit is reported, or about to be, through
+ * on_exit), else as kill(2).
+ */
+int spawn_signal(pid_t pid, int sig, int group);
 
 /* Close *fd if open and set it to -1. */
 void spawn_close(int *fd);
