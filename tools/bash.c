@@ -63,6 +63,7 @@ struct bash_session {
 	pthread_mutex_t run;          /* held while a command or restart runs */
 	double since;                 /* when the running command started */
 	pid_t pid;                    /* the shell (under bs.lock), 0 = none */
+	int pidfd;                    /* its pidfd (under bs.lock), or -1 */
 	int in, out;                  /* its command and output pipes */
 	int exited, status;           /* from the reaper (under bs.lock) */
 	char spill[BASH_SPILL_MAX];   /* background output after a marker */
@@ -249,7 +250,9 @@ bash_stop(struct bash_session *s)
 	pid = s->pid;
 	pthread_mutex_unlock(&bs.lock);
 	if (pid > 0) {
-		kill(-pid, SIGKILL);
+		/* by the pidfd: the group may outlive a shell reaped long
+		 * ago (background jobs), but its number may not be ours */
+		(void)spawn_kill_group(pid, s->pidfd, SIGKILL);
 		/* its pid may be reused once reaped: wait for that before a
 		 * new shell can be told apart from it */
 		(void)bash_wait_exit(s, BASH_REAP_MS, NULL);
@@ -257,6 +260,7 @@ bash_stop(struct bash_session *s)
 	spawn_close(&s->in);
 	spawn_close(&s->out);
 	pthread_mutex_lock(&bs.lock);
+	spawn_close(&s->pidfd);
 	s->pid = 0;
 	s->exited = 0;
 	pthread_mutex_unlock(&bs.lock);
@@ -269,7 +273,8 @@ bash_begin(struct bash_session *s, char **cause)
 	static char *const argv[] = { "bash", "--noprofile", "--norc", NULL };
 	const char *names[6], *values[6];
 	struct spawn_opts o = { .argv = argv, .stdin_pipe = 1,
-	    .merge_stderr = 1, .on_exit = bash_on_exit, .arg = s };
+	    .merge_stderr = 1, .on_exit = bash_on_exit, .arg = s,
+	    .want_pidfd = 1 };
 	struct spawn_child c;
 	const char *home = getenv("HOME");
 	struct stat st;
@@ -299,6 +304,7 @@ bash_begin(struct bash_session *s, char **cause)
 	rv = spawn_start(&o, &c, cause);
 	if (rv == 0) {
 		s->pid = c.pid;
+		s->pidfd = c.pidfd;
 		s->exited = 0;
 		s->in = c.in;
 		s->out = c.out;
@@ -814,7 +820,7 @@ again:
 		pthread_mutex_lock(&bs.lock);
 		/* still this session's slot (see below) */
 		if (s->pid > 0 && strcmp(s->name, name) == 0)
-			kill(-s->pid, SIGKILL);
+			(void)spawn_kill_group(s->pid, s->pidfd, SIGKILL);
 		pthread_mutex_unlock(&bs.lock);
 		pthread_mutex_lock(&s->run);
 		interrupted = 1;
@@ -885,7 +891,7 @@ bash_init(const struct tool_config *cfg, char **cause)
 	bs.cfg = cfg;
 	for (int i = 0; i < BASH_SESSIONS_MAX; i++) {
 		pthread_mutex_init(&bs.s[i].run, NULL);
-		bs.s[i].in = bs.s[i].out = -1;
+		bs.s[i].in = bs.s[i].out = bs.s[i].pidfd = -1;
 	}
 	if (spawn_init(cause) != 0)
 		return (-1);
@@ -933,8 +939,11 @@ bash_fini(void)
 		if (pthread_mutex_trylock(&s->run) == 0) {
 			bash_stop(s);
 			pthread_mutex_unlock(&s->run);
-		} else if (s->pid > 0)
-			kill(-s->pid, SIGKILL);
+		} else if (s->pid > 0) {
+			pthread_mutex_lock(&bs.lock);
+			(void)spawn_kill_group(s->pid, s->pidfd, SIGKILL);
+			pthread_mutex_unlock(&bs.lock);
+		}
 	}
 	bs.ready = 0;
 	spawn_fini();

@@ -908,8 +908,8 @@ proc_fini(void)
 		return;
 	pthread_mutex_lock(&ps.lock);
 	for (struct proc *p = ps.list; p != NULL; p = p->next)
-		if (p->running)
-			kill(-p->pid, SIGTERM);
+		if (p->running) /* not if reaped meanwhile: see signal */
+			(void)spawn_signal(p->pid, SIGTERM, 1);
 	ps.stopping = 1;
 	proc_wakeup();
 	pthread_mutex_unlock(&ps.lock);

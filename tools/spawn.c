@@ -214,13 +214,20 @@ spawn_fini(void)
 	pthread_mutex_unlock(&sp.lock);
 }
 
+/* Watch pid for the reaper; *mine (when not NULL) gets a pidfd of its
+ * own, taken before the reaper knows the pid, so before any reaping. */
 static int
-spawn_watch(pid_t pid, spawn_exit_fn fn, void *arg)
+spawn_watch(pid_t pid, spawn_exit_fn fn, void *arg, int *mine)
 {
 	int pidfd = (int)syscall(SYS_pidfd_open, pid, 0);
 
 	if (pidfd >= 0)
 		(void)fcntl(pidfd, F_SETFD, FD_CLOEXEC);
+	if (mine != NULL && pidfd >= 0 &&
+	    (*mine = fcntl(pidfd, F_DUPFD_CLOEXEC, 0)) < 0) {
+		spawn_close(&pidfd);
+		return (-1);
+	}
 	pthread_mutex_lock(&sp.lock);
 	if (sp.n == sp.cap) {
 		size_t cap = sp.cap > 0 ? sp.cap * 2 : 32;
@@ -229,6 +236,8 @@ spawn_watch(pid_t pid, spawn_exit_fn fn, void *arg)
 		if (w == NULL) {
 			pthread_mutex_unlock(&sp.lock);
 			spawn_close(&pidfd);
+			if (mine != NULL)
+				spawn_close(mine);
 			return (-1);
 		}
 		sp.w = w;
@@ -260,7 +269,7 @@ spawn_start(const struct spawn_opts *o, struct spawn_child *child,
 	int rv, fa_ok = 0, at_ok = 0, saved, code = BD_EIO;
 	pid_t pid;
 
-	*child = (struct spawn_child){ -1, -1, -1, -1 };
+	*child = (struct spawn_child){ -1, -1, -1, -1, -1 };
 	if (!sp.started) {
 		*cause = strdup("the process reaper is not running");
 		return (BD_EINTERNAL);
@@ -333,7 +342,8 @@ spawn_start(const struct spawn_opts *o, struct spawn_child *child,
 	if ((child->in >= 0 && spawn_nonblock(child->in) != 0) ||
 	    spawn_nonblock(child->out) != 0 ||
 	    (child->err >= 0 && spawn_nonblock(child->err) != 0) ||
-	    spawn_watch(pid, o->on_exit, o->arg) != 0) {
+	    spawn_watch(pid, o->on_exit, o->arg, o->want_pidfd ?
+	    &child->pidfd : NULL) != 0) {
 		/* Cannot happen short of running out of memory; the child
 		 * must not outlive our knowledge of it. */
 		kill(-pid, SIGKILL);
@@ -341,6 +351,7 @@ spawn_start(const struct spawn_opts *o, struct spawn_child *child,
 		spawn_close(&child->in);
 		spawn_close(&child->out);
 		spawn_close(&child->err);
+		spawn_close(&child->pidfd);
 		*cause = strdup("cannot watch the new process");
 		return (BD_EINTERNAL);
 	}
@@ -385,6 +396,24 @@ spawn_signal(pid_t pid, int sig, int group)
 	}
 	pthread_mutex_unlock(&sp.lock);
 	return (rv);
+}
+
+#ifndef PIDFD_SIGNAL_PROCESS_GROUP
+#define PIDFD_SIGNAL_PROCESS_GROUP (1U << 2) /* Linux 6.9 */
+#endif
+
+int
+spawn_kill_group(pid_t pid, int pidfd, int sig)
+{
+	if (pidfd >= 0) {
+		if (pidfd_send_signal(pidfd, sig, NULL,
+		    PIDFD_SIGNAL_PROCESS_GROUP) == 0)
+			return (0);
+		if (errno != EINVAL)
+			return (-1);
+		/* EINVAL: a kernel without the flag */
+	}
+	return (spawn_signal(pid, sig, 1));
 }
 
 char **
