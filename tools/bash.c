@@ -69,6 +69,7 @@ struct bash_session {
 	char spill[BASH_SPILL_MAX];   /* background output after a marker */
 	size_t nspill;
 	double last;                  /* when last used (under bs.lock) */
+	int expiring;                 /* the idle thread is closing it (ditto) */
 };
 
 static struct {
@@ -682,6 +683,7 @@ bash_close(struct bash_session *s, int expired)
 	}
 	s->name[0] = '\0';
 	s->nspill = 0;
+	s->expiring = 0;
 	pthread_mutex_unlock(&bs.lock);
 }
 
@@ -694,11 +696,27 @@ bash_expire(void)
 		struct bash_session *s = &bs.s[i];
 		int idle;
 
-		if (pthread_mutex_trylock(&s->run) != 0)
-			continue;
+		/* `expiring` before the run lock is taken: a request that
+		 * finds the lock held meanwhile waits for the close rather
+		 * than being told the session is busy */
 		pthread_mutex_lock(&bs.lock);
 		idle = s->name[0] != '\0' &&
 		    tool_now_ms() - s->last > bs.idle_ms;
+		s->expiring = idle;
+		pthread_mutex_unlock(&bs.lock);
+		if (!idle)
+			continue;
+		if (pthread_mutex_trylock(&s->run) != 0) {
+			/* a request has it: no longer idle */
+			pthread_mutex_lock(&bs.lock);
+			s->expiring = 0;
+			pthread_mutex_unlock(&bs.lock);
+			continue;
+		}
+		pthread_mutex_lock(&bs.lock);
+		idle = s->name[0] != '\0' &&
+		    tool_now_ms() - s->last > bs.idle_ms;
+		s->expiring = idle;
 		pthread_mutex_unlock(&bs.lock);
 		if (idle)
 			bash_close(s, 1);
@@ -734,6 +752,24 @@ bash_idler(void *unused)
 	}
 	pthread_mutex_unlock(&bs.lock);
 	return (NULL);
+}
+
+/* The run lock is held: when by the idle thread closing the session,
+ * wait for that (a kill and a reap: bounded) and return 1 holding it. */
+static int
+bash_wait_expiring(struct bash_session *s)
+{
+	struct timespec ts;
+	int expiring;
+
+	pthread_mutex_lock(&bs.lock);
+	expiring = s->expiring;
+	pthread_mutex_unlock(&bs.lock);
+	if (!expiring)
+		return (0);
+	clock_gettime(CLOCK_REALTIME, &ts);
+	ts.tv_sec += BASH_REAP_MS / 1000 + 2;
+	return (pthread_mutex_timedlock(&s->run, &ts) == 0);
 }
 
 /* Say in the reply that the session's old shell was closed as idle: its
@@ -807,7 +843,7 @@ again:
 		    "NAME, \"close\": true}, or use one of them%s", name,
 		    BASH_SESSIONS_MAX, names, idle));
 	}
-	if (pthread_mutex_trylock(&s->run) != 0) {
+	if (pthread_mutex_trylock(&s->run) != 0 && !bash_wait_expiring(s)) {
 		if (!restart && !closing)
 			return (tool_fail(call, BD_EBUSY, "session '%s' is "
 			    "running another command (for %.0f s): wait for "
