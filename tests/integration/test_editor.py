@@ -365,13 +365,15 @@ def test_fifo_refused():
 
 def test_same_file_edits_take_turns():
     """Edits of one file are serialized (each a read-modify-write): many
-    concurrent inserts into one file all land, none lost."""
+    concurrent inserts into one file all land, none lost. (Once the lock
+    became per file this caught edits keyed "PATH (deleted)": the path of
+    a descriptor whose file a concurrent edit had just replaced.)"""
     p = put("turns.txt", "")
     errs = []
 
     def worker(i):
         q = bt.Req(D.url)
-        for k in range(10):
+        for k in range(25):
             r = json.loads(q.rpc(json.dumps(dict(
                 tool="text_editor", command="insert", path=p,
                 insert_line=0, new_str="w%d-%d" % (i, k), token=D.token))))
@@ -386,7 +388,7 @@ def test_same_file_edits_take_turns():
     assert errs == [], errs[:2]
     lines = [x for x in get(p).decode().split("\n") if x]
     assert sorted(lines) == sorted("w%d-%d" % (i, k) for i in range(4)
-                                   for k in range(10)), lines
+                                   for k in range(25)), lines
 
 
 try:
