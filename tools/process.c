@@ -750,9 +750,9 @@ proc_exited_fail(struct tool_call *call, const struct proc *p)
 		snprintf(how, sizeof how, "with status %d",
 		    WEXITSTATUS(p->status));
 	return (tool_fail(call, BD_EINVAL, "pid '%d': the process has already "
-	    "exited %s; it is not signalled: the pid may be another process's now "
-	    "(children it left in its group are no longer addressable)",
-	    (int)p->pid, how));
+	    "exited %s; it is not signalled: the pid may be another "
+	    "process's now (children it left in its group are no longer "
+	    "addressable)", (int)p->pid, how));
 }
 
 static int
