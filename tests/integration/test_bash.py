@@ -452,16 +452,21 @@ def test_idle_session_expires():
 
         def long_cmd():
             res["r"] = json.loads(other.rpc(json.dumps({
-                "tool": "bash", "command": "sleep 5; echo done",
+                "tool": "bash", "command": "sleep 40; echo done",
                 "session": "busy", "token": G.token})))
 
         t = threading.Thread(target=long_cmd)
         t.start()
         bt.wait_for(lambda: proc_stat(idle) is None, 15,
                     "the idle session's shell to be closed")
+        # well past the idle timeout (counted from its last request's
+        # end), but running all along: not idle
+        time.sleep(2.5)
         assert proc_stat(busy) is not None, "a running session was closed"
+        assert "r" not in res, res
+        ok(G.call(tool="bash", session="busy", close=True))
         t.join(30)
-        assert res["r"]["output"] == "done\n", res
+        assert res["r"]["exit_code"] == 137, res
         r = ok(gsh("pwd", session="idle"))
         assert r.get("session_expired") is True, r
         assert r["output"].startswith(os.path.expanduser("~") + "\n"), r
