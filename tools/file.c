@@ -97,6 +97,68 @@ file_entry(int dirfd, const char *name, const struct stat *st, int full)
 	return (e);
 }
 
+/*
+ * Open the regular file fp names (a final symlink followed, confined) with
+ * flags, *fd and *st filled; anything else is refused with a typed error
+ * naming the field, before the open that could block or act: opening a
+ * FIFO waits for the other end (for good, holding a worker and delaying
+ * the shutdown), a device may block, never end, or act on being opened.
+ * With O_CREAT a missing file is created. A directory is refused with
+ * the caller's `dirmsg` when it gives one.
+ */
+static int
+file_open_reg(struct tool_call *call, struct tool_fspath *fp, int flags,
+    mode_t mode, const char *dirmsg, int *fd, struct stat *st)
+{
+	int pfd;
+
+	*fd = -1;
+	if (tool_fs_open(fp, O_PATH, 0, &pfd) == 0) {
+		int rv = fstat(pfd, st);
+
+		close(pfd);
+		if (rv != 0)
+			return (tool_fs_fail(call, fp, errno, "stat"));
+		if (!S_ISREG(st->st_mode))
+			goto refuse;
+	} else if (errno != ENOENT || !(flags & O_CREAT))
+		return (tool_fs_fail(call, fp, errno, "open"));
+	/* O_NONBLOCK: a FIFO swapped in since the look above must not block
+	 * here either (ENXIO for a writer without a reader); regular files
+	 * ignore the flag, so reads and writes stay as they were */
+	if (tool_fs_open(fp, flags | O_NONBLOCK, mode, fd) != 0) {
+		if (errno == ENXIO && tool_fs_open(fp, O_PATH, 0, &pfd) == 0) {
+			int rv = fstat(pfd, st);
+
+			close(pfd);
+			if (rv == 0 && !S_ISREG(st->st_mode))
+				goto refuse;
+			errno = ENXIO;
+		}
+		return (tool_fs_fail(call, fp, errno, "open"));
+	}
+	if (fstat(*fd, st) != 0) {
+		tool_fs_fail(call, fp, errno, "stat");
+		goto fail;
+	}
+	if (!S_ISREG(st->st_mode))
+		goto refuse;
+	return (0);
+refuse:
+	if (S_ISDIR(st->st_mode) && dirmsg != NULL)
+		tool_fail(call, BD_EINVAL, "%s '%s': is a directory (%s)",
+		    fp->field, fp->client, dirmsg);
+	else
+		tool_fail(call, BD_EINVAL, "%s '%s': not a regular file (%s): "
+		    "the file tool reads and writes regular files only",
+		    fp->field, fp->client, file_type(st->st_mode));
+fail:
+	if (*fd >= 0)
+		close(*fd);
+	*fd = -1;
+	return (call->code);
+}
+
 /* "mode": "0644" / "644" / "0o644" or an integer; -1 when absent. */
 static int
 file_arg_mode(struct tool_call *call, int *mode)
@@ -144,23 +206,9 @@ file_read(struct tool_call *call, struct tool_fspath *fp)
 	    tool_arg_int(call, "length", 0, 0, FILE_READ_MAX, FILE_READ_MAX,
 	        &want) != 0)
 		return (call->code);
-	if (tool_fs_open(fp, O_RDONLY, 0, &fd) != 0)
-		return (tool_fs_fail(call, fp, errno, "open"));
-	if (fstat(fd, &st) != 0) {
-		tool_fs_fail(call, fp, errno, "stat");
-		goto out;
-	}
-	if (S_ISDIR(st.st_mode)) {
-		tool_fail(call, BD_EINVAL, "%s '%s': is a directory (use the "
-		    "'list' action)", fp->field, fp->client);
-		goto out;
-	}
-	if (!S_ISREG(st.st_mode)) {
-		/* a FIFO or a device could block or never end */
-		tool_fail(call, BD_EINVAL, "%s '%s': not a regular file (%s)",
-		    fp->field, fp->client, file_type(st.st_mode));
-		goto out;
-	}
+	if (file_open_reg(call, fp, O_RDONLY, 0, "use the 'list' action", &fd,
+	    &st) != 0)
+		return (call->code);
 	/* /proc files say size 0 and still have data: grow as it comes */
 	cap = st.st_size > off ? (size_t)(st.st_size - off) : 0;
 	cap = cap + 1 < (size_t)want ? cap + 1 : (size_t)want;
@@ -247,17 +295,9 @@ file_write_at(struct tool_call *call, struct tool_fspath *fp,
 
 	if (append)
 		flags |= O_APPEND;
-	if (tool_fs_open(fp, flags, mode >= 0 ? (mode_t)mode : 0666, &fd) != 0)
-		return (tool_fs_fail(call, fp, errno, "open"));
-	if (fstat(fd, &st) != 0) {
-		tool_fs_fail(call, fp, errno, "stat");
-		goto out;
-	}
-	if (!S_ISREG(st.st_mode)) {
-		tool_fail(call, BD_EINVAL, "%s '%s': not a regular file (%s)",
-		    fp->field, fp->client, file_type(st.st_mode));
-		goto out;
-	}
+	if (file_open_reg(call, fp, flags, mode >= 0 ? (mode_t)mode : 0666,
+	    NULL, &fd, &st) != 0)
+		return (call->code);
 	if (append)
 		off = (long long)st.st_size;
 	else if (off > (long long)st.st_size) {
@@ -307,6 +347,27 @@ file_mkparents(struct tool_call *call, const char *path)
 	return (rv);
 }
 
+/* A plain write renames a new file over the name: fine for a regular
+ * file (or none), but over a FIFO, a socket or a device node it would
+ * silently swap a special file for a plain one (as root, /dev/null for a
+ * file): refused, like the in-place writes that would open it. A
+ * directory is left to tool_fs_replace's own error. */
+static int
+file_replaceable(struct tool_call *call, struct tool_fspath *fp)
+{
+	struct stat st;
+	int fd;
+
+	if (tool_fs_open(fp, O_PATH, 0, &fd) != 0)
+		return (0); /* absent (or a dangling link): created */
+	if (fstat(fd, &st) == 0 && !S_ISREG(st.st_mode) && !S_ISDIR(st.st_mode))
+		tool_fail(call, BD_EINVAL, "%s '%s': not a regular file (%s): "
+		    "the file tool reads and writes regular files only",
+		    fp->field, fp->client, file_type(st.st_mode));
+	close(fd);
+	return (call->code);
+}
+
 /* Resolves the path itself: `parents` must create directories first. */
 static int
 file_write(struct tool_call *call, const char *path, struct tool_fspath *fp)
@@ -344,6 +405,8 @@ file_write(struct tool_call *call, const char *path, struct tool_fspath *fp)
 	if (parents && file_mkparents(call, path) != 0)
 		goto out;
 	if (tool_fs_resolve(call, "path", path, fp) != 0)
+		goto out;
+	if (off < 0 && !append && file_replaceable(call, fp) != 0)
 		goto out;
 	if (off >= 0 || append)
 		rv = file_write_at(call, fp, text != NULL ?
