@@ -20,7 +20,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "runtime/protocol.h"
+#include "tools/tool.h"
 #include "tools/spawn.h"
 
 extern char **environ;
