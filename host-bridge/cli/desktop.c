@@ -102,6 +102,7 @@ cmd_create(int argc, char **argv)
 	int c, created = 0;
 	char *cause = NULL, *token = NULL, *vnc = NULL, *s = NULL, *p = NULL;
 	char *home;
+	int lk = -1;
 	struct desktop d = { 0 };
 	struct image im = { 0 };
 	json_t *cfg = NULL;
@@ -141,6 +142,9 @@ cmd_create(int argc, char **argv)
 		goto fail;
 	}
 	d.memory = (long)(mem >> 20);
+	/* Held until desktop.json names the ports this desktop was given. */
+	if (store_lock_all(&lk, &cause) != 0)
+		goto fail;
 	if ((d.image = image_dir(image_opt, &cause)) == NULL ||
 	    image_load(d.image, &im, &cause) != 0)
 		goto fail;
@@ -209,11 +213,14 @@ cmd_create(int argc, char **argv)
 	image_clear(&im);
 	free(d.image);
 	free(d.dir);
+	close(lk);
 	return (0);
 fail:
 	die_cause("create", cause);
 	if (created)
 		nftw(d.dir, rm_entry, 16, FTW_DEPTH | FTW_PHYS);
+	if (lk >= 0)
+		close(lk);
 	free(p);
 	free(s);
 	free(token);
@@ -263,7 +270,7 @@ cmd_start(int argc, char **argv)
 	char *cause = NULL, *token = NULL, *tokp = NULL, *url = NULL;
 	char *log = NULL, *qlog = NULL;
 	long timeout = 0;
-	int nowait = 0, c, rc = 1, last = -1;
+	int nowait = 0, c, rc = 1, last = -1, lk = -1;
 	const char *accel = NULL, *want = NULL;
 	long long t0, deadline;
 
@@ -284,7 +291,8 @@ cmd_start(int argc, char **argv)
 		usage_err("start", "one NAME expected");
 		return (2);
 	}
-	if (desktop_load(argv[optind], &d, &cause) != 0)
+	if (desktop_load(argv[optind], &d, &cause) != 0 ||
+	    store_lock(d, "start", &lk, &cause) != 0)
 		goto fail;
 	if (vm->pid(d) > 0) {
 		cause = hb_fmt("desktop '%s' is already running", d->name);
@@ -372,6 +380,8 @@ cmd_start(int argc, char **argv)
 fail:
 	die_cause("start", cause);
 out:
+	if (lk >= 0)
+		close(lk);
 	bureau_close(bc);
 	free(token);
 	free(tokp);
@@ -395,7 +405,7 @@ cmd_stop(int argc, char **argv)
 	};
 	const struct vm_backend *vm = vm_backend();
 	long timeout = 120;
-	int force = 0, c;
+	int force = 0, c, lk = -1, rc = 1;
 	struct desktop *d = NULL;
 	char *cause = NULL;
 	long long t0;
@@ -416,12 +426,13 @@ cmd_stop(int argc, char **argv)
 		usage_err("stop", "one NAME expected");
 		return (2);
 	}
-	if (desktop_load(argv[optind], &d, &cause) != 0)
+	if (desktop_load(argv[optind], &d, &cause) != 0 ||
+	    store_lock(d, "stop", &lk, &cause) != 0)
 		goto fail;
 	if (vm->pid(d) == 0) {
 		printf("desktop '%s' is not running\n", d->name);
-		desktop_free(d);
-		return (0);
+		rc = 0;
+		goto out;
 	}
 	t0 = hb_now_ms();
 	if (!force) {
@@ -429,8 +440,8 @@ cmd_stop(int argc, char **argv)
 		if (vm->shutdown(d, (int)timeout * 1000, &c2) == 0) {
 			printf("stopped desktop '%s' (shut down in %.1f s)\n",
 			    d->name, (hb_now_ms() - t0) / 1000.0);
-			desktop_free(d);
-			return (0);
+			rc = 0;
+			goto out;
 		}
 		fprintf(stderr, "bureau stop: '%s' did not shut down: %s; "
 		    "forcing\n", d->name, c2 ? c2 : "no answer");
@@ -439,12 +450,15 @@ cmd_stop(int argc, char **argv)
 	if (vm->kill(d, &cause) != 0)
 		goto fail;
 	printf("stopped desktop '%s' (forced)\n", d->name);
-	desktop_free(d);
-	return (0);
+	rc = 0;
+	goto out;
 fail:
 	die_cause("stop", cause);
+out:
+	if (lk >= 0)
+		close(lk);
 	desktop_free(d);
-	return (1);
+	return (rc);
 }
 
 static int
@@ -453,12 +467,14 @@ pause_resume(int argc, char **argv, int resume)
 	const struct vm_backend *vm = vm_backend();
 	struct desktop *d = NULL;
 	char *cause = NULL;
+	int lk = -1, rc = 1;
 
 	if (argc != 2) {
 		usage_err(argv[0], "one NAME expected");
 		return (2);
 	}
-	if (desktop_load(argv[1], &d, &cause) != 0)
+	if (desktop_load(argv[1], &d, &cause) != 0 ||
+	    store_lock(d, argv[0], &lk, &cause) != 0)
 		goto fail;
 	if (vm->pid(d) == 0) {
 		cause = hb_fmt("desktop '%s' is not running", d->name);
@@ -467,12 +483,15 @@ pause_resume(int argc, char **argv, int resume)
 	if ((resume ? vm->resume(d, &cause) : vm->pause(d, &cause)) != 0)
 		goto fail;
 	printf("%s desktop '%s'\n", resume ? "resumed" : "paused", d->name);
-	desktop_free(d);
-	return (0);
+	rc = 0;
+	goto out;
 fail:
 	die_cause(argv[0], cause);
+out:
+	if (lk >= 0)
+		close(lk);
 	desktop_free(d);
-	return (1);
+	return (rc);
 }
 
 static int
@@ -625,7 +644,7 @@ cmd_rm(int argc, char **argv)
 		{ NULL, 0, NULL, 0 },
 	};
 	const struct vm_backend *vm = vm_backend();
-	int force = 0, c;
+	int force = 0, c, lk = -1, rc = 1;
 	struct desktop *d = NULL;
 	char *cause = NULL;
 
@@ -641,7 +660,8 @@ cmd_rm(int argc, char **argv)
 		usage_err("rm", "one NAME expected");
 		return (2);
 	}
-	if (desktop_load(argv[optind], &d, &cause) != 0)
+	if (desktop_load(argv[optind], &d, &cause) != 0 ||
+	    store_lock(d, "rm", &lk, &cause) != 0)
 		goto fail;
 	if (vm->pid(d) != 0) {
 		if (!force) {
@@ -658,12 +678,15 @@ cmd_rm(int argc, char **argv)
 		goto fail;
 	}
 	printf("removed desktop '%s'\n", d->name);
-	desktop_free(d);
-	return (0);
+	rc = 0;
+	goto out;
 fail:
 	die_cause("rm", cause);
+out:
+	if (lk >= 0)
+		close(lk);
 	desktop_free(d);
-	return (1);
+	return (rc);
 }
 
 /* ---- snapshot, restore ------------------------------------------------------ */
@@ -693,7 +716,7 @@ snapshot_cmd(int argc, char **argv, int restore)
 	struct desktop *d = NULL;
 	char *cause = NULL;
 	const char *cmd = argv[0], *tag;
-	int live = 0;
+	int live = 0, lk = -1, rc = 1;
 
 	if (argc != 3 && !(argc == 2 && !restore)) {
 		usage_err(cmd, restore ? "NAME and TAG expected" :
@@ -702,7 +725,8 @@ snapshot_cmd(int argc, char **argv, int restore)
 	}
 	tag = argc == 3 ? argv[2] : NULL;
 	if (desktop_load(argv[1], &d, &cause) != 0 ||
-	    (tag != NULL && valid_tag(tag, &cause) != 0))
+	    (tag != NULL && valid_tag(tag, &cause) != 0) ||
+	    (tag != NULL && store_lock(d, cmd, &lk, &cause) != 0))
 		goto fail;
 	if (vm_backend()->snapshot(d, tag, restore, &live, &cause) != 0)
 		goto fail;
@@ -717,12 +741,15 @@ snapshot_cmd(int argc, char **argv, int restore)
 		    "and memory)\n", d->name, tag);
 	else
 		printf("restored desktop '%s' to '%s' (live)\n", d->name, tag);
-	desktop_free(d);
-	return (0);
+	rc = 0;
+	goto out;
 fail:
 	die_cause(cmd, cause);
+out:
+	if (lk >= 0)
+		close(lk);
 	desktop_free(d);
-	return (1);
+	return (rc);
 }
 
 static int

@@ -4,11 +4,14 @@
  */
 #include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <netinet/in.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "host-bridge/store/store.h"
@@ -157,6 +160,80 @@ store_port_free(int port)
 	ok = bind(fd, (struct sockaddr *)&sa, sizeof sa) == 0;
 	close(fd);
 	return (ok);
+}
+
+int
+store_lock(const struct desktop *d, const char *what, int *fd, char **cause)
+{
+	char *path = desktop_path(d, "lock"), *rec = NULL, held[256];
+	ssize_t n;
+
+	*fd = -1;
+	if (path == NULL) {
+		*cause = hb_fmt("out of memory");
+		return (-1);
+	}
+	*fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0600);
+	if (*fd < 0) {
+		*cause = hb_fmt("cannot open '%s': %s", path, strerror(errno));
+		free(path);
+		return (-1);
+	}
+	if (flock(*fd, LOCK_EX | LOCK_NB) != 0) {
+		int e = errno;
+		n = pread(*fd, held, sizeof held - 1, 0);
+		held[n > 0 ? n : 0] = '\0';
+		held[strcspn(held, "\n")] = '\0';
+		*cause = e == EWOULDBLOCK ? hb_fmt("desktop '%s' is busy: "
+		    "pid %s holds its lock; try again when it is done",
+		    d->name, held[0] ? held : "?") : hb_fmt("cannot lock "
+		    "'%s': %s", path, strerror(e));
+		close(*fd);
+		*fd = -1;
+		free(path);
+		return (-1);
+	}
+	free(path);
+	/* Who holds it, for the loser's message; the lock itself is flock. */
+	if ((rec = hb_fmt("%d bureau %s\n", (int)getpid(), what)) != NULL &&
+	    ftruncate(*fd, 0) == 0)
+		n = pwrite(*fd, rec, strlen(rec), 0);
+	free(rec);
+	return (0);
+}
+
+int
+store_lock_all(int *fd, char **cause)
+{
+	char *home = hb_home(), *path = home ? hb_fmt("%s/.lock", home) : NULL;
+	int rv = -1;
+
+	*fd = -1;
+	if (path == NULL) {
+		*cause = hb_fmt("out of memory");
+		goto out;
+	}
+	if (mkdir(home, 0700) != 0 && errno != EEXIST) {
+		*cause = hb_fmt("cannot create '%s': %s", home,
+		    strerror(errno));
+		goto out;
+	}
+	if ((*fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW,
+	    0600)) < 0) {
+		*cause = hb_fmt("cannot open '%s': %s", path, strerror(errno));
+		goto out;
+	}
+	while ((rv = flock(*fd, LOCK_EX)) != 0 && errno == EINTR)
+		;
+	if (rv != 0) {
+		*cause = hb_fmt("cannot lock '%s': %s", path, strerror(errno));
+		close(*fd);
+		*fd = -1;
+	}
+out:
+	free(home);
+	free(path);
+	return (rv);
 }
 
 struct taken {

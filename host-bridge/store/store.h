@@ -58,6 +58,20 @@ int store_port_free(int port);
  * 7310-7999) that no other desktop was given. */
 int store_pick_port(int *out, char **cause);
 
+/*
+ * Serialize commands that change a desktop: take the lock file d->dir/lock
+ * (flock, never waiting) for this process, recording "PID WHAT" in it, or
+ * fail naming the holder. *fd is the lock; close() releases it (it is
+ * close-on-exec, so QEMU never inherits it). Read-only commands (status,
+ * ls) take no lock.
+ */
+int store_lock(const struct desktop *d, const char *what, int *fd,
+    char **cause);
+
+/* The store-wide lock $BUREAU_HOME/.lock, waited for: held while a desktop
+ * is created, so two creates never pick the same name or ports. */
+int store_lock_all(int *fd, char **cause);
+
 /* image.json of the image directory dir into *im (image_clear it). */
 int image_load(const char *dir, struct image *im, char **cause);
 void image_clear(struct image *im);

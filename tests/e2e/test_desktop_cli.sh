@@ -61,10 +61,43 @@ refuses "stop --timeout 1e3" --timeout 1e3 "$bureau" stop c1 --timeout 1e3
 refuses "console -n -5" -n -5 "$bureau" console -n -5 c1
 [ ! -e "$home/c2" ] && pass "no desktop left by a refused create" || fail "c2 exists"
 
-if "$bureau" start c1 --accel tcg --no-wait >"$home/start.log" 2>&1; then
-	pass "start --no-wait"
+# Three creates at once: each gets its own ports.
+for n in 3 4 5; do
+	"$bureau" create c$n --image "$images/minimal" --disk 1G --home 64M \
+	    --memory 256M --cpus 1 >"$home/create$n.log" 2>&1 &
+done
+wait
+ports=$(cat "$home"/c[345]/endpoint 2>/dev/null | sort -u | wc -l)
+[ "$ports" = 3 ] && pass "concurrent creates: 3 distinct endpoints" ||
+	fail "concurrent creates: $ports distinct endpoints ($(cat "$home"/create[345].log))"
+for n in 3 4 5; do "$bureau" rm c$n >/dev/null 2>&1; done
+
+# A command holding the desktop's lock turns another away, naming it.
+flock -n "$dir/lock" sleep 3 &
+sleep 0.5
+out=$("$bureau" start c1 --accel tcg --no-wait 2>&1)
+rc=$?
+wait
+if [ $rc -ne 0 ] && echo "$out" | grep -q "busy" && [ ! -s "$dir/qemu.pid" ]; then
+	pass "locked desktop: $out"
 else
-	cat "$home/start.log" "$dir/qemu.log" 2>/dev/null; fail "start"; exit 1
+	fail "locked desktop: exit $rc, '$out'"
+fi
+
+# Two starts at once leave one QEMU.
+"$bureau" start c1 --accel tcg --no-wait >"$home/start.log" 2>&1 &
+"$bureau" start c1 --accel tcg --no-wait >"$home/start2.log" 2>&1 &
+wait
+sleep 1
+# QEMU was given the path with its commas doubled.
+esc=$(printf '%s' "$dir" | sed 's/,/,,/g')
+n=$(pgrep -f -- "path=$esc/qmp.sock" | wc -l)
+if [ "$n" = 1 ]; then
+	pass "two concurrent starts: one qemu ($(cat "$home/start.log" "$home/start2.log" | grep -i 'busy\|already' | head -1))"
+else
+	cat "$home/start.log" "$home/start2.log" "$dir/qemu.log" 2>/dev/null
+	fail "two concurrent starts: $n qemu processes"
+	[ "$n" = 0 ] && exit 1
 fi
 pid=$(cat "$dir/qemu.pid" 2>/dev/null)
 # QEMU itself opened the disks under the comma path.
