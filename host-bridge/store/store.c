@@ -67,6 +67,7 @@ desktop_free(struct desktop *d)
 	free(d->name);
 	free(d->dir);
 	free(d->image);
+	free(d->url);
 	free(d);
 }
 
@@ -97,6 +98,29 @@ desktop_load(const char *name, struct desktop **out, char **cause)
 			*cause = hb_fmt("cannot read '%s': %s", path, err.text);
 		goto fail;
 	}
+	if (json_is_string(json_object_get(j, "kind")) &&
+	    strcmp(json_string_value(json_object_get(j, "kind")),
+	    "attached") == 0) {
+		const char *url;
+
+		if (json_unpack_ex(j, &err, 0, "{s:s, s:I}", "url", &url,
+		    "port", &port) != 0) {
+			*cause = hb_fmt("invalid '%s': %s", path, err.text);
+			goto fail;
+		}
+		if (port < 1 || port > 65533) {
+			*cause = hb_fmt("invalid '%s': port out of range",
+			    path);
+			goto fail;
+		}
+		if ((d->url = strdup(url)) == NULL) {
+			*cause = hb_fmt("out of memory");
+			goto fail;
+		}
+		d->attached = 1;
+		d->port = (int)port;
+		goto done;
+	}
 	if (json_unpack_ex(j, &err, 0, "{s:s, s:I, s:I, s:I}", "image",
 	    &image, "memory", &memory, "cpus", &cpus, "port", &port) != 0) {
 		*cause = hb_fmt("invalid '%s': %s", path, err.text);
@@ -115,6 +139,7 @@ desktop_load(const char *name, struct desktop **out, char **cause)
 	d->memory = (long)memory;
 	d->cpus = (int)cpus;
 	d->port = (int)port;
+done:
 	json_decref(j);
 	free(path);
 	*out = d;
@@ -124,6 +149,35 @@ fail:
 	free(path);
 	desktop_free(d);
 	return (-1);
+}
+
+pid_t
+store_agent_pid(const struct desktop *d)
+{
+	char *path = desktop_path(d, "agent.pid"), buf[32];
+	pid_t pid = 0;
+	ssize_t n;
+	long v;
+	int fd;
+
+	if (path == NULL)
+		return (0);
+	fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+	free(path);
+	if (fd < 0)
+		return (0);
+	/* A shared lock we can take means no agent holds its exclusive one. */
+	if (flock(fd, LOCK_SH | LOCK_NB) == 0 || errno != EWOULDBLOCK) {
+		close(fd);
+		return (0);
+	}
+	n = pread(fd, buf, sizeof buf - 1, 0);
+	close(fd);
+	buf[n > 0 ? n : 0] = '\0';
+	v = strtol(buf, NULL, 10);
+	if (v > 0 && v < (1L << 30))
+		pid = (pid_t)v;
+	return (pid);
 }
 
 int

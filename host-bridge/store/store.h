@@ -8,6 +8,13 @@
  *   token, vnc-password   secrets QEMU hands the guest through fw_cfg
  *   endpoint       the daemon's URL (the client commands read it)
  *   qmp.sock, qemu.pid, qemu.log, console.log, accel   while it runs
+ * An attached desktop (a bureaud that bureau does not run, see `bureau
+ * attach`) has "kind": "attached" and the daemon's "url" in desktop.json
+ * instead of an image and a size, and in its directory:
+ *   guest-token    the daemon's own token (0600), only the host agent reads it
+ *   token          the agent token (0600), checked by the host agent
+ *   endpoint       the host agent's URL
+ *   agent.pid, agent.log, operator.sock, audit.log, audit/   the host agent
  * An image is a directory with image.json (see packaging/image).
  *
  * The store knows files and names, not VMs: the VM backend (vm/vm.h) runs
@@ -17,6 +24,7 @@
 #define BUREAU_HB_STORE_H
 
 #include <jansson.h>
+#include <sys/types.h>
 
 struct desktop {
 	char *name;
@@ -25,6 +33,8 @@ struct desktop {
 	long memory; /* MiB */
 	int cpus;
 	int port; /* api; events = port + 1, vnc = port + 2 */
+	int attached; /* a daemon bureau does not run: no image, no VM */
+	char *url;    /* attached: that daemon's URL; else NULL */
 };
 
 /* A desktop's image: the fields of image.json (borrowed from j). */
@@ -46,6 +56,13 @@ char *desktop_path(const struct desktop *d, const char *file);
 /* Read desktop.json of NAME into a new *out (desktop_free it). */
 int desktop_load(const char *name, struct desktop **out, char **cause);
 void desktop_free(struct desktop *d);
+
+/*
+ * The desktop's host agent, or 0 when none runs: the agent holds an flock
+ * on d->dir/agent.pid for its whole life, so a stale file (or a recycled
+ * pid) never passes for a live agent.
+ */
+pid_t store_agent_pid(const struct desktop *d);
 
 /* Call fn for every desktop under $BUREAU_HOME, in name order. */
 typedef int (*store_each_fn)(const char *name, void *arg);
