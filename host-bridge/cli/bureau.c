@@ -22,10 +22,12 @@ tables(int i)
 		return (cli_client_cmds);
 	case 1:
 		return (cli_desktop_cmds);
+	case 2:
+		return (cli_operator_cmds);
 	}
 	return (NULL);
 }
-#define NTABLES 2
+#define NTABLES 3
 
 static const struct cli_cmd *
 find(const char *name)

@@ -16,6 +16,7 @@
 
 #include "host-bridge/cli/cli.h"
 #include "host-bridge/cli/desktop.h"
+#include "host-bridge/cli/operator.h"
 #include "host-bridge/include/bureau.h"
 #include "host-bridge/store/store.h"
 #include "host-bridge/util/util.h"
@@ -292,6 +293,7 @@ cmd_start(int argc, char **argv)
 		return (2);
 	}
 	if (desktop_load(argv[optind], &d, &cause) != 0 ||
+	    attached_refuse(d, "start", &cause) != 0 ||
 	    store_lock(d, "start", &lk, &cause) != 0)
 		goto fail;
 	if (vm->pid(d) > 0) {
@@ -427,6 +429,7 @@ cmd_stop(int argc, char **argv)
 		return (2);
 	}
 	if (desktop_load(argv[optind], &d, &cause) != 0 ||
+	    attached_refuse(d, "stop", &cause) != 0 ||
 	    store_lock(d, "stop", &lk, &cause) != 0)
 		goto fail;
 	if (vm->pid(d) == 0) {
@@ -474,6 +477,7 @@ pause_resume(int argc, char **argv, int resume)
 		return (2);
 	}
 	if (desktop_load(argv[1], &d, &cause) != 0 ||
+	    attached_refuse(d, argv[0], &cause) != 0 ||
 	    store_lock(d, argv[0], &lk, &cause) != 0)
 		goto fail;
 	if (vm->pid(d) == 0) {
@@ -568,6 +572,11 @@ cmd_status(int argc, char **argv)
 		die_cause("status", cause);
 		return (1);
 	}
+	if (d->attached) {
+		attached_status(d);
+		desktop_free(d);
+		return (0);
+	}
 	state = vm_backend()->state(d, &pid);
 	uptime_str(d, pid, up, sizeof up);
 	human(sys, sizeof sys, file_blocks(d, "system.qcow2"));
@@ -602,6 +611,12 @@ ls_one(const char *name, void *arg)
 	if (desktop_load(name, &d, &cause) != 0) {
 		printf("%-16s %-8s %s\n", name, "broken", cause);
 		free(cause);
+		return (0);
+	}
+	if (d->attached) {
+		attached_ls_row(d);
+		desktop_free(d);
+		(*count)++;
 		return (0);
 	}
 	state = vm_backend()->state(d, &pid);
@@ -663,7 +678,10 @@ cmd_rm(int argc, char **argv)
 	if (desktop_load(argv[optind], &d, &cause) != 0 ||
 	    store_lock(d, "rm", &lk, &cause) != 0)
 		goto fail;
-	if (vm->pid(d) != 0) {
+	/* An attached desktop's agent goes with it; its daemon stays. */
+	if (d->attached && agent_stop(d, &cause) != 0)
+		goto fail;
+	if (!d->attached && vm->pid(d) != 0) {
 		if (!force) {
 			cause = hb_fmt("desktop '%s' is running (bureau stop, "
 			    "or rm --force)", d->name);
@@ -725,6 +743,7 @@ snapshot_cmd(int argc, char **argv, int restore)
 	}
 	tag = argc == 3 ? argv[2] : NULL;
 	if (desktop_load(argv[1], &d, &cause) != 0 ||
+	    attached_refuse(d, cmd, &cause) != 0 ||
 	    (tag != NULL && valid_tag(tag, &cause) != 0) ||
 	    (tag != NULL && store_lock(d, cmd, &lk, &cause) != 0))
 		goto fail;
@@ -789,8 +808,10 @@ cmd_console(int argc, char **argv)
 		usage_err("console", "one NAME expected");
 		return (2);
 	}
-	if (desktop_load(argv[optind], &d, &cause) != 0) {
+	if (desktop_load(argv[optind], &d, &cause) != 0 ||
+	    attached_refuse(d, "console", &cause) != 0) {
 		die_cause("console", cause);
+		desktop_free(d);
 		return (1);
 	}
 	log = desktop_path(d, "console.log");
