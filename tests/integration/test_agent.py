@@ -1,0 +1,386 @@
+"""The host agent of an attached desktop: `bureau attach` in front of a real
+bureaud on a private Xvfb, driven through the agent's endpoint with real nng
+clients and through the real build/bureau CLI. Effects are checked outside
+the code under test: the pointer with xdotool against the X server, files
+on disk, PNGs decoded by ImageMagick, processes in /proc.
+
+    PYTHONPATH=tests/lib:host-bridge/python python3 \
+        tests/integration/test_agent.py [BUILD_DIR]
+"""
+
+import base64
+import json
+import os
+import random
+import re
+import shutil
+import socket
+import stat
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+
+if len(sys.argv) > 1 and os.path.isdir(sys.argv[1]):
+    os.environ.setdefault("BUREAU_BUILD", os.path.abspath(sys.argv[1]))
+
+import bt  # noqa: E402
+
+BUREAU = os.path.join(bt.BUILD, "bureau")
+X = bt.Xvfb("800x600")
+D = bt.Daemon(X, ["--scale", "none"])
+HOME = tempfile.mkdtemp(prefix="bureau-agent-")
+SCRATCH = tempfile.mkdtemp(prefix="bureau-agent-files-")
+NAME = "att"
+DIR = os.path.join(HOME, NAME)
+_base = random.randint(200, 1800) * 30
+ENV = dict(os.environ, BUREAU_HOME=HOME,
+           BUREAU_PORTS="%d-%d" % (_base, _base + 29))
+OUTPUTS = []  # every CLI output, searched for the guest token at the end
+
+
+def bureau(*args, timeout=60):
+    p = subprocess.run([BUREAU] + list(args), env=ENV, capture_output=True,
+                       text=True, timeout=timeout)
+    OUTPUTS.append(p.stdout + p.stderr)
+    return p
+
+
+def must(*args):
+    p = bureau(*args)
+    assert p.returncode == 0, "bureau %s: %d %s %s" % (
+        " ".join(args), p.returncode, p.stdout, p.stderr)
+    return p.stdout
+
+
+def pointer():
+    out = X.run(["xdotool", "getmouselocation"]).stdout
+    m = re.search(r"x:(\d+) y:(\d+)", out)
+    return int(m.group(1)), int(m.group(2))
+
+
+def park(x=5, y=5):
+    X.run(["xdotool", "mousemove", str(x), str(y)])
+    bt.wait_for(lambda: pointer() == (x, y), 5, "the pointer to park")
+
+
+def read(name):
+    with open(os.path.join(DIR, name)) as f:
+        return f.read().strip()
+
+
+class Agent:
+    """A client of the agent's endpoint, one REQ socket per call so that
+    calls may run on several threads."""
+
+    def __init__(self):
+        self.url = read("endpoint")
+        self.token = read("token")
+
+    def raw(self, data, timeout_ms=60000):
+        return json.loads(bt.Req(self.url, timeout_ms=timeout_ms).rpc(data))
+
+    def call(self, token=None, timeout_ms=60000, **req):
+        req["token"] = self.token if token is None else token
+        return self.raw(json.dumps(req), timeout_ms)
+
+
+A = None
+
+
+def test_attach():
+    global A
+    out = must("attach", NAME, "--url", D.url, "--token-file", D.token_file,
+               "--approve", "bash", "--approve-timeout", "30")
+    assert re.search(r"endpoint tcp://127\.0\.0\.1:\d+", out), out
+    A = Agent()
+    assert A.url in out
+    assert stat.S_IMODE(os.stat(DIR).st_mode) == 0o700
+    for f in ("token", "guest-token"):
+        mode = stat.S_IMODE(os.stat(os.path.join(DIR, f)).st_mode)
+        assert mode == 0o600, (f, oct(mode))
+    assert read("guest-token") == D.token
+    assert read("token") != D.token and len(read("token")) >= 32
+    assert re.search(r"^%s\s+attached\s" % NAME, must("ls"), re.M)
+    assert "state: attached" in must("status", NAME)
+    for cmd in (["start", NAME], ["stop", NAME], ["pause", NAME],
+                ["snapshot", NAME, "t1"]):
+        p = bureau(*cmd)
+        assert p.returncode != 0 and "attached" in p.stderr, (cmd, p.stderr)
+    # A second attach under the same name is refused, the first untouched.
+    p = bureau("attach", NAME, "--url", D.url, "--token-file", D.token_file)
+    assert p.returncode != 0 and "exists" in p.stderr, p.stderr
+    assert read("token") == A.token
+
+
+def test_attach_bad_input():
+    p = bureau("attach", "bad1", "--url", D.url, "--token-file",
+               "/nonexistent/t")
+    assert p.returncode != 0 and "token-file" in p.stderr, p.stderr
+    p = bureau("attach", "bad2", "--url", D.url, "--token-file",
+               D.token_file, "--allow", "computer.click!")
+    assert p.returncode != 0 and "allow" in p.stderr, p.stderr
+    # The daemon refuses a wrong guest token: attach fails, leaves nothing.
+    wrong = os.path.join(SCRATCH, "wrong-token")
+    with open(wrong, "w") as f:
+        f.write("not-the-token\n")
+    p = bureau("attach", "bad3", "--url", D.url, "--token-file", wrong)
+    assert p.returncode != 0 and "refused" in p.stderr, p.stderr
+    for n in ("bad1", "bad2", "bad3"):
+        assert not os.path.exists(os.path.join(HOME, n)), n
+
+
+def test_tokens():
+    r = bt.ok(A.call(id=7, tool="computer", action="screenshot"))
+    assert r["id"] == 7
+    w, h, _ = bt.decode_png(base64.b64decode(r["image"]["data"]))
+    assert (w, h) == (800, 600)
+    for tok in (D.token, "wrong", "", A.token + "x", A.token[:-1]):
+        r = A.call(token=tok, id=8, tool="system", action="ping")
+        bt.expect_error(r, "unauthorized", "token")
+        assert "id" not in r, r  # nothing echoed before auth
+    r = A.raw(json.dumps({"tool": "system", "action": "ping"}))
+    bt.expect_error(r, "unauthorized", "token")
+    # The daemon's own endpoint still wants its own token, not the agent's.
+    bt.expect_error(D.call(token=A.token, tool="system", action="ping"),
+                    "unauthorized")
+    out = must("call", NAME, '{"tool":"system","action":"ping"}')
+    assert '"ok":true' in out.replace(" ", ""), out
+
+
+def test_bad_requests():
+    for data in (b"", b"{", b"[1]", b'"x"', b'{"a":1,"a":2}'):
+        bt.expect_error(A.raw(data), "bad_request")
+    r = A.call(id=3, tool=5)
+    bt.expect_error(r, "bad_request", "tool")
+    assert r["id"] == 3
+    bt.expect_error(A.call(tool="nope"), "unknown_tool")  # the daemon's
+    assert bt.ok(A.call(tool="system", action="ping"))
+
+
+def test_policy():
+    park()
+    out = must("policy", NAME, "--allow", "computer.screenshot,system")
+    assert "computer.screenshot,system" in out
+    with open(os.path.join(DIR, "desktop.json")) as f:
+        assert json.load(f)["allow"] == "computer.screenshot,system"
+    assert "computer.screenshot,system" in must("policy", NAME)
+    r = A.call(tool="computer", action="left_click", coordinate=[300, 200])
+    bt.expect_error(r, "permission_denied", "left_click")
+    r = A.call(tool="computer", type="click", x=300, y=200, button="left")
+    bt.expect_error(r, "permission_denied", "click")
+    bt.ok(A.call(tool="computer", action="screenshot"))
+    bt.ok(A.call(tool="system", action="info"))
+    bt.expect_error(A.call(tool="file", action="list", path="/"),
+                    "permission_denied", "file")
+    # Naming one action to the agent and another to the daemon.
+    for req in ({"action": "screenshot", "type": "click", "x": 300,
+                 "y": 200, "button": "left"},
+                {"command": "screenshot", "type": "click", "x": 300,
+                 "y": 200, "button": "left"},
+                {"action": "screenshot", "command": "left_click",
+                 "coordinate": [300, 200]}):
+        r = A.call(tool="computer", **req)
+        bt.expect_error(r, "bad_request", "action")
+    time.sleep(0.3)
+    assert pointer() == (5, 5), pointer()
+    p = bureau("policy", NAME, "--allow", "bash,,file.wr ite!")
+    assert p.returncode == 2 and "allow" in p.stderr, p.stderr
+    assert "computer.screenshot,system" in must("policy", NAME)
+    must("policy", NAME, "--allow", "")
+    assert "(everything)" in must("policy", NAME)
+
+
+def test_editor_conflict():
+    target = os.path.join(SCRATCH, "ed.txt")
+    r = A.call(tool="text_editor", action="view", command="create",
+               path=target, file_text="x")
+    bt.expect_error(r, "bad_request", "command")
+    assert not os.path.exists(target)
+    must("policy", NAME, "--allow", "str_replace_based_edit_tool.view")
+    r = A.call(tool="text_editor", command="create", path=target,
+               file_text="x")
+    bt.expect_error(r, "permission_denied", "create")
+    assert not os.path.exists(target)
+    must("policy", NAME, "--allow", "")
+
+
+def test_takeover():
+    park()
+    must("takeover", NAME, "on")
+    assert "takeover: on" in must("status", NAME)
+    r = A.call(tool="computer", action="left_click", coordinate=[100, 100])
+    bt.expect_error(r, "taken_over")
+    r = A.call(tool="computer", type="move", x=100, y=100)
+    bt.expect_error(r, "taken_over")
+    bt.ok(A.call(tool="computer", action="screenshot"))
+    bt.ok(A.call(tool="computer", action="cursor_position"))
+    time.sleep(0.3)
+    assert pointer() == (5, 5), pointer()
+    must("takeover", NAME, "off")
+    r = bt.ok(A.call(tool="computer", action="left_click",
+                     coordinate=[100, 100]))
+    assert "image" in r
+    assert pointer() == (100, 100), pointer()
+
+
+def test_operator_actions_refused():
+    for action in ("takeover", "approvals", "approve"):
+        r = A.call(tool="system", action=action, on=True)
+        bt.expect_error(r, "permission_denied", action)
+    assert "takeover: off" in must("status", NAME)
+
+
+def pending():
+    p = bureau("approvals", NAME, "--json")
+    assert p.returncode == 0, p.stderr
+    return json.loads(p.stdout)
+
+
+def bash_async(command, out):
+    def run():
+        out["reply"] = A.call(tool="bash", command=command,
+                              timeout_ms=120000)
+    t = threading.Thread(target=run)
+    t.start()
+    return t
+
+
+def test_approve():
+    f1 = os.path.join(SCRATCH, "approved")
+    out = {}
+    t = bash_async("echo approved-out; touch %s" % f1, out)
+    ap = bt.wait_for(lambda: pending(), 20, "the approval to be listed")
+    assert len(ap) == 1, ap
+    a = ap[0]
+    assert set(a) == {"desktop", "approval", "tool", "action", "request",
+                      "since"}, a
+    assert a["desktop"] == NAME and a["tool"] == "bash"
+    assert a["request"]["command"].startswith("echo approved-out")
+    assert "token" not in a["request"]
+    assert abs(a["since"] - time.time()) < 60
+    # Listed for all desktops too; the text form names it.
+    assert [x["approval"] for x in json.loads(
+        must("approvals", "--json"))] == [a["approval"]]
+    assert a["approval"] in must("approvals")
+    # A waiting request does not hold up a screenshot.
+    t0 = time.time()
+    bt.ok(A.call(tool="computer", action="screenshot"))
+    assert time.time() - t0 < 10
+    time.sleep(0.5)
+    assert not os.path.exists(f1) and t.is_alive()
+    p = bureau("approve", NAME, "nosuchid")
+    assert p.returncode != 0 and "nosuchid" in p.stderr, p.stderr
+    must("approve", NAME, a["approval"])
+    t.join(60)
+    r = bt.ok(out["reply"])
+    assert "approved-out" in r["output"], r
+    assert os.path.exists(f1)
+    assert pending() == []
+
+
+def test_deny():
+    f2 = os.path.join(SCRATCH, "denied")
+    out = {}
+    t = bash_async("touch %s" % f2, out)
+    ap = bt.wait_for(lambda: pending(), 20, "the approval to be listed")
+    must("deny", NAME, ap[0]["approval"], "--reason", "not on a friday")
+    t.join(60)
+    bt.expect_error(out["reply"], "permission_denied", "not on a friday")
+    time.sleep(1)
+    assert not os.path.exists(f2)
+
+
+def test_approval_timeout():
+    f3 = os.path.join(SCRATCH, "timedout")
+    must("policy", NAME, "--approve-timeout", "2")
+    t0 = time.time()
+    r = A.call(tool="bash", command="touch %s" % f3)
+    took = time.time() - t0
+    bt.expect_error(r, "timeout", "approval")
+    assert 1.5 < took < 30, took
+    time.sleep(1)
+    assert not os.path.exists(f3)
+    assert pending() == []
+    must("policy", NAME, "--approve-timeout", "30")
+
+
+def test_log():
+    out = must("log", NAME)
+    for want in ("computer.left_click", "computer.screenshot", "system.ping",
+                 "permission_denied", "taken_over", "bash", "unauthorized"):
+        assert want in out, (want, out[-2000:])
+    lines = [json.loads(x) for x in open(os.path.join(DIR, "audit.log"))]
+    seqs = [x["seq"] for x in lines]
+    assert seqs == sorted(seqs) and len(set(seqs)) == len(seqs)
+    clicks = [x for x in lines if x.get("action") == "left_click" and
+              x["ok"]]
+    assert clicks and "screenshot" in clicks[-1], clicks
+    png = open(os.path.join(DIR, clicks[-1]["screenshot"]), "rb").read()
+    assert bt.decode_png(png)[:2] == (800, 600)
+    shots = [x for x in lines if x.get("action") == "screenshot"]
+    assert shots and all("screenshot" not in x for x in shots)
+    text = open(os.path.join(DIR, "audit.log")).read()
+    assert D.token not in text and A.token not in text
+    # -f prints what comes after it started.
+    p = subprocess.Popen([BUREAU, "log", "-f", NAME], env=ENV,
+                         stdout=subprocess.PIPE, text=True)
+    try:
+        time.sleep(0.5)
+        bt.ok(A.call(tool="system", action="info"))
+        deadline = time.time() + 10
+        seen = ""
+        while "system.info" not in seen and time.time() < deadline:
+            seen += p.stdout.readline()
+        assert "system.info" in seen, seen
+    finally:
+        p.kill()
+        p.wait()
+
+
+def test_secrets_not_printed():
+    must("status", NAME)
+    must("ls")
+    must("policy", NAME)
+    for o in OUTPUTS:
+        assert D.token not in o, o
+    log = open(os.path.join(DIR, "agent.log")).read()
+    assert D.token not in log
+
+
+def test_rm():
+    pid = int(read("agent.pid"))
+    assert bt.proc_stat(pid) is not None
+    port = int(A.url.rsplit(":", 1)[1])
+    out = must("rm", NAME)
+    assert "removed" in out
+    assert not os.path.exists(DIR)
+    bt.wait_for(lambda: bt.proc_stat(pid) is None or
+                bt.proc_stat(pid)[0] == "Z", 10, "the agent to end")
+    with socket.socket() as s:
+        # Free again: nobody listens (connections may linger in TIME_WAIT,
+        # which a listener with SO_REUSEADDR, as nng's, does not mind).
+        s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        s.bind(("127.0.0.1", port))
+    r = bt.Req(A.url, timeout_ms=1500)
+    try:
+        r.rpc(json.dumps({"token": A.token, "tool": "system",
+                          "action": "ping"}))
+        assert False, "the endpoint still answers"
+    except bt.NngError:
+        pass
+    assert D.alive()  # the attached daemon itself is left running
+
+
+if __name__ == "__main__":
+    try:
+        bt.run([(n, f) for n, f in list(globals().items())
+                if n.startswith("test_") and callable(f)])
+    finally:
+        # An agent left by a failed test must not outlive us.
+        for n in os.listdir(HOME) if os.path.isdir(HOME) else []:
+            if os.path.exists(os.path.join(HOME, n, "desktop.json")):
+                bureau("rm", n)
+        shutil.rmtree(HOME, ignore_errors=True)
+        shutil.rmtree(SCRATCH, ignore_errors=True)
