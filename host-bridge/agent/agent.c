@@ -9,6 +9,7 @@
 #include <pthread.h>
 #include <signal.h>
 #include <sodium.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -92,6 +93,22 @@ ag_dump(json_t *j)
 
 /* The protocol's error reply; id NULL before the request is
  * authenticated (a stranger learns nothing, not even its echo). */
+static char *
+ag_errorv(json_t *id, const char *code, const char *fmt, va_list ap)
+{
+	char *msg;
+	json_t *r;
+
+	if (vasprintf(&msg, fmt, ap) < 0)
+		msg = NULL;
+	r = json_pack("{s:b, s:{s:s, s:s}}", "ok", 0, "error", "code", code,
+	    "message", msg != NULL ? msg : code);
+	free(msg);
+	if (r != NULL && id != NULL)
+		json_object_set(r, "id", id);
+	return (ag_dump(r));
+}
+
 static char *ag_error(json_t *id, const char *code, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
 
@@ -99,19 +116,30 @@ static char *
 ag_error(json_t *id, const char *code, const char *fmt, ...)
 {
 	va_list ap;
-	char *msg;
-	json_t *r;
+	char *r;
 
 	va_start(ap, fmt);
-	if (vasprintf(&msg, fmt, ap) < 0)
-		msg = NULL;
+	r = ag_errorv(id, code, fmt, ap);
 	va_end(ap);
-	r = json_pack("{s:b, s:{s:s, s:s}}", "ok", 0, "error", "code", code,
-	    "message", msg != NULL ? msg : code);
-	free(msg);
-	if (r != NULL && id != NULL)
-		json_object_set(r, "id", id);
-	return (ag_dump(r));
+	return (r);
+}
+
+/* ag_error that also notes the code (a string constant) in *err, for the
+ * audit trail. */
+static char *ag_refuse(const char **err, json_t *id, const char *code,
+    const char *fmt, ...) __attribute__((format(printf, 4, 5)));
+
+static char *
+ag_refuse(const char **err, json_t *id, const char *code, const char *fmt, ...)
+{
+	va_list ap;
+	char *r;
+
+	*err = code;
+	va_start(ap, fmt);
+	r = ag_errorv(id, code, fmt, ap);
+	va_end(ap);
+	return (r);
 }
 
 /* ---- the endpoint ---------------------------------------------------- */
@@ -190,7 +218,7 @@ ag_approval_unlink(struct agent *ag, struct approval *a)
  */
 static char *
 ag_wait_approval(struct agent *ag, json_t *id, json_t *req, const char *tool,
-    const char *action)
+    const char *action, const char **err)
 {
 	struct approval *a;
 	struct timespec until;
@@ -199,14 +227,14 @@ ag_wait_approval(struct agent *ag, json_t *id, json_t *req, const char *tool,
 	int rv = 0;
 
 	if (ag->pending >= AG_WORKERS - AG_FREE)
-		return (ag_error(id, "busy",
-		    "%d requests already wait for an "
-		    "operator's approval on desktop '%s': retry later",
+		return (ag_refuse(err, id, "busy",
+		    "%d requests already wait for an operator's approval on "
+		    "desktop '%s': retry later",
 		    ag->pending, ag->d->name));
 	if ((a = calloc(1, sizeof *a)) == NULL ||
 	    (hex = hb_random_hex(8)) == NULL) {
 		free(a);
-		return (ag_error(id, "internal", "out of memory"));
+		return (ag_refuse(err, id, "internal", "out of memory"));
 	}
 	memcpy(a->id, hex, 16);
 	free(hex);
@@ -217,7 +245,7 @@ ag_wait_approval(struct agent *ag, json_t *id, json_t *req, const char *tool,
 	if (a->tool == NULL || (action != NULL && a->action == NULL) ||
 	    a->request == NULL) {
 		ag_approval_free(a);
-		return (ag_error(id, "internal", "out of memory"));
+		return (ag_refuse(err, id, "internal", "out of memory"));
 	}
 	a->next = ag->approvals;
 	ag->approvals = a;
@@ -231,15 +259,14 @@ ag_wait_approval(struct agent *ag, json_t *id, json_t *req, const char *tool,
 	ag_approval_unlink(ag, a);
 	ag->pending--;
 	if (a->state == AP_PENDING)
-		reply = ag_error(id, "timeout",
-		    "no operator decided on "
-		    "approval %s for %s%s%s within %ld s",
+		reply = ag_refuse(err, id, "timeout",
+		    "no operator decided on approval %s for %s%s%s within %ld "
+		    "s",
 		    a->id, tool, action ? "." : "", action ? action : "", secs);
 	else if (a->state == AP_DENIED)
-		reply = ag_error(id, "permission_denied",
-		    "the operator "
-		    "denied %s%s%s (approval %s): %s",
-		    tool, action ? "." : "", action ? action : "", a->id,
+		reply = ag_refuse(err, id, "permission_denied",
+		    "the operator denied %s%s%s (approval %s): %s", tool,
+		    action ? "." : "", action ? action : "", a->id,
 		    a->reason && *a->reason ? a->reason : "no reason given");
 	ag_approval_free(a);
 	return (reply);
@@ -261,10 +288,10 @@ ag_forward_timeout(json_t *req)
 	return (t);
 }
 
-/* The daemon's error code in a reply, or NULL when it was ok; *png the
- * screenshot of an input action (malloc'd) if it carried one. */
+/* The error code of an input action's reply, or NULL when it was ok;
+ * *png its screenshot (malloc'd) if it carried one. */
 static const char *
-ag_reply_outcome(json_t *r, int input, void **png, size_t *pnglen)
+ag_reply_png(json_t *r, void **png, size_t *pnglen)
 {
 	json_t *img, *data;
 
@@ -277,7 +304,7 @@ ag_reply_outcome(json_t *r, int input, void **png, size_t *pnglen)
 	}
 	img = json_object_get(r, "image");
 	data = json_object_get(img, "data");
-	if (input && json_is_string(data) &&
+	if (json_is_string(data) &&
 	    json_is_string(json_object_get(img, "mime_type")) &&
 	    strcmp(json_string_value(json_object_get(img, "mime_type")),
 	        "image/png") == 0) {
@@ -314,19 +341,17 @@ ag_handle(struct agent *ag, const char *buf, size_t len)
 	    buf, len, JSON_REJECT_DUPLICATES | JSON_DECODE_ANY, &jerr);
 	if (req == NULL)
 		return (ag_error(NULL, "bad_request",
-		    "request is not valid "
-		    "JSON: %s (at byte %d)",
-		    jerr.text, jerr.position));
+		    "request is not valid JSON: %s (at byte %d)", jerr.text,
+		    jerr.position));
 	if (!json_is_object(req)) {
 		json_decref(req);
-		return (ag_error(NULL, "bad_request",
-		    "request must be a JSON "
-		    "object"));
+		return (ag_error(
+		    NULL, "bad_request", "request must be a JSON object"));
 	}
 	if (json_object_get(req, "token") == NULL) {
 		reply = ag_error(NULL, "unauthorized",
-		    "missing field 'token': "
-		    "desktop '%s' requires its agent token",
+		    "missing field 'token': desktop '%s' requires its agent "
+		    "token",
 		    ag->d->name);
 		audit_record(ag->audit, NULL, NULL, NULL, "unauthorized",
 		    ag_ms_since(t0), NULL, 0);
@@ -334,9 +359,8 @@ ag_handle(struct agent *ag, const char *buf, size_t len)
 		return (reply);
 	}
 	if (!ag_token_ok(ag, json_object_get(req, "token"))) {
-		reply = ag_error(NULL, "unauthorized",
-		    "invalid token in field "
-		    "'token'");
+		reply = ag_error(
+		    NULL, "unauthorized", "invalid token in field 'token'");
 		audit_record(ag->audit, NULL, NULL, NULL, "unauthorized",
 		    ag_ms_since(t0), NULL, 0);
 		json_decref(req);
@@ -345,8 +369,7 @@ ag_handle(struct agent *ag, const char *buf, size_t len)
 	json_object_del(req, "token");
 	id = json_object_get(req, "id");
 	if (policy_resolve(req, &tool, &action, &cause) != 0) {
-		reply = ag_error(id, "bad_request", "%s", cause);
-		err = "bad_request";
+		reply = ag_refuse(&err, id, "bad_request", "%s", cause);
 		goto done;
 	}
 	input = policy_is_input(tool, action);
@@ -355,79 +378,64 @@ ag_handle(struct agent *ag, const char *buf, size_t len)
 	        strcmp(action, "approvals") == 0 ||
 	        strcmp(action, "approve") == 0 || strcmp(action, "deny") == 0 ||
 	        strcmp(action, "policy") == 0)) {
-		reply = ag_error(id, "permission_denied",
-		    "system action '%s' "
-		    "is the operator's: it is not served with the agent token",
+		reply = ag_refuse(&err, id, "permission_denied",
+		    "system action '%s' is the operator's: it is not served "
+		    "with the agent token",
 		    action);
-		err = "permission_denied";
 		goto done;
 	}
 	pthread_mutex_lock(&ag->lock);
 	if (ag->allow.n > 0 && !policy_matches(&ag->allow, tool, action))
-		reply = ag_error(id, "permission_denied",
-		    "%s '%s%s%.64s' is "
-		    "not allowed by the policy of desktop '%s'",
+		reply = ag_refuse(&err, id, "permission_denied",
+		    "%s '%s%s%.64s' is not allowed by the policy of desktop "
+		    "'%s'",
 		    action ? "action" : "tool", tool, action ? "." : "",
 		    action ? action : "", ag->d->name);
 	else if (ag->takeover && input)
-		reply = ag_error(id, "taken_over",
-		    "an operator has taken "
-		    "over desktop '%s': input is refused until they hand it "
-		    "back (screenshot, zoom and cursor_position still work)",
+		reply = ag_refuse(&err, id, "taken_over",
+		    "an operator has taken over desktop '%s': input is refused "
+		    "until they hand it back (screenshot, zoom and "
+		    "cursor_position still work)",
 		    ag->d->name);
 	else if (ag->approve.n > 0 &&
 	         policy_matches(&ag->approve, tool, action)) {
-		reply = ag_wait_approval(ag, id, req, tool, action);
+		reply = ag_wait_approval(ag, id, req, tool, action, &err);
 		/* The operator may have taken over while it waited. */
 		if (reply == NULL && ag->takeover && input)
-			reply = ag_error(id, "taken_over",
-			    "an operator took "
-			    "over desktop '%s' while the request waited for "
-			    "approval",
+			reply = ag_refuse(&err, id, "taken_over",
+			    "an operator took over desktop '%s' while the "
+			    "request waited for approval",
 			    ag->d->name);
 	}
 	pthread_mutex_unlock(&ag->lock);
-	if (reply != NULL) {
-		json_t *e = json_loads(reply, 0, NULL);
-		const char *c = json_string_value(
-		    json_object_get(json_object_get(e, "error"), "code"));
-		/* err must outlive e: these are the codes set above */
-		err = c == NULL                      ? "internal"
-		      : strcmp(c, "taken_over") == 0 ? "taken_over"
-		      : strcmp(c, "timeout") == 0    ? "timeout"
-		      : strcmp(c, "busy") == 0       ? "busy"
-		      : strcmp(c, "permission_denied") == 0
-		          ? "permission_denied"
-		          : "internal";
-		json_decref(e);
+	if (reply != NULL)
 		goto done;
-	}
 
 	if ((text = json_dumps(req, JSON_COMPACT)) == NULL) {
-		reply = ag_error(id, "internal", "out of memory");
-		err = "internal";
+		reply = ag_refuse(&err, id, "internal", "out of memory");
 		goto done;
 	}
 	rv = bureau_call_timeout(
 	    ag->guest, text, ag_forward_timeout(req), &reply);
 	if (reply != NULL) {
-		/* The daemon's reply goes back verbatim; parsed only for the
-		 * audit trail. */
-		r = json_loads(reply, JSON_ALLOW_NUL, NULL);
-		err = r != NULL ? ag_reply_outcome(r, input, &png, &pnglen)
-		                : "malformed_reply";
+		/* The daemon's reply goes back verbatim. libbureau's code
+		 * says how it went; only an input action's reply is parsed
+		 * again, for its screenshot (parsing every screenshot's
+		 * base64 a second time would cost about a millisecond). */
+		if (rv == 0 && input) {
+			r = json_loads(reply, JSON_ALLOW_NUL, NULL);
+			err = r != NULL ? ag_reply_png(r, &png, &pnglen)
+			                : "malformed_reply";
+		} else
+			err = rv == 0 ? NULL : bureau_error_name(rv);
 	} else if (rv == BUREAU_ENOREPLY) {
-		reply = ag_error(id, "timeout",
-		    "the daemon of desktop '%s' "
-		    "did not answer in time: %s",
+		reply = ag_refuse(&err, id, "timeout",
+		    "the daemon of desktop '%s' did not answer in time: %s",
 		    ag->d->name, bureau_client_error(ag->guest));
-		err = "timeout";
 	} else {
-		reply = ag_error(id, "io_error",
-		    "cannot reach the daemon of "
-		    "desktop '%s': %s",
-		    ag->d->name, bureau_client_error(ag->guest));
-		err = "io_error";
+		reply = ag_refuse(&err, id, "io_error",
+		    "cannot reach the daemon of desktop '%s': %s", ag->d->name,
+		    bureau_client_error(ag->guest));
 	}
 done:
 	audit_record(
@@ -512,16 +520,14 @@ ag_op_policy(struct agent *ag, json_t *req)
 	if ((jal != NULL && !json_is_string(jal)) ||
 	    (jap != NULL && !json_is_string(jap)))
 		return (ag_error(NULL, "invalid_argument",
-		    "field '%s' must be "
-		    "a string (a comma-separated list)",
+		    "field '%s' must be a string (a comma-separated list)",
 		    jal != NULL && !json_is_string(jal) ? "allow" : "approve"));
 	if (jto != NULL &&
 	    (!json_is_integer(jto) || json_integer_value(jto) < 1 ||
 	        json_integer_value(jto) > 86400))
 		return (ag_error(NULL, "invalid_argument",
-		    "field "
-		    "'approve_timeout' must be a whole number of seconds from "
-		    "1 to 86400"));
+		    "field 'approve_timeout' must be a whole number of seconds "
+		    "from 1 to 86400"));
 	if ((jal != NULL && policy_parse("allow", json_string_value(jal), &al,
 	                        &cause) != 0) ||
 	    (jap != NULL && policy_parse("approve", json_string_value(jap), &ap,
@@ -547,9 +553,7 @@ ag_op_policy(struct agent *ag, json_t *req)
 		/* Applied, but it would not survive a restart: say so. */
 		pthread_mutex_unlock(&ag->lock);
 		reply = ag_error(NULL, "io_error",
-		    "policy applied but not "
-		    "saved: %s",
-		    cause);
+		    "policy applied but not saved: %s", cause);
 		free(cause);
 		return (reply);
 	}
@@ -569,16 +573,13 @@ ag_op_decide(struct agent *ag, json_t *req)
 
 	if (!json_is_string(jid))
 		return (ag_error(NULL, "invalid_argument",
-		    "field 'approval' "
-		    "must be the approval's id (a string)"));
+		    "field 'approval' must be the approval's id (a string)"));
 	if (!json_is_boolean(allow))
 		return (ag_error(NULL, "invalid_argument",
-		    "field 'allow' must "
-		    "be true or false"));
+		    "field 'allow' must be true or false"));
 	if (reason != NULL && !json_is_string(reason))
 		return (ag_error(NULL, "invalid_argument",
-		    "field 'reason' "
-		    "must be a string"));
+		    "field 'reason' must be a string"));
 	pthread_mutex_lock(&ag->lock);
 	for (a = ag->approvals; a != NULL; a = a->next)
 		if (a->state == AP_PENDING &&
@@ -586,8 +587,7 @@ ag_op_decide(struct agent *ag, json_t *req)
 			break;
 	if (a == NULL) {
 		reply = ag_error(NULL, "not_found",
-		    "no pending approval '%.64s' "
-		    "on desktop '%s'",
+		    "no pending approval '%.64s' on desktop '%s'",
 		    json_string_value(jid), ag->d->name);
 	} else {
 		a->state = json_is_true(allow) ? AP_ALLOWED : AP_DENIED;
@@ -614,8 +614,7 @@ ag_op_handle(struct agent *ag, const char *buf, size_t len)
 	if (!json_is_object(req) || op == NULL) {
 		json_decref(req);
 		return (ag_error(NULL, "bad_request",
-		    "expected a JSON object "
-		    "with a string field 'op'"));
+		    "expected a JSON object with a string field 'op'"));
 	}
 	if (strcmp(op, "state") == 0) {
 		json_t *r;
@@ -638,8 +637,7 @@ ag_op_handle(struct agent *ag, const char *buf, size_t len)
 		json_t *on = json_object_get(req, "on");
 		if (!json_is_boolean(on)) {
 			reply = ag_error(NULL, "invalid_argument",
-			    "field 'on' "
-			    "must be true or false");
+			    "field 'on' must be true or false");
 		} else {
 			pthread_mutex_lock(&ag->lock);
 			ag->takeover = json_is_true(on);
@@ -667,8 +665,8 @@ ag_op_handle(struct agent *ag, const char *buf, size_t len)
 		reply = ag_op_policy(ag, req);
 	} else {
 		reply = ag_error(NULL, "unknown_action",
-		    "unknown op '%.64s': "
-		    "expected state, takeover, approvals, decide or policy",
+		    "unknown op '%.64s': expected state, takeover, approvals, "
+		    "decide or policy",
 		    op);
 	}
 	json_decref(req);
@@ -828,9 +826,8 @@ ag_lock_pid(const struct desktop *d, char **cause)
 	if (fd < 0 || flock(fd, LOCK_EX | LOCK_NB) != 0) {
 		*cause =
 		    fd >= 0 && errno == EWOULDBLOCK
-		        ? hb_fmt("desktop "
-		                 "'%s' already has a host agent",
-		              d->name)
+		        ? hb_fmt(
+		              "desktop '%s' already has a host agent", d->name)
 		        : hb_fmt("cannot lock '%s': %s", path, strerror(errno));
 		if (fd >= 0)
 			close(fd);
@@ -914,10 +911,9 @@ agent_serve(const char *name, char **cause)
 		return (-1);
 	}
 	if (strlen(ag->op_path) >= 108) {
-		*cause =
-		    hb_fmt("'%s' is too long for a unix socket (BUREAU_HOME "
-		           "on a shorter path)",
-		        ag->op_path);
+		*cause = hb_fmt("'%s' is too long for a unix socket "
+		                "(BUREAU_HOME on a shorter path)",
+		    ag->op_path);
 		return (-1);
 	}
 	unlink(ag->op_path); /* a dead agent's; the pid lock says we are it */
@@ -927,8 +923,7 @@ agent_serve(const char *name, char **cause)
 	    ag_start_workers(ag, cause) != 0)
 		return (-1);
 	fprintf(stderr,
-	    "bureau agent: desktop '%s': serving %s and %s, "
-	    "forwarding to %s\n",
+	    "bureau agent: desktop '%s': serving %s and %s, forwarding to %s\n",
 	    name, ag->ep_url, ag->op_url, ag->d->url);
 
 	while (sigwait(&sigs, &sig) != 0)

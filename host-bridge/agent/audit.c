@@ -182,9 +182,7 @@ audit_write_png(
 		    line, "screenshot", json_sprintf("audit/%lld.png", seq));
 	else
 		fprintf(stderr, "bureau agent: %s\n",
-		    cause ? cause
-		          : "no "
-		            "memory for a screenshot");
+		    cause ? cause : "no memory for a screenshot");
 	/* One in, one out keeps the count bounded without listing. */
 	if (gone != NULL && seq > AUDIT_SHOTS_KEEP)
 		unlink(gone);
@@ -224,9 +222,8 @@ audit_record(struct audit *a, json_t *req, const char *tool, const char *action,
 	if (a->size + (long)len > AUDIT_LOG_MAX && a->size > 0) {
 		if (rename(a->log, a->old) != 0 || audit_reopen(a, &cause) != 0)
 			fprintf(stderr,
-			    "bureau agent: cannot rotate '%s': "
-			    "%s\n",
-			    a->log, cause ? cause : strerror(errno));
+			    "bureau agent: cannot rotate '%s': %s\n", a->log,
+			    cause ? cause : strerror(errno));
 		free(cause);
 	}
 	if (a->fd >= 0 && write(a->fd, text, len) == (ssize_t)len)

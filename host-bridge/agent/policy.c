@@ -153,9 +153,8 @@ policy_resolve(
 				continue;
 			if (first != NULL) {
 				*cause = hb_fmt(
-				    "fields '%s' and '%s' both "
-				    "name the action of tool 'computer': "
-				    "give one",
+				    "fields '%s' and '%s' both name the action "
+				    "of tool 'computer': give one",
 				    first, keys[i]);
 				return (-1);
 			}

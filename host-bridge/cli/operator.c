@@ -223,10 +223,8 @@ agent_spawn(const struct desktop *d, char **cause)
 				(*cause)[strcspn(*cause, "\n")] = '\0';
 			goto out;
 		}
-		last = bureau_call_timeout(bc,
-		    "{\"tool\":\"system\","
-		    "\"action\":\"ping\"}",
-		    2.0, NULL);
+		last = bureau_call_timeout(
+		    bc, "{\"tool\":\"system\",\"action\":\"ping\"}", 2.0, NULL);
 		if (last == 0) {
 			rv = 0;
 			goto out;
@@ -242,8 +240,7 @@ agent_spawn(const struct desktop *d, char **cause)
 	}
 	*cause = hb_fmt("no answer through the host agent within %d s: %s",
 	    ATTACH_WAIT_MS / 1000,
-	    last == BUREAU_ECONNECT ? "the agent does "
-	                              "not listen"
+	    last == BUREAU_ECONNECT ? "the agent does not listen"
 	                            : bureau_client_error(bc));
 kill:
 	kill(pid, SIGTERM);
@@ -310,13 +307,12 @@ attach_register(struct desktop *d, const char *guest_token,
 	if (store_lock_all(&lk, cause) != 0)
 		goto out;
 	if (mkdir(d->dir, 0700) != 0) {
-		*cause =
-		    errno == EEXIST
-		        ? hb_fmt("desktop '%s' exists (bureau "
-		                 "attach %s without --url restarts its agent)",
-		              d->name, d->name)
-		        : hb_fmt("cannot create '%s': %s", d->dir,
-		              strerror(errno));
+		*cause = errno == EEXIST
+		             ? hb_fmt("desktop '%s' exists (bureau attach %s "
+		                      "without --url restarts its agent)",
+		                   d->name, d->name)
+		             : hb_fmt("cannot create '%s': %s", d->dir,
+		                   strerror(errno));
 		goto out;
 	}
 	created = 1;
@@ -498,10 +494,10 @@ attached_refuse(const struct desktop *d, const char *cmd, char **cause)
 {
 	if (!d->attached)
 		return (0);
-	*cause = hb_fmt(
-	    "'%s' does not apply to desktop '%s': it is attached "
-	    "(its daemon at %s runs outside bureau; bureau rm forgets it)",
-	    cmd, d->name, d->url);
+	*cause =
+	    hb_fmt("'%s' does not apply to desktop '%s': it is attached (its "
+	           "daemon at %s runs outside bureau; bureau rm forgets it)",
+	        cmd, d->name, d->url);
 	return (-1);
 }
 
@@ -540,8 +536,8 @@ attached_status(const struct desktop *d)
 		const char *al = json_string_value(json_object_get(r, "allow"));
 		const char *ap =
 		    json_string_value(json_object_get(r, "approve"));
-		printf("takeover: %s\npending approvals: %lld\nallow: %s\n"
-		       "approve: %s\n",
+		printf("takeover: %s\npending approvals: %lld\nallow: "
+		       "%s\napprove: %s\n",
 		    json_is_true(json_object_get(r, "takeover")) ? "on" : "off",
 		    (long long)json_integer_value(
 		        json_object_get(r, "pending")),
@@ -989,9 +985,8 @@ cmd_log(int argc, char **argv)
 
 const struct cli_cmd cli_operator_cmds[] = {
     {"attach",
-        "attach NAME --url URL --token-file F [--allow LIST] "
-        "[--approve LIST] [--approve-timeout S]   (NAME alone: restart "
-        "its agent)",
+        "attach NAME --url URL --token-file F [--allow LIST] [--approve LIST] "
+        "[--approve-timeout S]   (NAME alone: restart its agent)",
         cmd_attach},
     {"agent", "agent NAME   (the host agent; attach starts it)", cmd_agent},
     {"takeover", "takeover NAME on|off", cmd_takeover},
@@ -999,8 +994,7 @@ const struct cli_cmd cli_operator_cmds[] = {
     {"approve", "approve NAME ID [--reason TEXT]", cmd_approve},
     {"deny", "deny NAME ID [--reason TEXT]", cmd_deny},
     {"policy",
-        "policy NAME [--allow LIST] [--approve LIST] "
-        "[--approve-timeout S]",
+        "policy NAME [--allow LIST] [--approve LIST] [--approve-timeout S]",
         cmd_policy},
     {"log", "log NAME [-f]", cmd_log},
     {NULL, NULL, NULL},
