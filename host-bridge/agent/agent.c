@@ -33,9 +33,16 @@
 #define AG_OP_WORKERS 2
 /* A peer that stops reading frees its worker after this long. */
 #define AG_SEND_MS 10000
-/* Requests the daemon answers quickly get this long; bash, wait and
- * friends their own time limit and a margin on top. */
-#define AG_FORWARD_S 150.0
+/*
+ * How long a forwarded request may take: libbureau waits that long for a
+ * connection too, so a daemon that is gone holds a worker for it. system
+ * (ping, info) is always quick, and attach relies on its short wait to
+ * report an unreachable daemon; bash commands run up to 120 s by default;
+ * a request with its own "timeout" or "duration" gets that plus a margin.
+ */
+#define AG_SYSTEM_S  10.0
+#define AG_FORWARD_S 60.0
+#define AG_BASH_S    150.0
 #define AG_MARGIN_S  30.0
 
 enum { AP_PENDING, AP_ALLOWED, AP_DENIED };
@@ -274,9 +281,12 @@ ag_wait_approval(struct agent *ag, json_t *id, json_t *req, const char *tool,
 
 /* How long the daemon may take to answer req. */
 static double
-ag_forward_timeout(json_t *req)
+ag_forward_timeout(json_t *req, const char *tool)
 {
-	double t = AG_FORWARD_S, v;
+	double t = strcmp(tool, "system") == 0 ? AG_SYSTEM_S
+	           : strcmp(tool, "bash") == 0 ? AG_BASH_S
+	                                       : AG_FORWARD_S,
+	       v;
 	json_t *x;
 
 	if (json_is_number(x = json_object_get(req, "timeout")) &&
@@ -416,7 +426,7 @@ ag_handle(struct agent *ag, const char *buf, size_t len)
 		goto done;
 	}
 	rv = bureau_call_timeout(
-	    ag->guest, text, ag_forward_timeout(req), &reply);
+	    ag->guest, text, ag_forward_timeout(req, tool), &reply);
 	if (reply != NULL) {
 		/* The daemon's reply goes back verbatim. libbureau's code
 		 * says how it went; only an input action's reply is parsed

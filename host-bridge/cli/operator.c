@@ -34,8 +34,11 @@
 /* The operator socket answers at once; a wedged agent should not hang a
  * command. */
 #define OP_TIMEOUT_MS 10000
-/* attach waits this long for the daemon to answer through the agent. */
-#define ATTACH_WAIT_MS 20000
+/* attach waits this long for the daemon to answer through the agent;
+ * each ping outlasts the agent's own wait for the daemon (10 s), so what
+ * comes back is the agent's reason. */
+#define ATTACH_WAIT_MS 30000
+#define ATTACH_PING_S  15.0
 
 static void
 op_fail(const char *cmd, char *cause)
@@ -163,6 +166,23 @@ agent_stop(const struct desktop *d, char **cause)
 	return (0);
 }
 
+/* "the host agent exited: " and the last line of its log (malloc'd). */
+static char *
+last_line(const char *log)
+{
+	char *s = hb_read_file(log), *r, *nl;
+	size_t n = s ? strlen(s) : 0;
+
+	while (n > 0 && s[n - 1] == '\n')
+		s[--n] = '\0';
+	nl = s ? strrchr(s, '\n') : NULL;
+	r = hb_fmt("the host agent exited: %s", s == NULL ? "(no log)"
+	                                        : nl      ? nl + 1
+	                                                  : s);
+	free(s);
+	return (r);
+}
+
 /* Start `bureau agent NAME` in its own session, output to DIR/agent.log,
  * and return once its endpoint answers a ping through to the daemon. */
 static int
@@ -215,16 +235,12 @@ agent_spawn(const struct desktop *d, char **cause)
 	deadline = hb_now_ms() + ATTACH_WAIT_MS;
 	while (hb_now_ms() < deadline) {
 		if (waitpid(pid, &st, WNOHANG) == pid) {
-			char *s = hb_read_file(log);
-			*cause = hb_fmt(
-			    "the host agent exited: %s", s ? s : "(no log)");
-			free(s);
-			if (*cause != NULL)
-				(*cause)[strcspn(*cause, "\n")] = '\0';
+			*cause = last_line(log);
 			goto out;
 		}
-		last = bureau_call_timeout(
-		    bc, "{\"tool\":\"system\",\"action\":\"ping\"}", 2.0, NULL);
+		last = bureau_call_timeout(bc,
+		    "{\"tool\":\"system\",\"action\":\"ping\"}", ATTACH_PING_S,
+		    NULL);
 		if (last == 0) {
 			rv = 0;
 			goto out;
@@ -884,22 +900,24 @@ static void
 log_print_line(const char *line)
 {
 	json_t *j = json_loads(line, 0, NULL), *shot;
-	const char *act, *err;
+	const char *act, *err, *sum;
 	char when[32];
 	time_t t;
 
 	if (j == NULL)
 		return;
+	sum = json_string_value(json_object_get(j, "summary"));
+	if (sum == NULL)
+		sum = "";
 	t = (time_t)json_number_value(json_object_get(j, "time"));
 	strftime(when, sizeof when, "%Y-%m-%d %H:%M:%S", localtime(&t));
 	act = json_string_value(json_object_get(j, "action"));
 	err = json_string_value(json_object_get(j, "error"));
 	shot = json_object_get(j, "screenshot");
-	printf("%s #%lld %s%s%s %s -> %s (%.1f ms)%s%s\n", when,
+	printf("%s #%lld %s%s%s%s%s -> %s (%.1f ms)%s%s\n", when,
 	    (long long)json_integer_value(json_object_get(j, "seq")),
 	    json_string_value(json_object_get(j, "tool")) ?: "-",
-	    act ? "." : "", act ? act : "",
-	    json_string_value(json_object_get(j, "summary")) ?: "",
+	    act ? "." : "", act ? act : "", *sum ? " " : "", sum,
 	    err ? err : "ok",
 	    json_number_value(json_object_get(j, "elapsed_ms")),
 	    json_is_string(shot) ? " " : "",
