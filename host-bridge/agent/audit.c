@@ -24,6 +24,8 @@ struct audit {
 	char *shots; /* DIR/audit */
 	int fd;
 	long size;
+	long max;      /* rotate past this many bytes */
+	long keep;     /* screenshots of the last this many requests */
 	long long seq; /* of the last line written */
 };
 
@@ -83,6 +85,16 @@ audit_open(const char *dir, struct audit **out, char **cause)
 	}
 	pthread_mutex_init(&a->lock, NULL);
 	a->fd = -1;
+	/* Knobs for tests and small disks; the defaults suit most. */
+	a->max = AUDIT_LOG_MAX;
+	a->keep = AUDIT_SHOTS_KEEP;
+	if ((getenv("BUREAU_AUDIT_MAX") != NULL &&
+	        hb_parse_int("BUREAU_AUDIT_MAX", getenv("BUREAU_AUDIT_MAX"),
+	            1024, 1L << 40, &a->max, cause) != 0) ||
+	    (getenv("BUREAU_AUDIT_SHOTS") != NULL &&
+	        hb_parse_int("BUREAU_AUDIT_SHOTS", getenv("BUREAU_AUDIT_SHOTS"),
+	            1, 1000000, &a->keep, cause) != 0))
+		goto fail;
 	if (mkdir(a->shots, 0700) != 0 && errno != EEXIST) {
 		*cause =
 		    hb_fmt("cannot create '%s': %s", a->shots, strerror(errno));
@@ -175,7 +187,7 @@ audit_write_png(
     struct audit *a, long long seq, const void *png, size_t len, json_t *line)
 {
 	char *path = hb_fmt("%s/%lld.png", a->shots, seq), *cause = NULL;
-	char *gone = hb_fmt("%s/%lld.png", a->shots, seq - AUDIT_SHOTS_KEEP);
+	char *gone = hb_fmt("%s/%lld.png", a->shots, seq - a->keep);
 
 	if (path != NULL && hb_write_file(path, png, len, 0600, &cause) == 0)
 		json_object_set_new(
@@ -184,7 +196,7 @@ audit_write_png(
 		fprintf(stderr, "bureau agent: %s\n",
 		    cause ? cause : "no memory for a screenshot");
 	/* One in, one out keeps the count bounded without listing. */
-	if (gone != NULL && seq > AUDIT_SHOTS_KEEP)
+	if (gone != NULL && seq > a->keep)
 		unlink(gone);
 	free(cause);
 	free(path);
@@ -219,7 +231,7 @@ audit_record(struct audit *a, json_t *req, const char *tool, const char *action,
 		goto out;
 	len = strlen(text);
 	text[len++] = '\n'; /* over the NUL: written by length */
-	if (a->size + (long)len > AUDIT_LOG_MAX && a->size > 0) {
+	if (a->size + (long)len > a->max && a->size > 0) {
 		if (rename(a->log, a->old) != 0 || audit_reopen(a, &cause) != 0)
 			fprintf(stderr,
 			    "bureau agent: cannot rotate '%s': %s\n", a->log,

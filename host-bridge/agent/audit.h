@@ -7,8 +7,10 @@
  *    "error": code (when not ok), "elapsed_ms", "screenshot": "audit/N.png"
  *    (input actions whose reply carried one)}
  * Bounded: past AUDIT_LOG_MAX bytes audit.log becomes audit.log.1 (the
- * previous .1 is dropped), and only the last AUDIT_SHOTS_KEEP screenshots
- * are kept. seq goes on from the log's last line across agent restarts.
+ * previous .1 is dropped), and only the screenshots of the last
+ * AUDIT_SHOTS_KEEP requests are kept ($BUREAU_AUDIT_MAX and
+ * $BUREAU_AUDIT_SHOTS in the agent's environment change both). seq goes
+ * on from the log's last line across agent restarts.
  *
  * Threads: audit_record may be called from several threads at once.
  */

@@ -65,8 +65,8 @@ def park(x=5, y=5):
     bt.wait_for(lambda: pointer() == (x, y), 5, "the pointer to park")
 
 
-def read(name):
-    with open(os.path.join(DIR, name)) as f:
+def read(name, desktop=NAME):
+    with open(os.path.join(HOME, desktop, name)) as f:
         return f.read().strip()
 
 
@@ -74,9 +74,9 @@ class Agent:
     """A client of the agent's endpoint, one REQ socket per call so that
     calls may run on several threads."""
 
-    def __init__(self):
-        self.url = read("endpoint")
-        self.token = read("token")
+    def __init__(self, desktop=NAME):
+        self.url = read("endpoint", desktop)
+        self.token = read("token", desktop)
 
     def raw(self, data, timeout_ms=60000):
         return json.loads(bt.Req(self.url, timeout_ms=timeout_ms).rpc(data))
@@ -337,6 +337,50 @@ def test_log():
     finally:
         p.kill()
         p.wait()
+
+
+def test_audit_bounded_and_agent_restart():
+    name, d = "rot", os.path.join(HOME, "rot")
+    env = dict(ENV, BUREAU_AUDIT_MAX="2048", BUREAU_AUDIT_SHOTS="3")
+    p = subprocess.run([BUREAU, "attach", name, "--url", D.url,
+                        "--token-file", D.token_file], env=env,
+                       capture_output=True, text=True, timeout=60)
+    OUTPUTS.append(p.stdout + p.stderr)
+    assert p.returncode == 0, p.stderr
+    a = Agent(name)
+    for i in range(12):
+        bt.ok(a.call(tool="computer", action="mouse_move",
+                     coordinate=[20 + i, 20]))
+    old, cur = os.path.join(d, "audit.log.1"), os.path.join(d, "audit.log")
+    assert os.path.exists(old)
+    assert os.path.getsize(cur) <= 2048 and os.path.getsize(old) <= 2048
+    lines = [json.loads(x) for f in (old, cur) for x in open(f)]
+    seqs = [x["seq"] for x in lines]
+    assert seqs == list(range(seqs[0], seqs[-1] + 1)), seqs
+    shots = sorted(os.listdir(os.path.join(d, "audit")))
+    last = max(seqs)
+    assert shots == ["%d.png" % n for n in range(last - 2, last + 1)], \
+        (shots, last)
+    printed = must("log", name).splitlines()
+    assert len(printed) == len(lines), (printed, lines)
+    # An agent killed outright: the desktop shows detached, and attach
+    # NAME alone starts a new one that carries on the sequence.
+    pid = int(read("agent.pid", name))
+    os.kill(pid, 9)
+    bt.wait_for(lambda: bt.proc_stat(pid) is None or
+                bt.proc_stat(pid)[0] == "Z", 10, "the agent to die")
+    assert re.search(r"^rot\s+detached\s", must("ls"), re.M)
+    p = bureau("takeover", name, "on")
+    assert p.returncode != 0 and "no host agent" in p.stderr, p.stderr
+    must("attach", name)
+    assert int(read("agent.pid", name)) != pid
+    bt.ok(a.call(tool="system", action="ping"))
+    # attach's own ping, then ours
+    tail = [json.loads(x) for x in open(cur).read().splitlines()[-2:]]
+    assert [x["seq"] for x in tail] == [last + 1, last + 2], tail
+    assert [x["action"] for x in tail] == ["ping", "ping"], tail
+    must("rm", name)
+    assert not os.path.exists(d)
 
 
 def test_secrets_not_printed():
