@@ -156,7 +156,71 @@ def test_bad_requests():
     bt.expect_error(r, "bad_request", "tool")
     assert r["id"] == 3
     bt.expect_error(A.call(tool="nope"), "unknown_tool")  # the daemon's
+    # Random damage to a valid request: always a reply, never a crash.
+    rng = random.Random(7)
+    good = json.dumps({"token": A.token, "id": 1, "tool": "computer",
+                       "action": "zoom", "region": [0, 0, 10, 10]}).encode()
+    for _ in range(150):
+        b = bytearray(good)
+        for _ in range(rng.randint(1, 4)):
+            b[rng.randrange(len(b))] = rng.randrange(256)
+        r = A.raw(bytes(b))
+        assert isinstance(r.get("ok"), bool) and (r["ok"] or
+                                                  r["error"]["code"]), r
+    # Over the receive limit (64 MiB): nng drops it and the connection.
+    big = b'{"tool":"system","action":"ping","pad":"' + \
+        b"x" * (65 << 20) + b'"}'
+    try:
+        bt.Req(A.url, timeout_ms=5000).rpc(big)
+        assert False, "an oversized request got a reply"
+    except bt.NngError:
+        pass
+    del big
     assert bt.ok(A.call(tool="system", action="ping"))
+
+
+def test_operator_bad_input():
+    op = bt.Req("ipc://" + os.path.join(DIR, "operator.sock"))
+
+    def call(data):
+        return json.loads(op.rpc(data if isinstance(data, bytes) else
+                                 json.dumps(data)))
+    for data, code, field in ((b"nope", "bad_request", "op"),
+                              ({"op": 5}, "bad_request", "op"),
+                              ({"op": "fly"}, "unknown_action", "fly"),
+                              ({"op": "takeover", "on": "yes"},
+                               "invalid_argument", "on"),
+                              ({"op": "decide", "allow": True},
+                               "invalid_argument", "approval"),
+                              ({"op": "decide", "approval": "x"},
+                               "invalid_argument", "allow"),
+                              ({"op": "decide", "approval": "x",
+                                "allow": True}, "not_found", "x"),
+                              ({"op": "policy", "allow": 5},
+                               "invalid_argument", "allow"),
+                              ({"op": "policy", "approve": "a b!"},
+                               "invalid_argument", "approve"),
+                              ({"op": "policy", "approve_timeout": 0},
+                               "invalid_argument", "approve_timeout")):
+        bt.expect_error(call(data), code, field)
+    st = bt.ok(call({"op": "state"}))
+    assert st["desktop"] == NAME and st["takeover"] is False
+    assert st["approve"] == "bash" and st["allow"] == ""
+
+
+def test_long_request_does_not_block():
+    must("policy", NAME, "--approve", "")
+    try:
+        out = {}
+        t = bash_async("sleep 3; echo slept", out)
+        time.sleep(0.5)
+        t0 = time.time()
+        bt.ok(A.call(tool="computer", action="screenshot"))
+        assert time.time() - t0 < 2.5 and t.is_alive()
+        t.join(60)
+        assert "slept" in bt.ok(out["reply"])["output"]
+    finally:
+        must("policy", NAME, "--approve", "bash")
 
 
 def test_policy():
