@@ -223,6 +223,9 @@ agent_spawn(const struct desktop *d, char **cause)
 		}
 		if (nul >= 0)
 			dup2(nul, 0);
+		/* The agent outlives this command: it must not hold the
+		 * caller's pipes or sockets open. */
+		close_range(3, ~0U, 0);
 		execl(exe, "bureau", "agent", d->name, (char *)NULL);
 		fprintf(stderr, "bureau: cannot run '%s': %s\n", exe,
 		    strerror(errno));

@@ -447,6 +447,29 @@ def test_audit_bounded_and_agent_restart():
     assert not os.path.exists(d)
 
 
+def test_overhead():
+    """The extra hop's cost, printed for the record (medians of 40 round
+    trips each way); asserted only against a generous bound."""
+    def median_ms(url, token, req, n=40):
+        r = bt.Req(url)
+        msg = json.dumps(dict(req, token=token))
+        r.rpc(msg)
+        ts = []
+        for _ in range(n):
+            t0 = time.perf_counter()
+            r.rpc(msg)
+            ts.append((time.perf_counter() - t0) * 1e3)
+        return sorted(ts)[n // 2]
+    for what, req in (("ping", {"tool": "system", "action": "ping"}),
+                      ("screenshot", {"tool": "computer",
+                                      "action": "screenshot"})):
+        d = median_ms(D.url, D.token, req)
+        a = median_ms(A.url, A.token, req)
+        print("# %s: direct %.2f ms, through the agent %.2f ms (+%.2f)" %
+              (what, d, a, a - d), flush=True)
+        assert a < d + 50, (what, d, a)
+
+
 def test_secrets_not_printed():
     must("status", NAME)
     must("ls")
