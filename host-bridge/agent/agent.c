@@ -259,7 +259,7 @@ ag_wait_approval(struct agent *ag, json_t *id, json_t *req, const char *tool,
 	ag->pending++;
 	fprintf(stderr, "bureau agent: approval %s waits: %s%s%s\n", a->id,
 	    tool, action ? "." : "", action ? action : "");
-	clock_gettime(CLOCK_REALTIME, &until);
+	clock_gettime(CLOCK_MONOTONIC, &until); /* the cond's clock */
 	until.tv_sec += secs;
 	while (a->state == AP_PENDING && rv != ETIMEDOUT)
 		rv = pthread_cond_timedwait(&ag->decided, &ag->lock, &until);
@@ -862,6 +862,7 @@ agent_serve(const char *name, char **cause)
 {
 	struct agent *ag = calloc(1, sizeof *ag);
 	char *token = NULL, *guest = NULL;
+	pthread_condattr_t cattr;
 	sigset_t sigs;
 	int sig, pidfd;
 
@@ -871,7 +872,12 @@ agent_serve(const char *name, char **cause)
 	}
 	umask(077);
 	pthread_mutex_init(&ag->lock, NULL);
-	pthread_cond_init(&ag->decided, NULL);
+	/* Approvals time out on the monotonic clock: a wall clock stepped
+	 * (NTP, date -s) neither cuts nor stretches the wait. */
+	pthread_condattr_init(&cattr);
+	pthread_condattr_setclock(&cattr, CLOCK_MONOTONIC);
+	pthread_cond_init(&ag->decided, &cattr);
+	pthread_condattr_destroy(&cattr);
 	if (sodium_init() < 0) {
 		*cause = hb_fmt("libsodium does not initialise");
 		return (-1);

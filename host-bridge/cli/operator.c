@@ -101,6 +101,9 @@ op_call(const struct desktop *d, json_t *req, json_t **reply, char **cause)
 	open = 1;
 	nng_socket_set_ms(s, NNG_OPT_RECVTIMEO, OP_TIMEOUT_MS);
 	nng_socket_set_ms(s, NNG_OPT_SENDTIMEO, OP_TIMEOUT_MS);
+	/* The agent is trusted, and an approvals list holds whole requests
+	 * (a file write up to 64 MiB): no cap, whatever libnng's default. */
+	nng_socket_set_size(s, NNG_OPT_RECVMAXSZ, 0);
 	if ((rv = nng_dial(s, url, NULL, 0)) != 0 ||
 	    (rv = nng_send(s, text, strlen(text), 0)) != 0 ||
 	    (rv = nng_recv(s, &buf, &len, NNG_FLAG_ALLOC)) != 0)

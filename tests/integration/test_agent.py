@@ -356,6 +356,31 @@ def test_deny():
     assert not os.path.exists(f2)
 
 
+def test_approval_of_a_large_write():
+    """The approvals list carries whole requests: a 2 MiB file write is
+    listed intact, and denied, writes nothing."""
+    big = os.path.join(SCRATCH, "big")
+    data = base64.b64encode(os.urandom(3 << 19)).decode()  # 2 MiB of text
+    must("policy", NAME, "--approve", "file.write")
+    try:
+        out = {}
+
+        def run():
+            out["reply"] = A.call(tool="file", action="write", path=big,
+                                  data=data, timeout_ms=120000)
+        t = threading.Thread(target=run)
+        t.start()
+        ap = bt.wait_for(lambda: pending(), 20, "the approval")
+        assert ap[0]["action"] == "write"
+        assert ap[0]["request"]["data"] == data
+        must("deny", NAME, ap[0]["approval"], "--reason", "too big")
+        t.join(60)
+        bt.expect_error(out["reply"], "permission_denied", "too big")
+        assert not os.path.exists(big)
+    finally:
+        must("policy", NAME, "--approve", "bash")
+
+
 def test_approval_timeout():
     f3 = os.path.join(SCRATCH, "timedout")
     must("policy", NAME, "--approve-timeout", "2")
