@@ -381,6 +381,27 @@ def test_approval_of_a_large_write():
         must("policy", NAME, "--approve", "bash")
 
 
+def test_approvals_bounded():
+    """At most 10 requests wait for approval; the next gets busy, and the
+    workers left keep serving screenshots."""
+    outs = [{} for _ in range(10)]
+    threads = [bash_async("touch %s/wait%d" % (SCRATCH, i), o)
+               for i, o in enumerate(outs)]
+    bt.wait_for(lambda: len(pending()) == 10, 30, "10 pending approvals")
+    r = A.call(tool="bash", command="touch %s/wait10" % SCRATCH)
+    bt.expect_error(r, "busy", "approval")
+    t0 = time.time()
+    bt.ok(A.call(tool="computer", action="screenshot"))
+    assert time.time() - t0 < 10
+    for a in pending():
+        must("deny", NAME, a["approval"])
+    for t in threads:
+        t.join(60)
+    for o in outs:
+        bt.expect_error(o["reply"], "permission_denied", "no reason given")
+    assert not [f for f in os.listdir(SCRATCH) if f.startswith("wait")]
+
+
 def test_approval_timeout():
     f3 = os.path.join(SCRATCH, "timedout")
     must("policy", NAME, "--approve-timeout", "2")
