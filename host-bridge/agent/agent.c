@@ -468,10 +468,11 @@ ag_approval_json(const struct agent *ag, const struct approval *a)
 	    a->action, "request", a->request, "since", a->since));
 }
 
-/* Write the policy into desktop.json, so it outlives this agent. Called
- * with ag->lock held. */
+/* Write the policy and the takeover into desktop.json, so they outlive
+ * this agent: an operator's control must not end with an agent's restart.
+ * Called with ag->lock held. */
 static int
-ag_persist_policy(struct agent *ag, char **cause)
+ag_persist(struct agent *ag, char **cause)
 {
 	char *path = desktop_path(ag->d, "desktop.json"), *s = NULL;
 	char *al = policy_format(&ag->allow), *ap = policy_format(&ag->approve);
@@ -491,6 +492,7 @@ ag_persist_policy(struct agent *ag, char **cause)
 	json_object_set_new(j, "approve", json_string(ap));
 	json_object_set_new(
 	    j, "approve_timeout", json_integer(ag->approve_timeout));
+	json_object_set_new(j, "takeover", json_boolean(ag->takeover));
 	if ((s = json_dumps(j, JSON_INDENT(2))) == NULL) {
 		*cause = hb_fmt("out of memory");
 		goto out;
@@ -559,7 +561,7 @@ ag_op_policy(struct agent *ag, json_t *req)
 	if (jto != NULL)
 		ag->approve_timeout = (long)json_integer_value(jto);
 	if ((jal != NULL || jap != NULL || jto != NULL) &&
-	    ag_persist_policy(ag, &cause) != 0) {
+	    ag_persist(ag, &cause) != 0) {
 		/* Applied, but it would not survive a restart: say so. */
 		pthread_mutex_unlock(&ag->lock);
 		reply = ag_error(NULL, "io_error",
@@ -649,13 +651,24 @@ ag_op_handle(struct agent *ag, const char *buf, size_t len)
 			reply = ag_error(NULL, "invalid_argument",
 			    "field 'on' must be true or false");
 		} else {
+			char *cause = NULL;
+			int rv;
+
 			pthread_mutex_lock(&ag->lock);
 			ag->takeover = json_is_true(on);
+			rv = ag_persist(ag, &cause);
 			pthread_mutex_unlock(&ag->lock);
 			fprintf(stderr, "bureau agent: takeover %s\n",
 			    json_is_true(on) ? "on" : "off");
-			reply = ag_dump(json_pack("{s:b, s:b}", "ok", 1,
-			    "takeover", json_is_true(on)));
+			/* In force either way; say when it would not survive
+			 * a restart. */
+			reply = rv == 0 ? ag_dump(json_pack("{s:b, s:b}", "ok",
+			                      1, "takeover", json_is_true(on)))
+			                : ag_error(NULL, "io_error",
+			                      "takeover %s but not saved: %s",
+			                      json_is_true(on) ? "on" : "off",
+			                      cause);
+			free(cause);
 		}
 	} else if (strcmp(op, "approvals") == 0) {
 		json_t *list = json_array();
@@ -811,6 +824,7 @@ ag_load_policy(struct agent *ag, char **cause)
 	if (json_is_integer(to) && json_integer_value(to) >= 1 &&
 	    json_integer_value(to) <= 86400)
 		ag->approve_timeout = (long)json_integer_value(to);
+	ag->takeover = json_is_true(json_object_get(j, "takeover"));
 	if (policy_parse("allow", al ? al : "", &ag->allow, cause) != 0 ||
 	    policy_parse("approve", ap ? ap : "", &ag->approve, cause) != 0)
 		goto out;

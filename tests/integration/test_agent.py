@@ -475,6 +475,8 @@ def test_audit_bounded_and_agent_restart():
     assert len(printed) == len(lines), (printed, lines)
     # An agent killed outright: the desktop shows detached, and attach
     # NAME alone starts a new one that carries on the sequence.
+    # Takeover outlives the agent: an operator's control holds.
+    must("takeover", name, "on")
     pid = int(read("agent.pid", name))
     os.kill(pid, 9)
     bt.wait_for(lambda: bt.proc_stat(pid) is None or
@@ -485,10 +487,14 @@ def test_audit_bounded_and_agent_restart():
     must("attach", name)
     assert int(read("agent.pid", name)) != pid
     bt.ok(a.call(tool="system", action="ping"))
+    bt.expect_error(a.call(tool="computer", action="mouse_move",
+                           coordinate=[50, 50]), "taken_over")
+    must("takeover", name, "off")
     # attach's own ping, then ours
-    tail = [json.loads(x) for x in open(cur).read().splitlines()[-2:]]
-    assert [x["seq"] for x in tail] == [last + 1, last + 2], tail
-    assert [x["action"] for x in tail] == ["ping", "ping"], tail
+    tail = [json.loads(x) for x in open(cur).read().splitlines()[-3:]]
+    assert [x["seq"] for x in tail] == [last + 1, last + 2, last + 3], tail
+    assert [x["action"] for x in tail] == ["ping", "ping", "mouse_move"]
+    assert tail[2]["error"] == "taken_over"
     must("rm", name)
     assert not os.path.exists(d)
 
