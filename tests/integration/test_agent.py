@@ -147,6 +147,9 @@ def test_tokens():
                     "unauthorized")
     out = must("call", NAME, '{"tool":"system","action":"ping"}')
     assert '"ok":true' in out.replace(" ", ""), out
+    shot = os.path.join(SCRATCH, "shot.png")
+    must("screenshot", NAME, "-o", shot)
+    assert bt.decode_png(open(shot, "rb").read())[:2] == (800, 600)
 
 
 def test_bad_requests():
