@@ -91,8 +91,13 @@ op_call(const struct desktop *d, json_t *req, json_t **reply, char **cause)
 	}
 	if (store_agent_pid(d) == 0) {
 		*cause =
-		    hb_fmt("desktop '%s' has no host agent running%s", d->name,
-		        d->attached ? " (bureau attach NAME restarts it)" : "");
+		    d->attached
+		        ? hb_fmt(
+		              "desktop '%s' has no host agent running (bureau "
+		              "attach %s restarts it)",
+		              d->name, d->name)
+		        : hb_fmt("desktop '%s' has no host agent running",
+		              d->name);
 		ret = 1;
 		goto out;
 	}
@@ -547,9 +552,10 @@ attached_status(const struct desktop *d)
 	char *cause = NULL, up[32];
 
 	agent_uptime(d, pid, up, sizeof up);
-	printf("name: %s\nstate: %s\n", d->name,
-	    pid ? "attached"
-	        : "detached (no host agent: bureau attach NAME restarts it)");
+	printf("name: %s\nstate: %s\n", d->name, pid ? "attached" : "detached");
+	if (pid == 0)
+		printf("agent: not running (bureau attach %s restarts it)\n",
+		    d->name);
 	if (pid != 0)
 		printf("agent pid: %d\nuptime: %s\n", (int)pid, up);
 	printf("endpoint: tcp://127.0.0.1:%d\ndaemon: %s\n", d->port, d->url);

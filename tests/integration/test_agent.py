@@ -485,6 +485,7 @@ def test_audit_bounded_and_agent_restart():
     bt.wait_for(lambda: bt.proc_stat(pid) is None or
                 bt.proc_stat(pid)[0] == "Z", 10, "the agent to die")
     assert re.search(r"^rot\s+detached\s", must("ls"), re.M)
+    assert "state: detached" in must("status", name)
     p = bureau("takeover", name, "on")
     assert p.returncode != 0 and "no host agent" in p.stderr, p.stderr
     must("attach", name)
