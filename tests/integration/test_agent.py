@@ -265,10 +265,13 @@ def test_editor_conflict():
                path=target, file_text="x")
     bt.expect_error(r, "bad_request", "command")
     assert not os.path.exists(target)
-    must("policy", NAME, "--allow", "str_replace_based_edit_tool.view")
-    r = A.call(tool="text_editor", command="create", path=target,
-               file_text="x")
-    bt.expect_error(r, "permission_denied", "create")
+    # The alias in a policy means the tool, under either of its names.
+    out = must("policy", NAME, "--allow", "text_editor.view")
+    assert "str_replace_based_edit_tool.view" in out
+    for tool in ("text_editor", "str_replace_based_edit_tool"):
+        r = A.call(tool=tool, command="create", path=target, file_text="x")
+        bt.expect_error(r, "permission_denied", "create")
+        bt.ok(A.call(tool=tool, command="view", path=SCRATCH))
     assert not os.path.exists(target)
     must("policy", NAME, "--allow", "")
 
