@@ -464,9 +464,25 @@ def test_audit_bounded_and_agent_restart():
     OUTPUTS.append(p.stdout + p.stderr)
     assert p.returncode == 0, p.stderr
     a = Agent(name)
+    follow = subprocess.Popen([BUREAU, "log", "-f", name], env=ENV,
+                              stdout=subprocess.PIPE, text=True)
+    time.sleep(0.5)
     for i in range(12):
         bt.ok(a.call(tool="computer", action="mouse_move",
                      coordinate=[20 + i, 20]))
+    # -f goes on across the rotations: every move, in order, once.
+    seen = []
+    try:
+        deadline = time.time() + 15
+        while len(seen) < 12 and time.time() < deadline:
+            line = follow.stdout.readline()
+            if "mouse_move" in line:
+                seen.append(line)
+    finally:
+        follow.kill()
+        follow.wait()
+    xs = [int(re.search(r"coordinate=\[(\d+),", x).group(1)) for x in seen]
+    assert xs == list(range(20, 32)), seen
     old, cur = os.path.join(d, "audit.log.1"), os.path.join(d, "audit.log")
     assert os.path.exists(old)
     assert os.path.getsize(cur) <= 2048 and os.path.getsize(old) <= 2048
