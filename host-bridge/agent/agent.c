@@ -10,6 +10,7 @@
 #include <signal.h>
 #include <sodium.h>
 #include <stdarg.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -44,6 +45,9 @@
 #define AG_FORWARD_S 60.0
 #define AG_BASH_S    150.0
 #define AG_MARGIN_S  30.0
+/* While the daemon looks gone, a request first pings it this long, so a
+ * gone daemon costs each request seconds, not its whole timeout. */
+#define AG_PROBE_S 3.0
 
 enum { AP_PENDING, AP_ALLOWED, AP_DENIED };
 
@@ -70,6 +74,7 @@ struct agent {
 	struct desktop *d;
 	unsigned char token_hash[crypto_generichash_BYTES];
 	bureau_client *guest;
+	atomic_int guest_down; /* the last forward found no daemon */
 	struct audit *audit;
 	nng_socket ep, op;
 	char *ep_url, *op_url, *op_path;
@@ -425,8 +430,23 @@ ag_handle(struct agent *ag, const char *buf, size_t len)
 		reply = ag_refuse(&err, id, "internal", "out of memory");
 		goto done;
 	}
+	/* libbureau waits for a connection as long as for the reply: while
+	 * the daemon looks gone, a short ping first tells whether to wait
+	 * at all (cutting the request's own timeout instead would cut a
+	 * long bash command off once the daemon is back). */
+	if (atomic_load(&ag->guest_down) &&
+	    (rv = bureau_call_timeout(ag->guest,
+	         "{\"tool\":\"system\",\"action\":\"ping\"}", AG_PROBE_S,
+	         NULL)) != 0 &&
+	    (rv == BUREAU_ECONNECT || rv == BUREAU_ENOREPLY)) {
+		reply = ag_refuse(&err, id, "io_error",
+		    "cannot reach the daemon of desktop '%s': %s", ag->d->name,
+		    bureau_client_error(ag->guest));
+		goto done;
+	}
 	rv = bureau_call_timeout(
 	    ag->guest, text, ag_forward_timeout(req, tool), &reply);
+	atomic_store(&ag->guest_down, rv == BUREAU_ECONNECT);
 	if (reply != NULL) {
 		/* The daemon's reply goes back verbatim. libbureau's code
 		 * says how it went; only an input action's reply is parsed

@@ -522,6 +522,48 @@ def test_audit_bounded_and_agent_restart():
     assert not os.path.exists(d)
 
 
+def test_daemon_gone_and_back():
+    """A daemon that goes away costs each request seconds, not its whole
+    timeout, and the agent serves again once the daemon is back."""
+    port = bt.free_port()
+    url = "tcp://127.0.0.1:%d" % port
+    argv = [os.path.join(bt.BUILD, "bureaud"), "--display", X.name,
+            "--listen", url, "--token-file", D.token_file]
+    log = open(os.path.join(SCRATCH, "gone-bureaud.log"), "ab")
+
+    def start():
+        p = X.spawn(argv, stdout=log, stderr=log)
+        bt.wait_for(lambda: p.poll() is not None or bt.ok(json.loads(
+            bt.Req(url, timeout_ms=2000).rpc(json.dumps(
+                {"token": D.token, "tool": "system", "action": "ping"})))),
+            20, "the second bureaud")
+        return p
+    daemon = start()
+    must("attach", "gone", "--url", url, "--token-file", D.token_file)
+    try:
+        a = Agent("gone")
+        bt.ok(a.call(tool="computer", action="screenshot"))
+        daemon.terminate()
+        daemon.wait(10)
+        t0 = time.time()
+        bt.expect_error(a.call(tool="system", action="ping"), "io_error",
+                        "gone")
+        assert time.time() - t0 < 30, time.time() - t0
+        for _ in range(3):
+            t0 = time.time()
+            bt.expect_error(a.call(tool="computer", action="screenshot"),
+                            "io_error", "gone")
+            # The probe's 3 s, not the screenshot's 60 s.
+            assert time.time() - t0 < 15, time.time() - t0
+        daemon = start()
+        bt.wait_for(lambda: a.call(tool="computer",
+                                   action="screenshot").get("ok"),
+                    30, "screenshots through the agent again")
+    finally:
+        must("rm", "gone")
+        daemon.terminate()
+
+
 def test_overhead():
     """The extra hop's cost, printed for the record (medians of 40 round
     trips each way); asserted only against a generous bound."""
