@@ -51,7 +51,8 @@ D_LIBOBJ := $(filter-out $(OBJ)/runtime/main.o,$(D_OBJ))
 # The client library and the host CLI.
 L_SRC := $(wildcard host-bridge/lib/*.c)
 L_OBJ := $(L_SRC:%.c=$(OBJ)/%.o)
-C_SRC := $(wildcard host-bridge/cli/*.c)
+C_SRC := $(wildcard host-bridge/cli/*.c host-bridge/util/*.c \
+	host-bridge/store/*.c host-bridge/vm/*.c host-bridge/agent/*.c)
 C_OBJ := $(C_SRC:%.c=$(OBJ)/%.o)
 
 # Unit tests: tests/unit/test_*.c, each linked with the daemon's objects.
@@ -90,6 +91,12 @@ $(BUILD)/bureau: $(C_OBJ) $(L_OBJ) $(BUILD)/.variant-$(VARIANT)
 $(BUILD)/tests/test_%: tests/unit/test_%.c $(D_LIBOBJ) $(BUILD)/.variant-$(VARIANT)
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $< $(D_LIBOBJ) $(LDLIBS_D) -lcmocka
+
+# Unit tests of the host bridge's helpers, linked with those objects.
+H_OBJ := $(filter $(OBJ)/host-bridge/util/%,$(C_OBJ))
+$(BUILD)/tests/test_hb_%: tests/unit/test_hb_%.c $(H_OBJ) $(BUILD)/.variant-$(VARIANT)
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $< $(H_OBJ) -lcmocka
 
 $(BUILD)/tests/%: tests/tools/%.c $(BUILD)/.variant-$(VARIANT)
 	@mkdir -p $(dir $@)

@@ -165,21 +165,6 @@ done:
 	return (rv);
 }
 
-void
-tool_fs_fini(void)
-{
-	pthread_mutex_lock(&fs.lock);
-	if (fs.rootfd >= 0)
-		close(fs.rootfd);
-	fs.rootfd = -1;
-	free(fs.real);
-	free(fs.given);
-	free(fs.cause);
-	fs.real = fs.given = fs.cause = NULL;
-	fs.inited = 0;
-	pthread_mutex_unlock(&fs.lock);
-}
-
 const char *
 tool_fs_root(void)
 {

@@ -31,8 +31,6 @@ struct tool_fspath {
 /* Open the root directory once (the tools' init calls this; later calls
  * return at once). -1 with *cause (malloc'd) when the root is unusable. */
 int tool_fs_init(const struct tool_config *cfg, char **cause);
-/* Close the root and forget it (tests; a later init starts again). */
-void tool_fs_fini(void);
 /* The root's real path, or NULL when paths are not confined. */
 const char *tool_fs_root(void);
 

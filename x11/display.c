@@ -267,18 +267,6 @@ x11_size(struct x11 *x, int *w, int *h)
 	pthread_mutex_unlock(&x->dlock);
 }
 
-int
-x11_has_shm(struct x11 *x)
-{
-	return (x->use_shm);
-}
-
-void
-x11_sync(struct x11 *x)
-{
-	XSync(x->dpy, False);
-}
-
 static inline uint32_t
 x11_blend(uint32_t dst, uint32_t argb)
 {
@@ -452,17 +440,6 @@ x11_damage_main(void *arg)
 	XDamageDestroy(x->ddpy, damage);
 	XSync(x->ddpy, False);
 	return (NULL);
-}
-
-uint64_t
-x11_damage_seq(struct x11 *x)
-{
-	uint64_t seq;
-
-	pthread_mutex_lock(&x->dlock);
-	seq = x->dseq;
-	pthread_mutex_unlock(&x->dlock);
-	return (seq);
 }
 
 static void

@@ -24,7 +24,7 @@ struct x11;
 int x11_open(const char *name, struct x11 **out, char **cause);
 void x11_close(struct x11 *x);
 
-/* Every call below except x11_size, x11_damage_seq and x11_settle needs
+/* Every call below except x11_size and x11_settle needs
  * the lock held. */
 void x11_lock(struct x11 *x);
 void x11_unlock(struct x11 *x);
@@ -33,7 +33,6 @@ Display *x11_display(struct x11 *x);
 struct x11_kbd *x11_kbd(struct x11 *x);
 const char *x11_name(struct x11 *x);
 void x11_size(struct x11 *x, int *w, int *h);
-int x11_has_shm(struct x11 *x);
 
 /* Capture the whole screen (XShm when the server offers it, else
  * XGetImage), with the pointer drawn in when draw_cursor is set (XFixes).
@@ -47,12 +46,6 @@ int x11_pointer(struct x11 *x, int *px, int *py);
 int x11_move(struct x11 *x, int px, int py);
 /* button 1..9; down 1 = press, 0 = release. Synced. */
 int x11_button(struct x11 *x, int button, int down);
-/* Flush and wait until the server processed everything sent so far. */
-void x11_sync(struct x11 *x);
-
-/* Damage: a counter that goes up with every damage event on the root
- * window, and the monotonic time of the last one. */
-uint64_t x11_damage_seq(struct x11 *x);
 
 /* Wait until no damage arrived for settle_ms, counting from `since_ns`
  * (CLOCK_MONOTONIC) or the last damage, whichever is later; give up after

@@ -54,13 +54,6 @@ x11_trap_push(struct x11_trap *t, Display *dpy)
 }
 
 int
-x11_trap_check(struct x11_trap *t)
-{
-	XSync(t->dpy, False);
-	return (t->error);
-}
-
-int
 x11_trap_pop(struct x11_trap *t)
 {
 	XSync(t->dpy, False);

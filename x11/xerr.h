@@ -29,9 +29,6 @@ void x11_trap_push(struct x11_trap *t, Display *dpy);
 /* XSync, stop recording, and return the first error code seen (0: none). */
 int x11_trap_pop(struct x11_trap *t);
 
-/* XSync and return the first error code seen so far, keeping the trap. */
-int x11_trap_check(struct x11_trap *t);
-
 /* Install the handler without a trap (errors on other threads and
  * connections are then ignored instead of exiting). */
 void x11_trap_install(void);

@@ -2,7 +2,6 @@
  * bureau: the host command line. main() looks the first word up in the
  * command tables of cli.h and hands it the rest of the arguments.
  */
-#include <pwd.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -15,32 +14,6 @@
 #define BUREAU_VERSION "unknown"
 #endif
 
-/*
- * Weak: the desktop commands are built on another branch. Until desktop.c
- * is linked in, the symbol resolves to NULL and its table is skipped.
- */
-extern const struct cli_cmd cli_desktop_cmds[] __attribute__((weak));
-
-char *
-cli_home(void)
-{
-	const char *env = getenv("BUREAU_HOME"), *home;
-	struct passwd *pw;
-	char *s;
-
-	if (env != NULL && *env != '\0')
-		return (strdup(env));
-	home = getenv("HOME");
-	if ((home == NULL || *home == '\0') &&
-	    (pw = getpwuid(getuid())) != NULL)
-		home = pw->pw_dir;
-	if (home == NULL || *home == '\0')
-		return (NULL);
-	if (asprintf(&s, "%s/.local/share/bureau", home) < 0)
-		return (NULL);
-	return (s);
-}
-
 static const struct cli_cmd *
 tables(int i)
 {
@@ -48,11 +21,13 @@ tables(int i)
 	case 0:
 		return (cli_client_cmds);
 	case 1:
-		return (cli_desktop_cmds); /* NULL when not linked in */
+		return (cli_desktop_cmds);
+	case 2:
+		return (cli_operator_cmds);
 	}
 	return (NULL);
 }
-#define NTABLES 2
+#define NTABLES 3
 
 static const struct cli_cmd *
 find(const char *name)

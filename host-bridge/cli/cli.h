@@ -2,7 +2,9 @@
  * The `bureau` host command line: main() in bureau.c looks the first word
  * up in these tables. Client commands (call, screenshot) live in client.c,
  * desktop management (image, create, start, stop, ...) in desktop.c and
- * image.c.
+ * image.c, over the desktop store (../store) and the VM backend (../vm);
+ * attached desktops and the operator's commands over a desktop's host
+ * agent (../agent) in operator.c.
  *
  * A desktop NAME lives in $BUREAU_HOME/NAME (default
  * ~/.local/share/bureau/NAME). Two files there are the contract between the
@@ -23,8 +25,6 @@ struct cli_cmd {
 /* NULL-name-terminated tables. */
 extern const struct cli_cmd cli_client_cmds[];  /* client.c */
 extern const struct cli_cmd cli_desktop_cmds[]; /* desktop.c */
-
-/* $BUREAU_HOME or ~/.local/share/bureau; malloc'd, caller frees. */
-char *cli_home(void);
+extern const struct cli_cmd cli_operator_cmds[]; /* operator.c */
 
 #endif

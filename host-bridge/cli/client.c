@@ -15,6 +15,7 @@
 
 #include "host-bridge/cli/cli.h"
 #include "host-bridge/include/bureau.h"
+#include "host-bridge/util/util.h"
 
 #define EXIT_DAEMON    1
 #define EXIT_USAGE     2
@@ -188,7 +189,7 @@ cl_resolve(struct cl_opts *o, const char *name)
 		if (*name == '\0' || strchr(name, '/') != NULL ||
 		    strcmp(name, ".") == 0 || strcmp(name, "..") == 0)
 			return (cl_usage(o, "invalid desktop name '%s'", name));
-		if ((home = cli_home()) == NULL) {
+		if ((home = hb_home()) == NULL) {
 			fprintf(stderr,
 			    "bureau %s: no $BUREAU_HOME and no "
 			    "home directory\n",

@@ -12,6 +12,7 @@
 
 #include "host-bridge/cli/cli.h"
 #include "host-bridge/cli/desktop.h"
+#include "host-bridge/util/util.h"
 
 /* $BUREAU_RECIPE, the tree beside this binary (build/bureau ->
  * packaging/image), or the installed copy. malloc'd, NULL if none. */
@@ -21,9 +22,9 @@ find_recipe(void)
 	const char *env = getenv("BUREAU_RECIPE");
 	if (env != NULL)
 		return strdup(env);
-	char *exe = dk_exe_dir(), *p = NULL;
+	char *exe = hb_exe_dir(), *p = NULL;
 	if (exe != NULL) {
-		p = dk_fmt("%s/../packaging/image/build-image.sh", exe);
+		p = hb_fmt("%s/../packaging/image/build-image.sh", exe);
 		free(exe);
 		if (p != NULL && access(p, X_OK) == 0)
 			return p;
@@ -43,10 +44,10 @@ find_deb(void)
 	const char *env = getenv("BUREAU_DEB");
 	if (env != NULL)
 		return strdup(env);
-	char *exe = dk_exe_dir(), *pat, *r = NULL;
+	char *exe = hb_exe_dir(), *pat, *r = NULL;
 	if (exe == NULL)
 		return NULL;
-	pat = dk_fmt("%s/bureaud_*.deb", exe);
+	pat = hb_fmt("%s/bureaud_*.deb", exe);
 	free(exe);
 	glob_t g;
 	if (pat != NULL && glob(pat, 0, NULL, &g) == 0) {
@@ -117,8 +118,8 @@ image_main(int argc, char **argv)
 		}
 	}
 	if (out == NULL) {
-		if ((home = cli_home()) == NULL ||
-		    (outdir = dk_fmt("%s/images", home)) == NULL) {
+		if ((home = hb_home()) == NULL ||
+		    (outdir = hb_fmt("%s/images", home)) == NULL) {
 			fprintf(stderr, "bureau image: out of memory\n");
 			goto out;
 		}
@@ -143,7 +144,7 @@ image_main(int argc, char **argv)
 	av[n++] = (char *)out;
 	av[n] = NULL;
 	char *cause = NULL;
-	if (dk_run(av, 0, &cause) != 0) {
+	if (hb_run(av, 0, &cause) != 0) {
 		fprintf(stderr, "bureau image: %s\n", cause);
 		free(cause);
 		goto out;

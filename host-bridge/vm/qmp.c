@@ -12,7 +12,8 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "host-bridge/cli/desktop.h"
+#include "host-bridge/util/util.h"
+#include "host-bridge/vm/qmp.h"
 
 struct qmp {
 	int fd;
@@ -34,7 +35,7 @@ qmp_read(struct qmp *q, json_t **out, char **cause)
 			q->len -= n;
 			if (msg == NULL || !json_is_object(msg)) {
 				json_decref(msg);
-				*cause = dk_fmt("qmp: unreadable message: %s",
+				*cause = hb_fmt("qmp: unreadable message: %s",
 				    err.text);
 				return -1;
 			}
@@ -45,7 +46,7 @@ qmp_read(struct qmp *q, json_t **out, char **cause)
 			size_t cap = q->cap ? q->cap * 2 : 8192;
 			char *b = realloc(q->buf, cap);
 			if (b == NULL) {
-				*cause = dk_fmt("qmp: out of memory");
+				*cause = hb_fmt("qmp: out of memory");
 				return -1;
 			}
 			q->buf = b;
@@ -55,12 +56,12 @@ qmp_read(struct qmp *q, json_t **out, char **cause)
 		if (r < 0 && errno == EINTR)
 			continue;
 		if (r < 0) {
-			*cause = dk_fmt("qmp: %s", errno == EAGAIN ?
+			*cause = hb_fmt("qmp: %s", errno == EAGAIN ?
 			    "no answer in time" : strerror(errno));
 			return -1;
 		}
 		if (r == 0) {
-			*cause = dk_fmt("qmp: qemu closed the connection");
+			*cause = hb_fmt("qmp: qemu closed the connection");
 			return -1;
 		}
 		q->len += (size_t)r;
@@ -72,7 +73,7 @@ qmp_write(struct qmp *q, json_t *msg, char **cause)
 {
 	char *s = json_dumps(msg, JSON_COMPACT);
 	if (s == NULL) {
-		*cause = dk_fmt("qmp: out of memory");
+		*cause = hb_fmt("qmp: out of memory");
 		return -1;
 	}
 	size_t n = strlen(s), off = 0;
@@ -81,7 +82,7 @@ qmp_write(struct qmp *q, json_t *msg, char **cause)
 		if (w < 0 && errno == EINTR)
 			continue;
 		if (w < 0) {
-			*cause = dk_fmt("qmp: %s", strerror(errno));
+			*cause = hb_fmt("qmp: %s", strerror(errno));
 			free(s);
 			return -1;
 		}
@@ -89,7 +90,7 @@ qmp_write(struct qmp *q, json_t *msg, char **cause)
 	}
 	free(s);
 	if (write(q->fd, "\n", 1) != 1) {
-		*cause = dk_fmt("qmp: %s", strerror(errno));
+		*cause = hb_fmt("qmp: %s", strerror(errno));
 		return -1;
 	}
 	return 0;
@@ -102,7 +103,7 @@ qmp_exec(struct qmp *q, const char *cmd, json_t *args, json_t **ret,
 	json_t *req = json_pack("{s:s}", "execute", cmd);
 	if (req == NULL) {
 		json_decref(args);
-		*cause = dk_fmt("qmp: out of memory");
+		*cause = hb_fmt("qmp: out of memory");
 		return -1;
 	}
 	if (args != NULL)
@@ -126,7 +127,7 @@ qmp_exec(struct qmp *q, const char *cmd, json_t *args, json_t **ret,
 		if (e != NULL) {
 			const char *desc = json_string_value(
 			    json_object_get(e, "desc"));
-			*cause = dk_fmt("qmp '%s': %s", cmd,
+			*cause = hb_fmt("qmp '%s': %s", cmd,
 			    desc ? desc : "error");
 			json_decref(msg);
 			return -1;
@@ -143,30 +144,30 @@ qmp_open(struct qmp **out, const char *path, int timeout_ms, char **cause)
 	json_t *greeting = NULL;
 
 	if (strlen(path) >= sizeof sa.sun_path) {
-		*cause = dk_fmt("qmp socket path '%s' too long", path);
+		*cause = hb_fmt("qmp socket path '%s' too long", path);
 		return -1;
 	}
 	strcpy(sa.sun_path, path);
 	if ((q = calloc(1, sizeof *q)) == NULL) {
-		*cause = dk_fmt("qmp: out of memory");
+		*cause = hb_fmt("qmp: out of memory");
 		return -1;
 	}
 	q->fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
 	if (q->fd < 0) {
-		*cause = dk_fmt("qmp: socket: %s", strerror(errno));
+		*cause = hb_fmt("qmp: socket: %s", strerror(errno));
 		goto fail;
 	}
 	struct timeval tv = {timeout_ms / 1000, (timeout_ms % 1000) * 1000};
 	setsockopt(q->fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
 	setsockopt(q->fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof tv);
 	if (connect(q->fd, (struct sockaddr *)&sa, sizeof sa) != 0) {
-		*cause = dk_fmt("qmp: connect '%s': %s", path, strerror(errno));
+		*cause = hb_fmt("qmp: connect '%s': %s", path, strerror(errno));
 		goto fail;
 	}
 	if (qmp_read(q, &greeting, cause) != 0)
 		goto fail;
 	if (json_object_get(greeting, "QMP") == NULL) {
-		*cause = dk_fmt("qmp: no greeting on '%s'", path);
+		*cause = hb_fmt("qmp: no greeting on '%s'", path);
 		goto fail;
 	}
 	json_decref(greeting);

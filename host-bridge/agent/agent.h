@@ -1,0 +1,33 @@
+/*
+ * host-bridge/agent: a desktop's host agent, the only path to its bureaud.
+ *
+ * One `bureau agent NAME` process per desktop (started detached by
+ * `bureau attach`, later by `bureau start`). It serves the desktop's
+ * endpoint with the agent token, enforces the operator's policy,
+ * approvals and takeover, writes the audit trail on the host, and forwards
+ * what it allows to the daemon at the desktop's guest URL with the guest
+ * token. Whether that daemon runs in a QEMU guest or elsewhere (an
+ * attached desktop) makes no difference here.
+ *
+ * Operators reach it on ipc://DIR/operator.sock (the desktop's 0700
+ * directory guards it) with one JSON object a request:
+ *   {"op":"state"}                      desktop, takeover, pending, policy
+ *   {"op":"takeover","on":true|false}
+ *   {"op":"approvals"}                  {"approvals":[{desktop, approval,
+ *                                        tool, action, request, since}]}
+ *   {"op":"decide","approval":ID,"allow":true|false,"reason":"..."}
+ *   {"op":"policy"[,"allow":L][,"approve":L][,"approve_timeout":S]}
+ * Replies are {"ok":true,...} or the protocol's {"ok":false,"error":{code,
+ * message}}.
+ */
+#ifndef BUREAU_HB_AGENT_H
+#define BUREAU_HB_AGENT_H
+
+/* Approvals wait this long for an operator unless the desktop says. */
+#define AGENT_APPROVE_TIMEOUT 300
+
+/* Serve desktop name until SIGTERM or SIGINT; returns only on a failure
+ * to start (with *cause). */
+int agent_serve(const char *name, char **cause);
+
+#endif

@@ -1,0 +1,46 @@
+/*
+ * host-bridge/agent/audit: the desktop's audit trail, kept on the host
+ * where the agent in the desktop cannot touch it.
+ *
+ * DIR/audit.log holds one JSON object a line:
+ *   {"time": unix seconds, "seq": N, "tool", "action", "summary", "ok",
+ *    "error": code (when not ok), "elapsed_ms", "screenshot": "audit/N.png"
+ *    (input actions whose reply carried one)}
+ * Bounded: past AUDIT_LOG_MAX bytes audit.log becomes audit.log.1 (the
+ * previous .1 is dropped), and only the screenshots of the last
+ * AUDIT_SHOTS_KEEP requests are kept ($BUREAU_AUDIT_MAX and
+ * $BUREAU_AUDIT_SHOTS in the agent's environment change both). seq goes
+ * on from the log's last line across agent restarts.
+ *
+ * Threads: audit_record may be called from several threads at once.
+ */
+#ifndef BUREAU_HB_AUDIT_H
+#define BUREAU_HB_AUDIT_H
+
+#include <jansson.h>
+#include <stddef.h>
+
+#define AUDIT_LOG_MAX    (4L << 20)
+#define AUDIT_SHOTS_KEEP 300
+
+struct audit;
+
+/* Open (creating) the trail in the desktop directory dir. */
+int audit_open(const char *dir, struct audit **out, char **cause);
+void audit_close(struct audit *a);
+
+/*
+ * Append one line. req is the request (its token, id and base64 data
+ * never reach the summary); error is NULL when the request succeeded;
+ * png/pnglen the settled screenshot to keep, or NULL. Failures to write
+ * are logged to stderr, never returned: the request has happened.
+ */
+void audit_record(struct audit *a, json_t *req, const char *tool,
+    const char *action, const char *error, double elapsed_ms, const void *png,
+    size_t pnglen);
+
+/* A short summary of req's arguments without secrets (the caller
+ * decrefs). */
+json_t *audit_summary(json_t *req);
+
+#endif

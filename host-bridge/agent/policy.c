@@ -1,0 +1,189 @@
+/*
+ * host-bridge/agent/policy.c: policy lists and how a request names its
+ * action.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "host-bridge/agent/policy.h"
+#include "host-bridge/util/util.h"
+
+void
+policy_list_clear(struct policy_list *l)
+{
+	for (int i = 0; i < l->n; i++)
+		free(l->items[i]);
+	free(l->items);
+	l->items = NULL;
+	l->n = 0;
+}
+
+static int
+policy_item_ok(const char *s)
+{
+	int dots = 0;
+
+	if (*s == '.' || *s == '\0')
+		return (0);
+	for (; *s != '\0'; s++) {
+		if (*s == '.') {
+			if (++dots > 1 || s[1] == '\0')
+				return (0);
+		} else if (!((*s >= 'a' && *s <= 'z') ||
+		               (*s >= '0' && *s <= '9') || *s == '_' ||
+		               *s == '*'))
+			return (0);
+	}
+	return (1);
+}
+
+int
+policy_parse(
+    const char *what, const char *s, struct policy_list *out, char **cause)
+{
+	char *copy = strdup(s), *tok, *save = NULL;
+
+	out->items = NULL;
+	out->n = 0;
+	if (copy == NULL) {
+		*cause = hb_fmt("out of memory");
+		return (-1);
+	}
+	/* The separators of bureaud's bd_parse_allow. */
+	for (tok = strtok_r(copy, ", \t", &save); tok != NULL;
+	     tok = strtok_r(NULL, ", \t", &save)) {
+		char **n, *item;
+
+		if (!policy_item_ok(tok)) {
+			*cause = hb_fmt("invalid %s item '%s': expected tool, "
+			                "tool.action or tool.*",
+			    what, tok);
+			goto fail;
+		}
+		if (strncmp(tok, "text_editor", 11) == 0 &&
+		    (tok[11] == '\0' || tok[11] == '.'))
+			item = hb_fmt("%s%s", POLICY_EDITOR, tok + 11);
+		else
+			item = strdup(tok);
+		n = realloc(out->items, sizeof *n * (size_t)(out->n + 1));
+		if (item == NULL || n == NULL) {
+			free(item);
+			if (n != NULL)
+				out->items = n;
+			*cause = hb_fmt("out of memory");
+			goto fail;
+		}
+		out->items = n;
+		out->items[out->n++] = item;
+	}
+	free(copy);
+	return (0);
+fail:
+	free(copy);
+	policy_list_clear(out);
+	return (-1);
+}
+
+char *
+policy_format(const struct policy_list *l)
+{
+	size_t len = 1;
+	char *s;
+
+	for (int i = 0; i < l->n; i++)
+		len += strlen(l->items[i]) + 1;
+	if ((s = malloc(len)) == NULL)
+		return (NULL);
+	s[0] = '\0';
+	for (int i = 0; i < l->n; i++) {
+		if (i > 0)
+			strcat(s, ",");
+		strcat(s, l->items[i]);
+	}
+	return (s);
+}
+
+/* The matching of bureaud's bd_config_allows (runtime/config.c). */
+int
+policy_matches(
+    const struct policy_list *l, const char *tool, const char *action)
+{
+	size_t tl = strlen(tool);
+
+	for (int i = 0; i < l->n; i++) {
+		const char *a = l->items[i];
+
+		if (strcmp(a, tool) == 0)
+			return (1);
+		if (strncmp(a, tool, tl) == 0 && a[tl] == '.' &&
+		    (strcmp(a + tl + 1, "*") == 0 ||
+		        (action != NULL && strcmp(a + tl + 1, action) == 0)))
+			return (1);
+	}
+	return (0);
+}
+
+int
+policy_resolve(
+    json_t *req, const char **toolp, const char **actionp, char **cause)
+{
+	static const char *keys[] = {"action", "command", "type"};
+	json_t *t = json_object_get(req, "tool"), *v;
+	const char *tool, *action = NULL, *first = NULL;
+
+	*toolp = NULL;
+	*actionp = NULL;
+	if (t == NULL) {
+		*cause = hb_fmt("missing field 'tool'");
+		return (-1);
+	}
+	if (!json_is_string(t)) {
+		*cause = hb_fmt("field 'tool' must be a string");
+		return (-1);
+	}
+	tool = json_string_value(t);
+	if (strcmp(tool, "text_editor") == 0)
+		tool = POLICY_EDITOR;
+	*toolp = tool;
+	if (strcmp(tool, "bash") == 0)
+		return (0); /* its "command" is a shell line, not an action */
+	if (strcmp(tool, "computer") == 0) {
+		for (size_t i = 0; i < 3; i++) {
+			if (json_object_get(req, keys[i]) == NULL)
+				continue;
+			if (first != NULL) {
+				*cause = hb_fmt(
+				    "fields '%s' and '%s' both name the action "
+				    "of tool 'computer': give one",
+				    first, keys[i]);
+				return (-1);
+			}
+			first = keys[i];
+		}
+	} else if (strcmp(tool, POLICY_EDITOR) == 0 &&
+	           json_object_get(req, "action") != NULL &&
+	           json_object_get(req, "command") != NULL) {
+		*cause = hb_fmt("fields 'action' and 'command' both name the "
+		                "action of tool '%s': give 'command'",
+		    POLICY_EDITOR);
+		return (-1);
+	}
+	/* The dispatcher's order: the first of these that is a string. */
+	for (size_t i = 0; i < 3 && action == NULL; i++)
+		if (json_is_string(v = json_object_get(req, keys[i])))
+			action = json_string_value(v);
+	*actionp = action;
+	return (0);
+}
+
+int
+policy_is_input(const char *tool, const char *action)
+{
+	if (strcmp(tool, "computer") != 0)
+		return (0);
+	if (action == NULL)
+		return (1); /* refused by the daemon anyway; never let it by */
+	return (strcmp(action, "screenshot") != 0 &&
+	        strcmp(action, "zoom") != 0 &&
+	        strcmp(action, "cursor_position") != 0);
+}

@@ -1,0 +1,421 @@
+/*
+ * host-bridge/store/store.c: desktop directories, their settings, ports,
+ * and the images they boot.
+ */
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <netinet/in.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/file.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "host-bridge/store/store.h"
+#include "host-bridge/util/util.h"
+
+int
+store_valid_name(const char *name, char **cause)
+{
+	size_t n = strlen(name);
+
+	if (n == 0 || n > 64)
+		goto bad;
+	for (size_t i = 0; i < n; i++) {
+		char c = name[i];
+		if (!((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
+		    (c >= '0' && c <= '9') || (i > 0 && (c == '-' ||
+		    c == '_' || c == '.'))))
+			goto bad;
+	}
+	if (strcmp(name, "images") == 0)
+		goto bad;
+	return (0);
+bad:
+	*cause = hb_fmt("invalid desktop name '%s': letters, digits, '-', "
+	    "'_' and '.', at most 64, not 'images'", name);
+	return (-1);
+}
+
+char *
+store_dir(const char *name, const char *file)
+{
+	char *home = hb_home(), *p;
+
+	if (home == NULL)
+		return (NULL);
+	p = file ? hb_fmt("%s/%s/%s", home, name, file) :
+	    hb_fmt("%s/%s", home, name);
+	free(home);
+	return (p);
+}
+
+char *
+desktop_path(const struct desktop *d, const char *file)
+{
+	return (hb_fmt("%s/%s", d->dir, file));
+}
+
+void
+desktop_free(struct desktop *d)
+{
+	if (d == NULL)
+		return;
+	free(d->name);
+	free(d->dir);
+	free(d->image);
+	free(d->url);
+	free(d);
+}
+
+int
+desktop_load(const char *name, struct desktop **out, char **cause)
+{
+	struct desktop *d = NULL;
+	json_t *j = NULL;
+	char *path = NULL;
+	json_error_t err;
+	const char *image;
+	json_int_t memory, cpus, port;
+
+	if (store_valid_name(name, cause) != 0)
+		return (-1);
+	if ((d = calloc(1, sizeof *d)) == NULL ||
+	    (d->name = strdup(name)) == NULL ||
+	    (d->dir = store_dir(name, NULL)) == NULL ||
+	    (path = desktop_path(d, "desktop.json")) == NULL) {
+		*cause = hb_fmt("out of memory");
+		goto fail;
+	}
+	if ((j = json_load_file(path, 0, &err)) == NULL) {
+		if (access(d->dir, F_OK) != 0)
+			*cause = hb_fmt("no desktop '%s' (bureau create %s)",
+			    name, name);
+		else
+			*cause = hb_fmt("cannot read '%s': %s", path, err.text);
+		goto fail;
+	}
+	if (json_is_string(json_object_get(j, "kind")) &&
+	    strcmp(json_string_value(json_object_get(j, "kind")),
+	    "attached") == 0) {
+		const char *url;
+
+		if (json_unpack_ex(j, &err, 0, "{s:s, s:I}", "url", &url,
+		    "port", &port) != 0) {
+			*cause = hb_fmt("invalid '%s': %s", path, err.text);
+			goto fail;
+		}
+		if (port < 1 || port > 65533) {
+			*cause = hb_fmt("invalid '%s': port out of range",
+			    path);
+			goto fail;
+		}
+		if ((d->url = strdup(url)) == NULL) {
+			*cause = hb_fmt("out of memory");
+			goto fail;
+		}
+		d->attached = 1;
+		d->port = (int)port;
+		goto done;
+	}
+	if (json_unpack_ex(j, &err, 0, "{s:s, s:I, s:I, s:I}", "image",
+	    &image, "memory", &memory, "cpus", &cpus, "port", &port) != 0) {
+		*cause = hb_fmt("invalid '%s': %s", path, err.text);
+		goto fail;
+	}
+	if (memory < 1 || memory > (1L << 30) || cpus < 1 || cpus > 1024 ||
+	    port < 1 || port > 65533) {
+		*cause = hb_fmt("invalid '%s': memory, cpus or port out of "
+		    "range", path);
+		goto fail;
+	}
+	if ((d->image = strdup(image)) == NULL) {
+		*cause = hb_fmt("out of memory");
+		goto fail;
+	}
+	d->memory = (long)memory;
+	d->cpus = (int)cpus;
+	d->port = (int)port;
+done:
+	json_decref(j);
+	free(path);
+	*out = d;
+	return (0);
+fail:
+	json_decref(j);
+	free(path);
+	desktop_free(d);
+	return (-1);
+}
+
+pid_t
+store_agent_pid(const struct desktop *d)
+{
+	char *path = desktop_path(d, "agent.pid"), buf[32];
+	pid_t pid = 0;
+	ssize_t n;
+	long v;
+	int fd;
+
+	if (path == NULL)
+		return (0);
+	fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+	free(path);
+	if (fd < 0)
+		return (0);
+	/* A shared lock we can take means no agent holds its exclusive one. */
+	if (flock(fd, LOCK_SH | LOCK_NB) == 0 || errno != EWOULDBLOCK) {
+		close(fd);
+		return (0);
+	}
+	n = pread(fd, buf, sizeof buf - 1, 0);
+	close(fd);
+	buf[n > 0 ? n : 0] = '\0';
+	v = strtol(buf, NULL, 10);
+	if (v > 0 && v < (1L << 30))
+		pid = (pid_t)v;
+	return (pid);
+}
+
+int
+store_each(store_each_fn fn, void *arg)
+{
+	char *home = hb_home();
+	struct dirent **ents = NULL;
+	int n = home ? scandir(home, &ents, NULL, alphasort) : -1;
+
+	for (int i = 0; i < n; i++) {
+		char *cfg = hb_fmt("%s/%s/desktop.json", home,
+		    ents[i]->d_name);
+		if (ents[i]->d_name[0] != '.' && cfg != NULL &&
+		    access(cfg, F_OK) == 0)
+			fn(ents[i]->d_name, arg);
+		free(cfg);
+		free(ents[i]);
+	}
+	free(ents);
+	free(home);
+	return (n < 0 ? -1 : 0);
+}
+
+int
+store_port_free(int port)
+{
+	int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0), ok;
+	struct sockaddr_in sa = { .sin_family = AF_INET,
+		.sin_port = htons((uint16_t)port),
+		.sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
+
+	if (fd < 0)
+		return (0);
+	ok = bind(fd, (struct sockaddr *)&sa, sizeof sa) == 0;
+	close(fd);
+	return (ok);
+}
+
+int
+store_lock(const struct desktop *d, const char *what, int *fd, char **cause)
+{
+	char *path = desktop_path(d, "lock"), *rec = NULL, held[256];
+	ssize_t n;
+
+	*fd = -1;
+	if (path == NULL) {
+		*cause = hb_fmt("out of memory");
+		return (-1);
+	}
+	*fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0600);
+	if (*fd < 0) {
+		*cause = hb_fmt("cannot open '%s': %s", path, strerror(errno));
+		free(path);
+		return (-1);
+	}
+	if (flock(*fd, LOCK_EX | LOCK_NB) != 0) {
+		int e = errno;
+		n = pread(*fd, held, sizeof held - 1, 0);
+		held[n > 0 ? n : 0] = '\0';
+		held[strcspn(held, "\n")] = '\0';
+		*cause = e == EWOULDBLOCK ? hb_fmt("desktop '%s' is busy: "
+		    "pid %s holds its lock; try again when it is done",
+		    d->name, held[0] ? held : "?") : hb_fmt("cannot lock "
+		    "'%s': %s", path, strerror(e));
+		close(*fd);
+		*fd = -1;
+		free(path);
+		return (-1);
+	}
+	free(path);
+	/* Who holds it, for the loser's message; the lock itself is flock. */
+	if ((rec = hb_fmt("%d bureau %s\n", (int)getpid(), what)) != NULL &&
+	    ftruncate(*fd, 0) == 0)
+		n = pwrite(*fd, rec, strlen(rec), 0);
+	free(rec);
+	return (0);
+}
+
+int
+store_lock_all(int *fd, char **cause)
+{
+	char *home = hb_home(), *path = home ? hb_fmt("%s/.lock", home) : NULL;
+	int rv = -1;
+
+	*fd = -1;
+	if (path == NULL) {
+		*cause = hb_fmt("out of memory");
+		goto out;
+	}
+	if (mkdir(home, 0700) != 0 && errno != EEXIST) {
+		*cause = hb_fmt("cannot create '%s': %s", home,
+		    strerror(errno));
+		goto out;
+	}
+	if ((*fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW,
+	    0600)) < 0) {
+		*cause = hb_fmt("cannot open '%s': %s", path, strerror(errno));
+		goto out;
+	}
+	while ((rv = flock(*fd, LOCK_EX)) != 0 && errno == EINTR)
+		;
+	if (rv != 0) {
+		*cause = hb_fmt("cannot lock '%s': %s", path, strerror(errno));
+		close(*fd);
+		*fd = -1;
+	}
+out:
+	free(home);
+	free(path);
+	return (rv);
+}
+
+struct taken {
+	int ports[256];
+	int n;
+};
+
+static int
+store_note_port(const char *name, void *arg)
+{
+	struct taken *t = arg;
+	struct desktop *d;
+	char *cause = NULL;
+
+	if (desktop_load(name, &d, &cause) != 0) {
+		free(cause);
+		return (0);
+	}
+	if (t->n < 256)
+		t->ports[t->n++] = d->port;
+	desktop_free(d);
+	return (0);
+}
+
+int
+store_pick_port(int *out, char **cause)
+{
+	const char *env = getenv("BUREAU_PORTS");
+	struct taken t = { .n = 0 };
+	long lo = 7310, hi = 7999;
+	char *dash, *c2 = NULL;
+
+	if (env != NULL) {
+		char *s = strdup(env);
+		int bad = s == NULL || (dash = strchr(s, '-')) == NULL;
+		if (!bad) {
+			*dash = '\0';
+			bad = hb_parse_int("BUREAU_PORTS", s, 1, 65535, &lo,
+			    &c2) != 0 || hb_parse_int("BUREAU_PORTS",
+			    dash + 1, 1, 65535, &hi, &c2) != 0 || hi - lo < 2;
+		}
+		free(s);
+		free(c2);
+		if (bad) {
+			*cause = hb_fmt("invalid BUREAU_PORTS '%s': expected "
+			    "LO-HI, 1 <= LO, LO + 2 <= HI <= 65535", env);
+			return (-1);
+		}
+	}
+	store_each(store_note_port, &t);
+	for (int p = (int)lo; p + 2 <= hi; p += 3) {
+		int used = 0;
+		for (int i = 0; i < t.n; i++)
+			if (p + 2 >= t.ports[i] && p <= t.ports[i] + 2)
+				used = 1;
+		if (!used && store_port_free(p) && store_port_free(p + 1) &&
+		    store_port_free(p + 2)) {
+			*out = p;
+			return (0);
+		}
+	}
+	*cause = hb_fmt("no three free ports in %ld-%ld (BUREAU_PORTS)", lo,
+	    hi);
+	return (-1);
+}
+
+int
+image_load(const char *dir, struct image *im, char **cause)
+{
+	json_error_t err;
+	char *path = hb_fmt("%s/image.json", dir);
+
+	if (path == NULL) {
+		*cause = hb_fmt("out of memory");
+		return (-1);
+	}
+	im->j = json_load_file(path, 0, &err);
+	if (im->j == NULL) {
+		*cause = hb_fmt("no image in '%s' (bureau image build): %s",
+		    dir, err.text);
+		free(path);
+		return (-1);
+	}
+	if (json_unpack_ex(im->j, &err, 0, "{s:s, s:s, s:s, s:s, s:s, s:i, "
+	    "s:i}", "disk", &im->disk, "kernel", &im->kernel, "initrd",
+	    &im->initrd, "cmdline", &im->cmdline, "user", &im->user, "uid",
+	    &im->uid, "gid", &im->gid) != 0) {
+		*cause = hb_fmt("invalid '%s': %s", path, err.text);
+		json_decref(im->j);
+		im->j = NULL;
+		free(path);
+		return (-1);
+	}
+	free(path);
+	return (0);
+}
+
+void
+image_clear(struct image *im)
+{
+	json_decref(im->j);
+	memset(im, 0, sizeof *im);
+}
+
+char *
+image_dir(const char *opt, char **cause)
+{
+	char *cand[2] = { NULL, NULL }, *home = NULL, *r = NULL;
+
+	if (opt != NULL) {
+		cand[0] = strdup(opt);
+	} else {
+		if ((home = hb_home()) == NULL) {
+			*cause = hb_fmt("out of memory");
+			return (NULL);
+		}
+		cand[0] = hb_fmt("%s/images/full", home);
+		cand[1] = hb_fmt("%s/images/minimal", home);
+	}
+	for (int i = 0; i < 2 && r == NULL; i++)
+		if (cand[i] != NULL)
+			r = realpath(cand[i], NULL);
+	if (r == NULL)
+		*cause = opt ? hb_fmt("no image '%s': %s", opt,
+		    strerror(errno)) : hb_fmt("no image under '%s/images' "
+		    "(bureau image build, or --image DIR)", home);
+	free(cand[0]);
+	free(cand[1]);
+	free(home);
+	return (r);
+}

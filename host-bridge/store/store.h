@@ -1,0 +1,101 @@
+/*
+ * host-bridge/store: the desktop store. A desktop is a directory
+ * $BUREAU_HOME/NAME (0700):
+ *   desktop.json   its settings: name, image, memory, cpus, disk and home
+ *                  sizes, port, created
+ *   system.qcow2   the system disk, an overlay on the image's base.qcow2
+ *   home.qcow2     the data disk: an ext4 file system mounted on /home
+ *   token, vnc-password   secrets QEMU hands the guest through fw_cfg
+ *   endpoint       the daemon's URL (the client commands read it)
+ *   qmp.sock, qemu.pid, qemu.log, console.log, accel   while it runs
+ * An attached desktop (a bureaud that bureau does not run, see `bureau
+ * attach`) has "kind": "attached" and the daemon's "url" in desktop.json
+ * instead of an image and a size, and in its directory:
+ *   guest-token    the daemon's own token (0600), only the host agent reads it
+ *   token          the agent token (0600), checked by the host agent
+ *   endpoint       the host agent's URL
+ *   agent.pid, agent.log, operator.sock, audit.log, audit/   the host agent
+ * An image is a directory with image.json (see packaging/image).
+ *
+ * The store knows files and names, not VMs: the VM backend (vm/vm.h) runs
+ * what the store describes.
+ */
+#ifndef BUREAU_HB_STORE_H
+#define BUREAU_HB_STORE_H
+
+#include <jansson.h>
+#include <sys/types.h>
+
+struct desktop {
+	char *name;
+	char *dir;   /* $BUREAU_HOME/NAME */
+	char *image; /* the image directory (resolved, immutable) */
+	long memory; /* MiB */
+	int cpus;
+	int port; /* api; events = port + 1, vnc = port + 2 */
+	int attached; /* a daemon bureau does not run: no image, no VM */
+	char *url;    /* attached: that daemon's URL; else NULL */
+};
+
+/* A desktop's image: the fields of image.json (borrowed from j). */
+struct image {
+	json_t *j;
+	const char *disk, *kernel, *initrd, *cmdline, *user;
+	int uid, gid;
+};
+
+/* Letters, digits, '-', '_', '.', at most 64, not "images". */
+int store_valid_name(const char *name, char **cause);
+
+/* $BUREAU_HOME/NAME[/file]; malloc'd, NULL when out of memory. */
+char *store_dir(const char *name, const char *file);
+
+/* d->dir/file; malloc'd, NULL when out of memory. */
+char *desktop_path(const struct desktop *d, const char *file);
+
+/* Read desktop.json of NAME into a new *out (desktop_free it). */
+int desktop_load(const char *name, struct desktop **out, char **cause);
+void desktop_free(struct desktop *d);
+
+/*
+ * The desktop's host agent, or 0 when none runs: the agent holds an flock
+ * on d->dir/agent.pid for its whole life, so a stale file (or a recycled
+ * pid) never passes for a live agent.
+ */
+pid_t store_agent_pid(const struct desktop *d);
+
+/* Call fn for every desktop under $BUREAU_HOME, in name order. */
+typedef int (*store_each_fn)(const char *name, void *arg);
+int store_each(store_each_fn fn, void *arg);
+
+/* Is the TCP port free on 127.0.0.1 (can we bind it now)? */
+int store_port_free(int port);
+
+/* Three free loopback ports P, P+1, P+2 in $BUREAU_PORTS (default
+ * 7310-7999) that no other desktop was given. */
+int store_pick_port(int *out, char **cause);
+
+/*
+ * Serialize commands that change a desktop: take the lock file d->dir/lock
+ * (flock, never waiting) for this process, recording "PID WHAT" in it, or
+ * fail naming the holder. *fd is the lock; close() releases it (it is
+ * close-on-exec, so QEMU never inherits it). Read-only commands (status,
+ * ls) take no lock.
+ */
+int store_lock(const struct desktop *d, const char *what, int *fd,
+    char **cause);
+
+/* The store-wide lock $BUREAU_HOME/.lock, waited for: held while a desktop
+ * is created, so two creates never pick the same name or ports. */
+int store_lock_all(int *fd, char **cause);
+
+/* image.json of the image directory dir into *im (image_clear it). */
+int image_load(const char *dir, struct image *im, char **cause);
+void image_clear(struct image *im);
+
+/* --image, or $BUREAU_HOME/images/full, else images/minimal; resolved
+ * through the symlink so a later rebuild never changes a desktop's base.
+ * malloc'd. */
+char *image_dir(const char *opt, char **cause);
+
+#endif

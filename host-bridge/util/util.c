@@ -1,0 +1,269 @@
+/*
+ * host-bridge/util/util.c: formatting, files, programs, numbers.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <pwd.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/random.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "host-bridge/util/util.h"
+
+char *
+hb_fmt(const char *fmt, ...)
+{
+	va_list ap;
+	char *s;
+
+	va_start(ap, fmt);
+	if (vasprintf(&s, fmt, ap) < 0)
+		s = NULL;
+	va_end(ap);
+	return (s);
+}
+
+char *
+hb_home(void)
+{
+	const char *env = getenv("BUREAU_HOME"), *home;
+	struct passwd *pw;
+
+	if (env != NULL && *env != '\0')
+		return (strdup(env));
+	home = getenv("HOME");
+	if ((home == NULL || *home == '\0') &&
+	    (pw = getpwuid(getuid())) != NULL)
+		home = pw->pw_dir;
+	if (home == NULL || *home == '\0')
+		return (NULL);
+	return (hb_fmt("%s/.local/share/bureau", home));
+}
+
+char *
+hb_exe_dir(void)
+{
+	char buf[PATH_MAX], *slash;
+	ssize_t n = readlink("/proc/self/exe", buf, sizeof buf - 1);
+
+	if (n <= 0)
+		return (NULL);
+	buf[n] = '\0';
+	if ((slash = strrchr(buf, '/')) == NULL)
+		return (NULL);
+	*slash = '\0';
+	return (strdup(buf));
+}
+
+int
+hb_run(char *const argv[], int quiet, char **cause)
+{
+	pid_t pid = fork();
+	int st;
+
+	if (pid < 0) {
+		*cause = hb_fmt("fork: %s", strerror(errno));
+		return (-1);
+	}
+	if (pid == 0) {
+		if (quiet) {
+			int fd = open("/dev/null", O_WRONLY);
+			if (fd >= 0) {
+				dup2(fd, 1);
+				dup2(fd, 2);
+			}
+		}
+		execvp(argv[0], argv);
+		fprintf(stderr, "bureau: cannot run '%s': %s\n", argv[0],
+		    strerror(errno));
+		_exit(127);
+	}
+	while (waitpid(pid, &st, 0) < 0) {
+		if (errno != EINTR) {
+			*cause = hb_fmt("waitpid: %s", strerror(errno));
+			return (-1);
+		}
+	}
+	if (WIFEXITED(st) && WEXITSTATUS(st) == 0)
+		return (0);
+	if (WIFEXITED(st))
+		*cause = hb_fmt("'%s' exited with status %d", argv[0],
+		    WEXITSTATUS(st));
+	else
+		*cause = hb_fmt("'%s' killed by signal %d", argv[0],
+		    WTERMSIG(st));
+	return (-1);
+}
+
+int
+hb_write_file(const char *path, const char *data, size_t len, mode_t mode,
+    char **cause)
+{
+	char *tmp = hb_fmt("%s.tmp", path);
+	size_t off = 0;
+	int fd;
+
+	if (tmp == NULL) {
+		*cause = hb_fmt("out of memory");
+		return (-1);
+	}
+	fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, mode);
+	if (fd < 0)
+		goto fail;
+	while (off < len) {
+		ssize_t w = write(fd, data + off, len - off);
+		if (w < 0 && errno == EINTR)
+			continue;
+		if (w < 0) {
+			close(fd);
+			goto fail;
+		}
+		off += (size_t)w;
+	}
+	if (fsync(fd) != 0 || close(fd) != 0 || rename(tmp, path) != 0)
+		goto fail;
+	free(tmp);
+	return (0);
+fail:
+	*cause = hb_fmt("cannot write '%s': %s", path, strerror(errno));
+	unlink(tmp);
+	free(tmp);
+	return (-1);
+}
+
+char *
+hb_read_file(const char *path)
+{
+	FILE *f = fopen(path, "re");
+	char *buf = NULL;
+	size_t cap = 0, len = 0;
+
+	if (f == NULL)
+		return (NULL);
+	for (;;) {
+		size_t n;
+
+		if (cap - len < 4096) {
+			char *b = realloc(buf, cap + 65536);
+			if (b == NULL) {
+				free(buf);
+				fclose(f);
+				errno = ENOMEM;
+				return (NULL);
+			}
+			buf = b;
+			cap += 65536;
+		}
+		n = fread(buf + len, 1, cap - len - 1, f);
+		len += n;
+		if (n == 0)
+			break;
+	}
+	fclose(f);
+	buf[len] = '\0';
+	return (buf);
+}
+
+int
+hb_parse_size(const char *what, const char *s, long long *out, char **cause)
+{
+	char *end;
+	long long v, mul = 1;
+
+	if (s[0] < '0' || s[0] > '9')
+		goto bad; /* strtoll would skip blanks and take a sign */
+	errno = 0;
+	v = strtoll(s, &end, 10);
+	if (errno != 0 || end == s || v <= 0)
+		goto bad;
+	switch (*end) {
+	case 'k': case 'K': mul = 1LL << 10; end++; break;
+	case 'm': case 'M': mul = 1LL << 20; end++; break;
+	case 'g': case 'G': mul = 1LL << 30; end++; break;
+	case 't': case 'T': mul = 1LL << 40; end++; break;
+	case '\0': break;
+	default: goto bad;
+	}
+	if (*end == 'i' && end[1] == 'B')
+		end += 2;
+	else if (*end == 'B')
+		end++;
+	if (*end != '\0' || v > (1LL << 50) / mul)
+		goto bad;
+	*out = v * mul;
+	return (0);
+bad:
+	*cause = hb_fmt("invalid %s '%s': expected a positive number with K, "
+	    "M, G or T, at most 1P", what, s);
+	return (-1);
+}
+
+int
+hb_parse_int(const char *what, const char *s, long min, long max, long *out,
+    char **cause)
+{
+	char *end;
+	long v;
+
+	errno = 0;
+	v = strtol(s, &end, 10);
+	if (s[0] == '\0' || (s[0] != '-' && (s[0] < '0' || s[0] > '9')) ||
+	    *end != '\0' || errno != 0 || v < min || v > max) {
+		*cause = hb_fmt("invalid %s '%s': expected a whole number from "
+		    "%ld to %ld", what, s, min, max);
+		return (-1);
+	}
+	*out = v;
+	return (0);
+}
+
+char *
+hb_random_hex(size_t n)
+{
+	unsigned char b[64];
+	char *s;
+
+	if (n > sizeof b || (s = malloc(2 * n + 1)) == NULL)
+		return (NULL);
+	if (getrandom(b, n, 0) != (ssize_t)n) {
+		free(s);
+		return (NULL);
+	}
+	for (size_t i = 0; i < n; i++)
+		sprintf(s + 2 * i, "%02x", b[i]);
+	return (s);
+}
+
+long long
+hb_now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ((long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000);
+}
+
+char *
+hb_qemu_escape(const char *s)
+{
+	size_t n = strlen(s), commas = 0;
+	char *r, *p;
+
+	for (size_t i = 0; i < n; i++)
+		commas += s[i] == ',';
+	if ((r = malloc(n + commas + 1)) == NULL)
+		return (NULL);
+	for (p = r; *s != '\0'; s++) {
+		*p++ = *s;
+		if (*s == ',')
+			*p++ = ',';
+	}
+	*p = '\0';
+	return (r);
+}

@@ -1,0 +1,61 @@
+/*
+ * host-bridge/util: the small helpers every host-side part shares (the CLI,
+ * the desktop store, the VM backend, later the host agent). Nothing here
+ * knows about desktops.
+ *
+ * Errors: functions that can fail return 0 or -1 and, on -1, set *cause to
+ * a malloc'd message the caller frees (tmux's convention); the message is
+ * lowercase, without a full stop, and quotes its subject.
+ */
+#ifndef BUREAU_HB_UTIL_H
+#define BUREAU_HB_UTIL_H
+
+#include <stddef.h>
+#include <sys/types.h>
+
+/* Printf into a malloc'd string; NULL only when out of memory. */
+char *hb_fmt(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+/* $BUREAU_HOME, else ~/.local/share/bureau; malloc'd, NULL if no home. */
+char *hb_home(void);
+
+/* The directory holding this executable (malloc'd), NULL if unknown. */
+char *hb_exe_dir(void);
+
+/*
+ * Run a program (argv[0] looked up in PATH) and wait for it; its output
+ * goes to ours unless quiet, then to /dev/null. Fails unless it exits 0.
+ */
+int hb_run(char *const argv[], int quiet, char **cause);
+
+/* Write data to path atomically (a fsync'd temporary, then rename). */
+int hb_write_file(const char *path, const char *data, size_t len,
+    mode_t mode, char **cause);
+
+/* The whole file, NUL-terminated (malloc'd), or NULL with errno set. */
+char *hb_read_file(const char *path);
+
+/* "20G", "512M", "4096K", "1T", "2GiB", or bytes: a positive size of at
+ * most 1 PiB. what names the option in the error. */
+int hb_parse_size(const char *what, const char *s, long long *out,
+    char **cause);
+
+/* A decimal integer in [min, max], nothing before or after it (unlike
+ * atoi, which reads "12x" as 12 and "x" as 0). */
+int hb_parse_int(const char *what, const char *s, long min, long max,
+    long *out, char **cause);
+
+/* n random bytes (n <= 64) as 2n hex digits; malloc'd, NULL on failure. */
+char *hb_random_hex(size_t n);
+
+/* Milliseconds of CLOCK_MONOTONIC. */
+long long hb_now_ms(void);
+
+/*
+ * s with every ',' doubled: QEMU's option syntax (QemuOpts) splits
+ * "key=value,key=value" on commas and reads ",," as one comma, so a path
+ * holding a comma would otherwise inject options. malloc'd.
+ */
+char *hb_qemu_escape(const char *s);
+
+#endif

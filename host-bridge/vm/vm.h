@@ -1,0 +1,53 @@
+/*
+ * host-bridge/vm: the VM backend. Everything about running a desktop's
+ * VM sits behind this one small interface, so that another backend (say
+ * libvirt, for several hosts) can slot in without touching the commands.
+ * The direct QEMU/QMP backend (qemu.c, disks.c) is the default.
+ *
+ * Every operation takes a desktop of the store (store/store.h); errors
+ * are -1 with a malloc'd *cause.
+ */
+#ifndef BUREAU_HB_VM_H
+#define BUREAU_HB_VM_H
+
+#include <sys/types.h>
+
+#include "host-bridge/store/store.h"
+
+struct vm_backend {
+	const char *name;
+	/* The disks of a new desktop: the system disk (copy-on-write on the
+	 * image's) and an empty home disk owned by the image's user. */
+	int (*create)(const struct desktop *d, const struct image *im,
+	    long long disk_bytes, long long home_bytes, char **cause);
+	/* The accelerator start would use: want is "auto", "kvm" or "tcg";
+	 * "auto" probes whether KVM really runs a guest here. */
+	int (*accel)(const struct desktop *d, const struct image *im,
+	    const char *want, const char **out, char **cause);
+	/* Launch the VM; returns once it runs (not once the guest booted). */
+	int (*start)(const struct desktop *d, const struct image *im,
+	    const char *accel, char **cause);
+	/* The VM's process, or 0 when it is not running. */
+	pid_t (*pid)(const struct desktop *d);
+	/* "running", "paused", ... or "stopped" (malloc'd); *pid as above. */
+	char *(*state)(const struct desktop *d, pid_t *pid);
+	/* Ask the guest to power off (ACPI) and wait up to timeout_ms. */
+	int (*shutdown)(const struct desktop *d, int timeout_ms, char **cause);
+	/* End the VM now, without the guest's cooperation. */
+	int (*kill)(const struct desktop *d, char **cause);
+	int (*pause)(const struct desktop *d, char **cause);
+	int (*resume)(const struct desktop *d, char **cause);
+	/* Save (restore = 0) or restore snapshot tag: live (disks and
+	 * memory) while running, the disks alone while stopped; *live says
+	 * which. tag NULL lists the snapshots on stdout. */
+	int (*snapshot)(const struct desktop *d, const char *tag, int restore,
+	    int *live, char **cause);
+};
+
+/* The QEMU/QMP backend. */
+extern const struct vm_backend vm_qemu;
+
+/* The backend desktops run on. */
+const struct vm_backend *vm_backend(void);
+
+#endif
