@@ -51,9 +51,10 @@
 	X(10, EIO, "io_error")                                                 \
 	X(11, ETOOLARGE, "too_large")                                          \
 	X(12, EBUSY, "busy")                                                   \
-	X(13, EINTERNAL, "internal")
+	X(13, EINTERNAL, "internal")                                           \
+	X(15, ETAKEN_OVER, "taken_over")
 
-/* How many codes BUREAU_PROTOCOL_ERRORS lists (the largest number). */
-#define BUREAU_PROTOCOL_NERRORS 13
+/* The largest number BUREAU_PROTOCOL_ERRORS lists (14 is a gap). */
+#define BUREAU_PROTOCOL_NERRORS 15
 
 #endif

@@ -42,7 +42,9 @@ bureau_error_name(int code)
 {
 	if (code == 0)
 		return ("ok");
-	if (code < 0 && (size_t)-code <= BC_NCODES)
+	/* the list has gaps: 14 is libbureau's own BUREAU_EUNKNOWN */
+	if (code < 0 && (size_t)-code <= BC_NCODES &&
+	    bc_daemon_codes[-code - 1] != NULL)
 		return (bc_daemon_codes[-code - 1]);
 	switch (code) {
 	case BUREAU_EUNKNOWN:
@@ -67,7 +69,8 @@ bc_code_of(const char *name)
 	size_t i;
 
 	for (i = 0; i < BC_NCODES; i++)
-		if (strcmp(name, bc_daemon_codes[i]) == 0)
+		if (bc_daemon_codes[i] != NULL &&
+		    strcmp(name, bc_daemon_codes[i]) == 0)
 			return (-(int)i - 1);
 	return (BUREAU_EUNKNOWN);
 }

@@ -50,8 +50,11 @@ def header_codes():
         r'X\((\d+),\s*(\w+),\s*"(\w+)"\)', body)}
     n = int(re.search(r"#define BUREAU_PROTOCOL_NERRORS (\d+)",
                       text).group(1))
-    assert sorted(codes) == list(range(1, n + 1)), codes
-    assert len({name for _, name in codes.values()}) == n, "a name twice"
+    # numbered from 1 up to NERRORS, with gaps where libbureau has its own
+    # codes (test_header_is_well_formed checks they never meet)
+    assert min(codes) == 1 and max(codes) == n, codes
+    assert len({name for _, name in codes.values()}) == len(codes), \
+        "a name twice"
     return codes
 
 

@@ -15,7 +15,8 @@ from .desktop import Desktop, Image, Result
 from .errors import (
     Error, DaemonError, BadRequest, Unauthorized, UnknownTool, UnknownAction,
     InvalidArgument, OutOfBounds, Timeout, NotFound, PermissionDenied,
-    IoError, TooLarge, Busy, Internal, UnknownError, TransportError,
+    IoError, TooLarge, Busy, Internal, TakenOver, UnknownError,
+    TransportError,
     ConnectionFailed, NoReply, MalformedReply,
 )
 
@@ -26,6 +27,6 @@ __all__ = [
     "Error", "DaemonError", "BadRequest", "Unauthorized", "UnknownTool",
     "UnknownAction", "InvalidArgument", "OutOfBounds", "Timeout", "NotFound",
     "PermissionDenied", "IoError", "TooLarge", "Busy", "Internal",
-    "UnknownError", "TransportError", "ConnectionFailed", "NoReply",
+    "TakenOver", "UnknownError", "TransportError", "ConnectionFailed", "NoReply",
     "MalformedReply",
 ]

@@ -78,6 +78,13 @@ class Internal(DaemonError):
     code = "internal"
 
 
+class TakenOver(DaemonError):
+    """An operator has taken over the desktop: input actions wait for them
+    to hand it back (screenshots still work)."""
+
+    code = "taken_over"
+
+
 class UnknownError(DaemonError):
     """An error code newer than this module knows (``.code`` holds it)."""
 
@@ -107,7 +114,8 @@ DAEMON_ERRORS = {
     cls.code: cls
     for cls in (BadRequest, Unauthorized, UnknownTool, UnknownAction,
                 InvalidArgument, OutOfBounds, Timeout, NotFound,
-                PermissionDenied, IoError, TooLarge, Busy, Internal)
+                PermissionDenied, IoError, TooLarge, Busy, Internal,
+                TakenOver)
 }
 
 # libbureau's return codes (bureau.h enum bureau_error).
@@ -115,7 +123,7 @@ LIB_CODES = {
     -1: BadRequest, -2: Unauthorized, -3: UnknownTool, -4: UnknownAction,
     -5: InvalidArgument, -6: OutOfBounds, -7: Timeout, -8: NotFound,
     -9: PermissionDenied, -10: IoError, -11: TooLarge, -12: Busy,
-    -13: Internal, -14: UnknownError,
+    -13: Internal, -14: UnknownError, -15: TakenOver,
     -20: ConnectionFailed, -21: NoReply, -22: MalformedReply,
 }
 
