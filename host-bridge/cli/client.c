@@ -257,21 +257,22 @@ cl_connect(struct cl_opts *o, bureau_client **c)
 	return (-1);
 }
 
-/* Exit status for a failed call whose reply (if any) was dealt with. */
+/*
+ * Exit status for a call that failed without a reply to print; says why.
+ * A daemon code with no reply is the library's own verdict: io_error for a
+ * dropped connection (a transport failure), too_large for a request over
+ * the daemon's limit.
+ */
 static int
 cl_status(const struct cl_opts *o, int rv)
 {
+	fprintf(stderr, "bureau %s: %s: %s\n", o->cmd, bureau_error_name(rv),
+	    bureau_client_error(NULL));
 	if (rv == BUREAU_ECONNECT || rv == BUREAU_ENOREPLY ||
-	    rv == BUREAU_EMALFORMED || rv == BUREAU_ENOMEM) {
-		fprintf(stderr, "bureau %s: %s\n", o->cmd,
-		    bureau_client_error(NULL));
+	    rv == BUREAU_EMALFORMED || rv == BUREAU_ENOMEM || rv == BUREAU_EIO)
 		return (EXIT_TRANSPORT);
-	}
-	if (rv == BUREAU_EARG) {
-		fprintf(stderr, "bureau %s: %s\n", o->cmd,
-		    bureau_client_error(NULL));
+	if (rv == BUREAU_EARG)
 		return (EXIT_USAGE);
-	}
 	return (EXIT_DAEMON);
 }
 
@@ -403,9 +404,6 @@ cl_screenshot(int argc, char **argv)
 		goto out;
 	if ((rv = bureau_screenshot(c, &img)) != 0) {
 		st = cl_status(&o, rv);
-		if (st == EXIT_DAEMON)
-			fprintf(stderr, "bureau screenshot: %s: %s\n",
-			    bureau_error_name(rv), bureau_client_error(c));
 		goto out;
 	}
 	if (strcmp(o.out, "-") == 0) {

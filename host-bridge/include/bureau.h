@@ -40,6 +40,10 @@ typedef struct bureau_client bureau_client;
 #define BUREAU_DEFAULT_URL "tcp://127.0.0.1:7300"
 /* bureaud's default largest request (--max-request), in bytes. */
 #define BUREAU_MAX_REQUEST (64u << 20)
+/* The smallest --max-request bureaud accepts. A longer request is checked
+ * against the daemon's own limit (its `system info` "max_request", asked
+ * once per connection) and refused locally with BUREAU_ETOOLARGE. */
+#define BUREAU_MIN_MAX_REQUEST 4096u
 
 enum bureau_error {
 	BUREAU_OK = 0,
@@ -102,6 +106,21 @@ int bureau_connect(
 
 /* Change the per-call timeout (seconds, > 0). */
 int bureau_set_timeout(bureau_client *c, double timeout);
+
+/*
+ * The largest reply the client accepts, in bytes (default
+ * BUREAU_DEFAULT_MAX_REPLY, at least BUREAU_MIN_MAX_REPLY). A daemon is
+ * not trusted with the caller's memory: nng refuses a longer reply from its
+ * announced length, before reading it, and closes the connection; the call
+ * fails at once with BUREAU_EIO, its message naming the limit. Set it
+ * before the calls: a new limit takes effect on a new connection, so the
+ * client redials (calls in flight fail with BUREAU_EIO).
+ */
+#define BUREAU_DEFAULT_MAX_REPLY (128u << 20)
+#define BUREAU_MIN_MAX_REPLY     4096u
+int bureau_set_max_reply(bureau_client *c, size_t bytes);
+/* The client's reply limit (0 for NULL). */
+size_t bureau_max_reply(const bureau_client *c);
 
 /* Close the socket and free the client. NULL is allowed. */
 void bureau_close(bureau_client *c);

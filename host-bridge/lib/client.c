@@ -26,6 +26,10 @@ struct bureau_client {
 	atomic_int npipes; /* connected pipes: tells "no connection" from
 	                      "no reply" when a call times out */
 	atomic_uint_fast64_t next_id;
+	atomic_size_t max_reply;   /* NNG_OPT_RECVMAXSZ of the connection */
+	atomic_size_t max_request; /* the daemon's --max-request, 0 = not
+	                              asked yet on this connection */
+	atomic_uint pipe;          /* id of the live connection, 0 = none */
 };
 
 /* --- errors ------------------------------------------------------------ */
@@ -129,11 +133,17 @@ bc_pipe_event(nng_pipe p, nng_pipe_ev ev, void *arg)
 {
 	bureau_client *c = arg;
 
-	(void)p;
-	if (ev == NNG_PIPE_EV_ADD_POST)
+	if (ev == NNG_PIPE_EV_ADD_POST) {
+		/* A new connection may be a restarted daemon with another
+		 * --max-request: ask again. */
+		atomic_store(&c->max_request, 0);
+		atomic_store(&c->pipe, nng_pipe_id(p));
 		atomic_fetch_add(&c->npipes, 1);
-	else if (ev == NNG_PIPE_EV_REM_POST)
+	} else if (ev == NNG_PIPE_EV_REM_POST) {
 		atomic_fetch_sub(&c->npipes, 1);
+		atomic_compare_exchange_strong(
+		    &c->pipe, &(unsigned){(unsigned)nng_pipe_id(p)}, 0);
+	}
 }
 
 static int
@@ -164,6 +174,9 @@ bureau_connect(
 	atomic_init(&c->timeout_ms, bc_ms(timeout));
 	atomic_init(&c->npipes, 0);
 	atomic_init(&c->next_id, 1);
+	atomic_init(&c->max_reply, BUREAU_DEFAULT_MAX_REPLY);
+	atomic_init(&c->max_request, 0);
+	atomic_init(&c->pipe, 0);
 	if ((c->url = strdup(url)) == NULL ||
 	    (token != NULL && (c->token = strdup(token)) == NULL)) {
 		free(c->url);
@@ -183,8 +196,10 @@ bureau_connect(
 	 */
 	if ((rv = nng_socket_set_ms(c->sock, NNG_OPT_REQ_RESENDTIME,
 	         NNG_DURATION_INFINITE)) != 0 ||
-	    /* Screenshots and file reads exceed nng's 1 MiB default. */
-	    (rv = nng_socket_set_size(c->sock, NNG_OPT_RECVMAXSZ, 0)) != 0 ||
+	    /* nng checks a message's announced length before allocating
+	     * it, so this bounds what a hostile daemon can make us hold. */
+	    (rv = nng_socket_set_size(
+	         c->sock, NNG_OPT_RECVMAXSZ, BUREAU_DEFAULT_MAX_REPLY)) != 0 ||
 	    (rv = nng_socket_set_ms(c->sock, NNG_OPT_RECONNMINT, 100)) != 0 ||
 	    (rv = nng_socket_set_ms(c->sock, NNG_OPT_RECONNMAXT, 1000)) != 0 ||
 	    (rv = nng_pipe_notify(
@@ -216,6 +231,37 @@ bureau_set_timeout(bureau_client *c, double timeout)
 		    BUREAU_EARG, "invalid timeout '%g': not above 0", timeout));
 	atomic_store(&c->timeout_ms, bc_ms(timeout));
 	return (0);
+}
+
+int
+bureau_set_max_reply(bureau_client *c, size_t bytes)
+{
+	unsigned pipe;
+	int rv;
+
+	if (c == NULL || bytes < BUREAU_MIN_MAX_REPLY || bytes > SIZE_MAX / 2)
+		return (bc_fail(BUREAU_EARG,
+		    "invalid max reply '%zu': not in %u..%zu bytes", bytes,
+		    BUREAU_MIN_MAX_REPLY, SIZE_MAX / 2));
+	if ((rv = nng_socket_set_size(c->sock, NNG_OPT_RECVMAXSZ, bytes)) != 0)
+		return (bc_fail(BUREAU_EARG, "cannot set max reply '%zu': %s",
+		    bytes, nng_strerror(rv)));
+	atomic_store(&c->max_reply, bytes);
+	/* nng gives a connection its limit when it is made: redial so that
+	 * the new one holds from now on. */
+	if ((pipe = atomic_load(&c->pipe)) != 0) {
+		nng_pipe p = NNG_PIPE_INITIALIZER;
+
+		p.id = pipe;
+		(void)nng_pipe_close(p);
+	}
+	return (0);
+}
+
+size_t
+bureau_max_reply(const bureau_client *c)
+{
+	return (c != NULL ? atomic_load(&c->max_reply) : 0);
 }
 
 int
@@ -253,6 +299,20 @@ bc_transport_fail(const bureau_client *c, int rv, int timeout_ms)
 	}
 	if (rv == NNG_ENOMEM)
 		return (bc_fail(BUREAU_ENOMEM, "out of memory"));
+	/*
+	 * With resends off (NNG_OPT_REQ_RESENDTIME), REQ fails a call whose
+	 * connection closed instead of sending it again. nng closes it itself
+	 * on a reply over NNG_OPT_RECVMAXSZ, refused from its announced
+	 * length before any of it is read, and does not say which: name the
+	 * limit as one of the causes.
+	 */
+	if (rv == NNG_ECONNRESET || rv == NNG_ECONNSHUT)
+		return (bc_fail(BUREAU_EIO,
+		    "connection to '%s' closed during the call: the daemon "
+		    "went "
+		    "away, dropped the request, or sent a reply over the "
+		    "%zu-byte limit (bureau_set_max_reply)",
+		    c->url, atomic_load(&c->max_reply)));
 	return (bc_fail(BUREAU_ECONNECT, "cannot talk to '%s': %s", c->url,
 	    nng_strerror(rv)));
 }
@@ -354,6 +414,38 @@ bc_check(const json_t *r, const json_t *id)
 	return (bc_fail(rv, "%s", msg));
 }
 
+/*
+ * The daemon's largest request: its `system info` "max_request" (asked once
+ * per connection), else bureaud's default. nng drops a larger request and
+ * the connection with it, so the caller would only see the drop.
+ */
+static size_t
+bc_max_request(bureau_client *c, const json_t *orig, int timeout_ms)
+{
+	json_t *req, *r = NULL, *tok;
+	json_int_t n;
+	size_t max;
+
+	if ((max = atomic_load(&c->max_request)) != 0)
+		return (max);
+	max = BUREAU_MAX_REQUEST;
+	req = json_pack("{s:s, s:s}", "tool", "system", "action", "info");
+	/* A raw request may carry its own token (bureau call without one). */
+	if (req != NULL && c->token == NULL &&
+	    (tok = json_object_get(orig, "token")) != NULL)
+		json_object_set(req, "token", tok);
+	if (req != NULL && bc_request(c, req, timeout_ms, &r, NULL) == 0) {
+		n = json_integer_value(json_object_get(r, "max_request"));
+		if (n > 0) {
+			max = (size_t)n;
+			atomic_store(&c->max_request, max);
+		}
+	}
+	json_decref(r);
+	json_decref(req);
+	return (max);
+}
+
 int
 bc_request(
     bureau_client *c, json_t *req, int timeout_ms, json_t **reply, char **text)
@@ -361,7 +453,7 @@ bc_request(
 	json_t *id, *r = NULL;
 	json_error_t jerr;
 	char *out = NULL, *in = NULL;
-	size_t inlen = 0;
+	size_t inlen = 0, len, max;
 	int rv;
 
 	if (reply != NULL)
@@ -388,7 +480,18 @@ bc_request(
 	}
 	if ((out = json_dumps(req, JSON_COMPACT)) == NULL)
 		return (bc_fail(BUREAU_ENOMEM, "out of memory"));
-	rv = bc_roundtrip(c, out, strlen(out), timeout_ms, &in, &inlen);
+	len = strlen(out);
+	/* nng counts REQ's 4-byte request id against the daemon's limit. */
+	if (len + 4 > BUREAU_MIN_MAX_REQUEST &&
+	    len + 4 > (max = bc_max_request(c, req, timeout_ms))) {
+		free(out);
+		return (bc_fail(BUREAU_ETOOLARGE,
+		    "request of %zu bytes: over the daemon's limit of %zu "
+		    "bytes "
+		    "(its --max-request, less nng's 4-byte header)",
+		    len, max));
+	}
+	rv = bc_roundtrip(c, out, len, timeout_ms, &in, &inlen);
 	free(out);
 	if (rv != 0)
 		return (rv);

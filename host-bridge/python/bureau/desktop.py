@@ -10,8 +10,12 @@ from . import errors
 
 # Extra wait for a reply beyond a tool's own time limit (seconds).
 _MARGIN = 10.0
-# bureaud's default largest request (--max-request), in bytes.
+# bureaud's default largest request (--max-request), in bytes. libbureau
+# checks each request against the daemon's own limit; this only spares
+# encoding a file that cannot fit under the default.
 MAX_REQUEST = 64 << 20
+# libbureau's default largest reply (BUREAU_DEFAULT_MAX_REPLY).
+MAX_REPLY = 128 << 20
 
 
 class Image(bytes):
@@ -120,12 +124,16 @@ class Desktop:
     (seconds) bounds each call; tools with their own time limit (bash,
     wait, process wait, window launch) wait that long plus a margin.
 
+    ``max_reply`` (bytes, default MAX_REPLY, 128 MiB) is the largest reply
+    accepted: a longer one is refused from its announced length before it
+    is read, and the call raises IoError naming the limit.
+
     Errors raise ``bureau.Error`` subclasses. A Desktop may be shared by
     threads (each call runs on its own nng context; the GIL is released
     while it waits); close it only when no call is running.
     """
 
-    def __init__(self, url=None, token=None, timeout=30.0):
+    def __init__(self, url=None, token=None, timeout=30.0, max_reply=None):
         self._lib = _lib.load()
         self._c = None
         if token is None:
@@ -140,9 +148,15 @@ class Desktop:
         if rc != 0:
             raise self._lib_error(rc, None)
         self._c = handle
+        if max_reply is not None:
+            rc = self._lib.bureau_set_max_reply(self._c, int(max_reply))
+            if rc != 0:
+                err = self._lib_error(rc, self._c)
+                self.close()
+                raise err
 
     @classmethod
-    def from_name(cls, name, timeout=30.0):
+    def from_name(cls, name, timeout=30.0, max_reply=None):
         """The desktop NAME managed by `bureau create`: its endpoint and
         token files under $BUREAU_HOME/NAME."""
         d = os.path.join(_home(), name)
@@ -153,7 +167,7 @@ class Desktop:
                 token = f.read().strip()
         except FileNotFoundError:
             token = None
-        return cls(url, token=token, timeout=timeout)
+        return cls(url, token=token, timeout=timeout, max_reply=max_reply)
 
     # --- lifetime -------------------------------------------------------
 
