@@ -26,10 +26,13 @@ struct bureau_client {
 	atomic_int npipes; /* connected pipes: tells "no connection" from
 	                      "no reply" when a call times out */
 	atomic_uint_fast64_t next_id;
-	atomic_size_t max_reply;   /* NNG_OPT_RECVMAXSZ of the connection */
-	atomic_size_t max_request; /* the daemon's --max-request, 0 = not
-	                              asked yet on this connection */
-	atomic_uint pipe;          /* id of the live connection, 0 = none */
+	atomic_size_t max_reply;     /* NNG_OPT_RECVMAXSZ of the connection */
+	atomic_size_t max_request;   /* the daemon's --max-request, 0 = not
+	                                asked yet on this connection */
+	atomic_uint pipe;            /* id of the live connection, 0 = none */
+	atomic_uint conns;           /* connections made so far */
+	atomic_uint drop_conns;      /* conns when a connection last dropped */
+	atomic_int_fast64_t drop_ms; /* nng_clock() then, 0 = never */
 };
 
 /* --- errors ------------------------------------------------------------ */
@@ -128,6 +131,14 @@ bureau_free(void *p)
 
 /* --- connection -------------------------------------------------------- */
 
+/* The connection dropped: nng redials within NNG_OPT_RECONNMINT. */
+static void
+bc_dropped(bureau_client *c)
+{
+	atomic_store(&c->drop_conns, atomic_load(&c->conns));
+	atomic_store(&c->drop_ms, (int_fast64_t)nng_clock());
+}
+
 static void
 bc_pipe_event(nng_pipe p, nng_pipe_ev ev, void *arg)
 {
@@ -138,8 +149,10 @@ bc_pipe_event(nng_pipe p, nng_pipe_ev ev, void *arg)
 		 * --max-request: ask again. */
 		atomic_store(&c->max_request, 0);
 		atomic_store(&c->pipe, nng_pipe_id(p));
+		atomic_fetch_add(&c->conns, 1);
 		atomic_fetch_add(&c->npipes, 1);
 	} else if (ev == NNG_PIPE_EV_REM_POST) {
+		bc_dropped(c);
 		atomic_fetch_sub(&c->npipes, 1);
 		atomic_compare_exchange_strong(
 		    &c->pipe, &(unsigned){(unsigned)nng_pipe_id(p)}, 0);
@@ -177,6 +190,9 @@ bureau_connect(
 	atomic_init(&c->max_reply, BUREAU_DEFAULT_MAX_REPLY);
 	atomic_init(&c->max_request, 0);
 	atomic_init(&c->pipe, 0);
+	atomic_init(&c->conns, 0);
+	atomic_init(&c->drop_conns, 0);
+	atomic_init(&c->drop_ms, 0);
 	if ((c->url = strdup(url)) == NULL ||
 	    (token != NULL && (c->token = strdup(token)) == NULL)) {
 		free(c->url);
@@ -270,11 +286,33 @@ bc_timeout_ms(const bureau_client *c)
 	return (atomic_load(&c->timeout_ms));
 }
 
+/* How long bureau_close waits for a redial after a dropped connection:
+ * past NNG_OPT_RECONNMINT (100 ms) and a loopback handshake, with margin. */
+#define BC_SETTLE_MS 400
+
 void
 bureau_close(bureau_client *c)
 {
+	int_fast64_t drop;
+
 	if (c == NULL)
 		return;
+	/*
+	 * libnng 1.5.2 leaks the descriptor of a connection it is still
+	 * making (connect or SP handshake) when the socket closes, and its
+	 * nng_close can then wait for good (nanomsg/nng#1543, fixed upstream
+	 * by #1824 in 1.8.0). Such a connection exists only just after one
+	 * dropped, while the dialer redials (within NNG_OPT_RECONNMINT): let
+	 * that redial land first, for a bounded time, then close the dialer
+	 * before the socket so that nothing redials during the close.
+	 */
+	if ((drop = atomic_load(&c->drop_ms)) != 0 &&
+	    (int_fast64_t)nng_clock() - drop < BC_SETTLE_MS) {
+		while (atomic_load(&c->conns) == atomic_load(&c->drop_conns) &&
+		       (int_fast64_t)nng_clock() - drop < BC_SETTLE_MS)
+			nng_msleep(2);
+	}
+	nng_dialer_close(c->dialer);
 	nng_close(c->sock);
 	if (c->token != NULL)
 		sodium_memzero(c->token, strlen(c->token));
@@ -286,7 +324,7 @@ bureau_close(bureau_client *c)
 /* --- one request ------------------------------------------------------- */
 
 static int
-bc_transport_fail(const bureau_client *c, int rv, int timeout_ms)
+bc_transport_fail(bureau_client *c, int rv, int timeout_ms)
 {
 	if (rv == NNG_ETIMEDOUT) {
 		if (atomic_load(&c->npipes) == 0)
@@ -306,13 +344,16 @@ bc_transport_fail(const bureau_client *c, int rv, int timeout_ms)
 	 * length before any of it is read, and does not say which: name the
 	 * limit as one of the causes.
 	 */
-	if (rv == NNG_ECONNRESET || rv == NNG_ECONNSHUT)
+	if (rv == NNG_ECONNRESET || rv == NNG_ECONNSHUT) {
+		/* Seen here before nng's pipe callback may have run. */
+		bc_dropped(c);
 		return (bc_fail(BUREAU_EIO,
 		    "connection to '%s' closed during the call: the daemon "
 		    "went "
 		    "away, dropped the request, or sent a reply over the "
 		    "%zu-byte limit (bureau_set_max_reply)",
 		    c->url, atomic_load(&c->max_reply)));
+	}
 	return (bc_fail(BUREAU_ECONNECT, "cannot talk to '%s': %s", c->url,
 	    nng_strerror(rv)));
 }
