@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include "host-bridge/cli/cli.h"
+#include "host-bridge/cli/safeprint.h"
 #include "host-bridge/include/bureau.h"
 
 #define EXIT_DAEMON    1
@@ -266,8 +267,10 @@ cl_connect(struct cl_opts *o, bureau_client **c)
 static int
 cl_status(const struct cl_opts *o, int rv)
 {
-	fprintf(stderr, "bureau %s: %s: %s\n", o->cmd, bureau_error_name(rv),
-	    bureau_client_error(NULL));
+	/* The message may be the daemon's own text. */
+	fprintf(stderr, "bureau %s: %s: ", o->cmd, bureau_error_name(rv));
+	sp_puts(stderr, bureau_client_error(NULL));
+	fputc('\n', stderr);
 	if (rv == BUREAU_ECONNECT || rv == BUREAU_ENOREPLY ||
 	    rv == BUREAU_EMALFORMED || rv == BUREAU_ENOMEM || rv == BUREAU_EIO)
 		return (EXIT_TRANSPORT);
@@ -310,8 +313,15 @@ cl_call(int argc, char **argv)
 		goto out;
 	rv = bureau_call(c, req, &reply);
 	if (reply != NULL) {
-		/* ok:true or ok:false: the reply is the output either way. */
-		printf("%s\n", reply);
+		/* ok:true or ok:false: the reply is the output either way.
+		 * The daemon wrote it: C1 controls, legal raw in JSON strings,
+		 * go out as the same JSON escapes rather than to the
+		 * terminal. */
+		struct sp_state sp = {.style = SP_JSON};
+
+		sp_write(&sp, stdout, reply, strlen(reply));
+		sp_flush(&sp, stdout);
+		putchar('\n');
 		st = rv == 0 ? 0 : EXIT_DAEMON;
 	} else if (rv == BUREAU_EBADREQ) {
 		fprintf(stderr, "bureau call: %s\n", bureau_client_error(c));
@@ -423,9 +433,11 @@ cl_screenshot(int argc, char **argv)
 		st = EXIT_DAEMON;
 		goto out;
 	}
-	fprintf(info, "%s: %dx%d %s, %zu bytes, frame %llu\n",
-	    strcmp(o.out, "-") == 0 ? "stdout" : o.out, img.width, img.height,
-	    img.mime_type, img.size, (unsigned long long)img.frame);
+	fprintf(info, "%s: %dx%d ", strcmp(o.out, "-") == 0 ? "stdout" : o.out,
+	    img.width, img.height);
+	sp_puts(info, img.mime_type); /* the daemon's string */
+	fprintf(info, ", %zu bytes, frame %llu\n", img.size,
+	    (unsigned long long)img.frame);
 	st = 0;
 out:
 	free(cause);

@@ -35,6 +35,7 @@
 
 #include "host-bridge/cli/cli.h"
 #include "host-bridge/cli/desktop.h"
+#include "host-bridge/cli/safeprint.h"
 
 #define GUEST_API_PORT 7300
 #define GUEST_EVENTS_PORT 7301
@@ -916,13 +917,10 @@ out:
 	return rv;
 }
 
-static void
-print_tail(const char *path, int lines)
+/* Where the last `lines` lines of the n bytes at s begin. */
+static size_t
+tail_start(const char *s, size_t n, int lines)
 {
-	char *s = read_file(path);
-	if (s == NULL)
-		return;
-	size_t n = strlen(s);
 	int seen = 0;
 	size_t i = n;
 	while (i > 0) {
@@ -930,7 +928,21 @@ print_tail(const char *path, int lines)
 			break;
 		i--;
 	}
-	fprintf(stderr, "--- %s (last %d lines) ---\n%s", path, lines, s + i);
+	return i;
+}
+
+/* The guest writes these logs: its text goes through safeprint. */
+static void
+print_tail(const char *path, int lines)
+{
+	struct sp_state st = {.style = SP_PLAIN};
+	char *s = read_file(path);
+	if (s == NULL)
+		return;
+	size_t n = strlen(s), i = tail_start(s, n, lines);
+	fprintf(stderr, "--- %s (last %d lines) ---\n", path, lines);
+	sp_write(&st, stderr, s + i, n - i);
+	sp_flush(&st, stderr);
 	if (n && s[n - 1] != '\n')
 		fputc('\n', stderr);
 	free(s);
@@ -1722,17 +1734,64 @@ cmd_console(int argc, char **argv)
 		free(log);
 		return 1;
 	}
+	/* The guest writes the console: its text goes through safeprint,
+	 * never straight to the terminal. tail(1) still does the following
+	 * (-F: across a restart's new log), into a pipe. */
+	int fds[2];
 	fflush(stdout);
-	char *targv[] = {"tail", "-n", n, follow ? "-F" : log, log, NULL};
-	if (!follow) {
-		targv[3] = log;
-		targv[4] = NULL;
+	if (pipe(fds) != 0) {
+		fprintf(stderr, "bureau console: cannot make a pipe: %s\n",
+		    strerror(errno));
+		free(log);
+		return 1;
 	}
-	execvp("tail", targv);
-	fprintf(stderr, "bureau console: cannot run 'tail': %s\n",
-	    strerror(errno));
+	pid_t pid = fork();
+	if (pid < 0) {
+		fprintf(stderr, "bureau console: cannot fork: %s\n",
+		    strerror(errno));
+		close(fds[0]);
+		close(fds[1]);
+		free(log);
+		return 1;
+	}
+	if (pid == 0) {
+		char *targv[] = {"tail", "-n", n, follow ? "-F" : log, log,
+		    NULL};
+		if (!follow)
+			targv[4] = NULL;
+		close(fds[0]);
+		if (dup2(fds[1], STDOUT_FILENO) < 0)
+			_exit(127);
+		close(fds[1]);
+		execvp("tail", targv);
+		fprintf(stderr, "bureau console: cannot run 'tail': %s\n",
+		    strerror(errno));
+		_exit(127);
+	}
+	close(fds[1]);
 	free(log);
-	return 1;
+	struct sp_state st = {.style = SP_PLAIN};
+	char buf[8192];
+	ssize_t got;
+	while ((got = read(fds[0], buf, sizeof buf)) != 0) {
+		if (got < 0) {
+			if (errno == EINTR)
+				continue;
+			break;
+		}
+		sp_write(&st, stdout, buf, (size_t)got);
+		if (fflush(stdout) != 0)
+			break; /* a closed pipe (| head): stop */
+	}
+	sp_flush(&st, stdout);
+	fflush(stdout);
+	close(fds[0]);
+	int status = 0;
+	if (got != 0)
+		kill(pid, SIGTERM);
+	while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
+		;
+	return got == 0 && WIFEXITED(status) ? WEXITSTATUS(status) : 1;
 }
 
 const struct cli_cmd cli_desktop_cmds[] = {

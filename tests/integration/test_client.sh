@@ -304,6 +304,57 @@ check cli_screenshot_unwritable [ $? = 0 ]
 	[ "$(cli frobnicate)" = 2 ] && grep -q "unknown command 'frobnicate'" "$TMP/cli.err"
 check cli_help_version_unknown [ $? = 0 ]
 
+# Guest console text reaches the terminal inert: a log that retitles the
+# window (OSC 0), rings the bell and clears the screen, a C1 CSI (U+009B),
+# a byte that is not UTF-8, a lone CR; kept: UTF-8 text, CRLF, tabs.
+mkdir -p "$TMP/home/evil"
+echo '{"image": "none", "memory": 1, "cpus": 1, "port": 7300}' \
+	>"$TMP/home/evil/desktop.json"
+printf 'boot ok\r\n\033]0;pwned\007\033[2J\tGr\303\274\303\237e \302\233X \377 a\rb\n' \
+	>"$TMP/home/evil/console.log"
+# no ESC, BEL, C1 or invalid byte, no lone CR
+raw_free() {
+	! LC_ALL=C grep -q $'[\x01-\x08\x0b\x0c\x0e-\x1f\x7f\xff]' "$1" &&
+		! LC_ALL=C grep -q $'\xc2[\x80-\x9f]' "$1" &&
+		! LC_ALL=C grep -q $'\r[^\n]' <(tr '\n' '~' <"$1")
+}
+# inert, and every one shown
+inert() {
+	raw_free "$1" && grep -qF '\x1b]0;pwned\x07\x1b[2J' "$1" &&
+		grep -qF $'\tGr\u00fc\u00dfe \\u009bX \ufffd a\\x0db' "$1" &&
+		grep -qF $'boot ok\r' "$1"
+}
+[ "$(BUREAU_HOME=$TMP/home cli console evil)" = 0 ] && inert "$TMP/cli.out" &&
+	[ "$(wc -l <"$TMP/cli.out")" = 2 ]
+check cli_console_inert [ $? = 0 ]
+[ "$(BUREAU_HOME=$TMP/home cli console -n 1 evil)" = 0 ] &&
+	raw_free "$TMP/cli.out" && [ "$(wc -l <"$TMP/cli.out")" = 1 ] &&
+	grep -qF '\x1b]0;pwned\x07\x1b[2J' "$TMP/cli.out"
+check cli_console_inert_lines [ $? = 0 ]
+# -f follows through a pipe from tail(1); timeout ends it
+BUREAU_HOME=$TMP/home timeout 2 "$BUREAU" console -f evil >"$TMP/cli.out" 2>&1
+[ $? = 124 ] && inert "$TMP/cli.out"
+check cli_console_follow_inert [ $? = 0 ]
+# The filter itself, fed in every split (tail's pipe cuts anywhere).
+# shellcheck disable=SC2086
+if cc -std=gnu11 -Wall -Wextra -Werror -Wshadow -Wstrict-prototypes -O1 -g \
+    $SANFLAGS -I"$ROOT" -o "$TMP/test_client_safeprint" \
+    "$ROOT/tests/integration/test_client_safeprint.c" \
+    "$ROOT/host-bridge/cli/safeprint.c" 2>"$TMP/cc-sp.log"; then
+	run_sub c_safeprint "$TMP/test_client_safeprint"
+else
+	fail c_safeprint_compile "$(cat "$TMP/cc-sp.log")"
+fi
+
+# The daemon's text in a reply: a C1 control (legal raw in a JSON string)
+# goes out as the same JSON escape, so the output is the same JSON value.
+"$BUREAU" call --url "$URL" --token-file "$TMP/token" \
+	'{"tool":"no_such\u009b\u001b"}' >"$TMP/cli.out" 2>"$TMP/cli.err"
+! LC_ALL=C grep -q $'\xc2[\x80-\x9f]\|\x1b' "$TMP/cli.out" &&
+	/usr/bin/python3 -c 'import json,sys; r = json.load(open(sys.argv[1]));
+assert "no_such\u009b\u001b" in r["error"]["message"], r' "$TMP/cli.out"
+check cli_call_reply_inert [ $? = 0 ]
+
 # A stopped daemon: the kernel accepts the TCP connection but nng's
 # handshake never completes, so a fresh client reports no connection (a
 # client connected before gets "no reply": see the C and Python tests).
