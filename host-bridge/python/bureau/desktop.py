@@ -4,6 +4,7 @@ import base64
 import ctypes
 import json
 import os
+import tempfile
 
 from . import _lib
 from . import errors
@@ -16,6 +17,21 @@ _MARGIN = 10.0
 MAX_REQUEST = 64 << 20
 # libbureau's default largest reply (BUREAU_DEFAULT_MAX_REPLY).
 MAX_REPLY = 128 << 20
+
+
+def _umask():
+    """The process umask, read without changing it where Linux shows it
+    (setting it to read it races other threads' file creation)."""
+    try:
+        with open("/proc/self/status") as f:
+            for line in f:
+                if line.startswith("Umask:"):
+                    return int(line.split()[1], 8)
+    except (OSError, ValueError):
+        pass
+    mask = os.umask(0o22)
+    os.umask(mask)
+    return mask
 
 
 class Image(bytes):
@@ -49,11 +65,27 @@ class Image(bytes):
         return base64.b64encode(self).decode("ascii")
 
     def save(self, path):
-        """Write the image to path through a temporary file and rename."""
-        tmp = "%s.tmp%d" % (path, os.getpid())
-        with open(tmp, "wb") as f:
-            f.write(self)
-        os.replace(tmp, path)
+        """Write the image to path atomically: a temporary file of an
+        unpredictable name in path's directory (mkstemp: O_EXCL, so a
+        symlink planted there is never followed), then os.replace. The
+        file gets the mode a plain open() would (0666 less the umask)."""
+        path = os.fspath(path)
+        d = os.path.dirname(path) or "."
+        fd, tmp = tempfile.mkstemp(dir=d, prefix=".%s." % os.path.basename(
+            path), suffix=".tmp")
+        try:
+            with os.fdopen(fd, "wb") as f:
+                f.write(self)
+                f.flush()
+                os.fsync(f.fileno())
+                os.fchmod(f.fileno(), 0o666 & ~_umask())
+            os.replace(tmp, path)
+        except BaseException:
+            try:
+                os.unlink(tmp)
+            except OSError:
+                pass
+            raise
 
     def __repr__(self):
         return "<Image %s %dx%d frame %d, %d bytes>" % (
