@@ -281,6 +281,24 @@ check cli_call_name [ $? = 0 ]
 	grep -q "no desktop 'nosuch'" "$TMP/cli.err"
 check cli_call_unknown_name [ $? = 0 ]
 
+# Without --token-file or $BUREAU_TOKEN the token comes from where the
+# README keeps it: $XDG_CONFIG_HOME/bureau/token, else ~/.config/bureau.
+mkdir -p "$TMP/fakehome/.config/bureau" "$TMP/xdg/bureau"
+cp "$TMP/token" "$TMP/fakehome/.config/bureau/token"
+cp "$TMP/token" "$TMP/xdg/bureau/token"
+[ "$(env -u BUREAU_TOKEN -u XDG_CONFIG_HOME HOME="$TMP/fakehome" cli call --url "$URL" "$PING")" = 0 ] &&
+	[ "$(env -u BUREAU_TOKEN -u XDG_CONFIG_HOME HOME="$TMP/fakehome" cli screenshot --url "$URL" -o "$TMP/cfg.png")" = 0 ] &&
+	[ "$(identify -format '%m' "$TMP/cfg.png")" = PNG ] &&
+	[ "$(env -u BUREAU_TOKEN XDG_CONFIG_HOME="$TMP/xdg" HOME=/nonexistent cli call --url "$URL" "$PING")" = 0 ]
+check cli_token_from_config [ $? = 0 ]
+# None anywhere: the daemon refuses, and the CLI says where it looked.
+[ "$(env -u BUREAU_TOKEN -u XDG_CONFIG_HOME HOME="$TMP/nohome" cli call --url "$URL" "$PING")" = 1 ] &&
+	grep -q '"code":"unauthorized"' "$TMP/cli.out" &&
+	grep -qF "sent no token: no --token-file, no \$BUREAU_TOKEN, no '$TMP/nohome/.config/bureau/token'" "$TMP/cli.err" &&
+	[ "$(env -u BUREAU_TOKEN -u XDG_CONFIG_HOME HOME="$TMP/nohome" cli screenshot --url "$URL" -o "$TMP/no.png")" = 1 ] &&
+	grep -qF "no '$TMP/nohome/.config/bureau/token'" "$TMP/cli.err" && [ ! -e "$TMP/no.png" ]
+check cli_token_missing_says_where [ $? = 0 ]
+
 mkdir -p "$TMP/shots"
 [ "$(cli screenshot --url "$URL" --token-file "$TMP/token" -o "$TMP/shots/s.png")" = 0 ] &&
 	grep -q "^$TMP/shots/s.png: 1280x800 image/png, [0-9]* bytes, frame [0-9]*$" "$TMP/cli.out" &&
