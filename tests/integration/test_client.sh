@@ -1,7 +1,8 @@
 #!/bin/bash
 # The clients against a real bureaud on a private Xvfb: the C library
-# (test_client_c.c), the bureau CLI (here), the Python module
-# (test_client.py) and the example agent loop's scripted session.
+# (test_client_c.c, test_client_close.c), the bureau CLI (here) and the
+# example agent loop's scripted session. The Python module's own test,
+# test_client.py, starts what it needs and runs on its own.
 #
 #   tests/integration/test_client.sh [BUILD_DIR]
 #
@@ -386,14 +387,14 @@ check cli_call_no_reply [ $rc = 0 ]
 
 # --- Python -----------------------------------------------------------------
 
+# test_client.py sets up its own daemon and witnesses and tests/run.sh runs
+# it on its own; here only the example agent loop runs under Python.
 # Debian's python3 when there is one (as tests/run.sh): standard library only.
 PY=python3
 [ -x /usr/bin/python3 ] && PY=/usr/bin/python3
 # Python itself is not leak-clean: leak checks stay with the C test.
 PYENV=(env BUREAU_LIB="$BUILD/libbureau.so")
 [ -n "$PYPRELOAD" ] && PYENV+=(LD_PRELOAD="${PYPRELOAD# }" ASAN_OPTIONS=detect_leaks=0)
-run_sub py_tests "${PYENV[@]}" timeout 180 \
-	"$PY" "$ROOT/tests/integration/test_client.py"
 
 # --- the example agent loop, scripted --------------------------------------
 
