@@ -287,16 +287,16 @@ check cli_call_unknown_name [ $? = 0 ]
 mkdir -p "$TMP/fakehome/.config/bureau" "$TMP/xdg/bureau"
 cp "$TMP/token" "$TMP/fakehome/.config/bureau/token"
 cp "$TMP/token" "$TMP/xdg/bureau/token"
-[ "$(env -u BUREAU_TOKEN -u XDG_CONFIG_HOME HOME="$TMP/fakehome" cli call --url "$URL" "$PING")" = 0 ] &&
-	[ "$(env -u BUREAU_TOKEN -u XDG_CONFIG_HOME HOME="$TMP/fakehome" cli screenshot --url "$URL" -o "$TMP/cfg.png")" = 0 ] &&
+[ "$(unset BUREAU_TOKEN XDG_CONFIG_HOME; HOME=$TMP/fakehome cli call --url "$URL" "$PING")" = 0 ] &&
+	[ "$(unset BUREAU_TOKEN XDG_CONFIG_HOME; HOME=$TMP/fakehome cli screenshot --url "$URL" -o "$TMP/cfg.png")" = 0 ] &&
 	[ "$(identify -format '%m' "$TMP/cfg.png")" = PNG ] &&
-	[ "$(env -u BUREAU_TOKEN XDG_CONFIG_HOME="$TMP/xdg" HOME=/nonexistent cli call --url "$URL" "$PING")" = 0 ]
+	[ "$(unset BUREAU_TOKEN; XDG_CONFIG_HOME=$TMP/xdg HOME=/nonexistent cli call --url "$URL" "$PING")" = 0 ]
 check cli_token_from_config [ $? = 0 ]
 # None anywhere: the daemon refuses, and the CLI says where it looked.
-[ "$(env -u BUREAU_TOKEN -u XDG_CONFIG_HOME HOME="$TMP/nohome" cli call --url "$URL" "$PING")" = 1 ] &&
+[ "$(unset BUREAU_TOKEN XDG_CONFIG_HOME; HOME=$TMP/nohome cli call --url "$URL" "$PING")" = 1 ] &&
 	grep -q '"code":"unauthorized"' "$TMP/cli.out" &&
 	grep -qF "sent no token: no --token-file, no \$BUREAU_TOKEN, no '$TMP/nohome/.config/bureau/token'" "$TMP/cli.err" &&
-	[ "$(env -u BUREAU_TOKEN -u XDG_CONFIG_HOME HOME="$TMP/nohome" cli screenshot --url "$URL" -o "$TMP/no.png")" = 1 ] &&
+	[ "$(unset BUREAU_TOKEN XDG_CONFIG_HOME; HOME=$TMP/nohome cli screenshot --url "$URL" -o "$TMP/no.png")" = 1 ] &&
 	grep -qF "no '$TMP/nohome/.config/bureau/token'" "$TMP/cli.err" && [ ! -e "$TMP/no.png" ]
 check cli_token_missing_says_where [ $? = 0 ]
 
@@ -335,7 +335,7 @@ printf 'boot ok\r\n\033]0;pwned\007\033[2J\tGr\303\274\303\237e \302\233X \377 a
 raw_free() {
 	! LC_ALL=C grep -q $'[\x01-\x08\x0b\x0c\x0e-\x1f\x7f\xff]' "$1" &&
 		! LC_ALL=C grep -q $'\xc2[\x80-\x9f]' "$1" &&
-		! LC_ALL=C grep -q $'\r[^\n]' <(tr '\n' '~' <"$1")
+		! LC_ALL=C grep -q $'\r[^~]' <(tr '\n' '~' <"$1")
 }
 # inert, and every one shown
 inert() {
