@@ -122,7 +122,10 @@ int bureau_set_max_reply(bureau_client *c, size_t bytes);
 /* The client's reply limit (0 for NULL). */
 size_t bureau_max_reply(const bureau_client *c);
 
-/* Close the socket and free the client. NULL is allowed. */
+/* Close the socket and free the client. NULL is allowed. Never hangs:
+ * right after a dropped connection it first waits (at most 400 ms) for
+ * nng's redial to land, as libnng 1.5.2 can leak or hang closing a
+ * connection it is still making (see client.c). */
 void bureau_close(bureau_client *c);
 
 /* --- raw call -------------------------------------------------------------
@@ -227,9 +230,10 @@ int bureau_file_read(
     bureau_client *c, const char *path, void **data, size_t *len);
 /* Replace path atomically with len bytes. mode: permission bits, or -1 for
  * the daemon's default. parents: make missing parent directories. One
- * request carries it, and bureaud refuses requests over 64 MiB by default
- * (dropping the connection), so data whose base64 would not fit fails here
- * with BUREAU_ETOOLARGE: send such a file in pieces with bureau_call
+ * request carries it, and bureaud refuses requests over its --max-request
+ * (64 MiB by default, dropping the connection), so data whose base64 would
+ * not fit fails here with BUREAU_ETOOLARGE: send such a file in pieces with
+ * bureau_call
  * ("offset", "append"). */
 int bureau_file_write(bureau_client *c, const char *path, const void *data,
     size_t len, int mode, int parents);
