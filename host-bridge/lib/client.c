@@ -457,34 +457,42 @@ bc_check(const json_t *r, const json_t *id)
 
 /*
  * The daemon's largest request: its `system info` "max_request" (asked once
- * per connection), else bureaud's default. nng drops a larger request and
- * the connection with it, so the caller would only see the drop.
+ * per connection), else bureaud's default, in *max. nng drops a larger
+ * request and the connection with it, so the caller would only see the
+ * drop. Returns 0, or the transport error that stopped the asking.
  */
-static size_t
-bc_max_request(bureau_client *c, const json_t *orig, int timeout_ms)
+static int
+bc_max_request(
+    bureau_client *c, const json_t *orig, int timeout_ms, size_t *max)
 {
 	json_t *req, *r = NULL, *tok;
 	json_int_t n;
-	size_t max;
+	int rv;
 
-	if ((max = atomic_load(&c->max_request)) != 0)
-		return (max);
-	max = BUREAU_MAX_REQUEST;
-	req = json_pack("{s:s, s:s}", "tool", "system", "action", "info");
+	if ((*max = atomic_load(&c->max_request)) != 0)
+		return (0);
+	*max = BUREAU_MAX_REQUEST;
+	if ((req = json_pack(
+	         "{s:s, s:s}", "tool", "system", "action", "info")) == NULL)
+		return (bc_fail(BUREAU_ENOMEM, "out of memory"));
 	/* A raw request may carry its own token (bureau call without one). */
-	if (req != NULL && c->token == NULL &&
-	    (tok = json_object_get(orig, "token")) != NULL)
+	if (c->token == NULL && (tok = json_object_get(orig, "token")) != NULL)
 		json_object_set(req, "token", tok);
-	if (req != NULL && bc_request(c, req, timeout_ms, &r, NULL) == 0) {
-		n = json_integer_value(json_object_get(r, "max_request"));
-		if (n > 0) {
-			max = (size_t)n;
-			atomic_store(&c->max_request, max);
-		}
+	rv = bc_request(c, req, timeout_ms, &r, NULL);
+	if (rv == 0 &&
+	    (n = json_integer_value(json_object_get(r, "max_request"))) > 0) {
+		*max = (size_t)n;
+		atomic_store(&c->max_request, *max);
 	}
 	json_decref(r);
 	json_decref(req);
-	return (max);
+	/* No daemon, no request either: fail now rather than wait twice. A
+	 * daemon that refused (unauthorized, an older one) leaves the
+	 * default. */
+	if (rv == BUREAU_ECONNECT || rv == BUREAU_ENOREPLY ||
+	    rv == BUREAU_ENOMEM)
+		return (rv);
+	return (0);
 }
 
 int
@@ -524,12 +532,15 @@ bc_request(
 	len = strlen(out);
 	/* nng counts REQ's 4-byte request id against the daemon's limit. */
 	if (len + 4 > BUREAU_MIN_MAX_REQUEST &&
-	    len + 4 > (max = bc_max_request(c, req, timeout_ms))) {
+	    (rv = bc_max_request(c, req, timeout_ms, &max)) != 0) {
+		free(out);
+		return (rv);
+	}
+	if (len + 4 > BUREAU_MIN_MAX_REQUEST && len + 4 > max) {
 		free(out);
 		return (bc_fail(BUREAU_ETOOLARGE,
 		    "request of %zu bytes: over the daemon's limit of %zu "
-		    "bytes "
-		    "(its --max-request, less nng's 4-byte header)",
+		    "bytes (its --max-request, less nng's 4-byte header)",
 		    len, max));
 	}
 	rv = bc_roundtrip(c, out, len, timeout_ms, &in, &inlen);
