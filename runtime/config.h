@@ -8,6 +8,7 @@
 
 #include <stddef.h>
 
+#include "runtime/protocol.h"
 #include "tools/tool.h"
 
 #define BD_MAX_LISTEN 16

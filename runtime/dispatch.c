@@ -11,29 +11,68 @@
 
 #include "runtime/dispatch.h"
 #include "runtime/log.h"
+#include "runtime/protocol.h"
+#include "runtime/reqscan.h"
 
 #define BD_SUMMARY_MAX 240
 #define BD_SUMMARY_VALUE 60
 
+static void
+bd_hash_sink(void *arg, const char *p, size_t n)
+{
+	crypto_generichash_update(arg, (const unsigned char *)p, n);
+}
+
 /* Compare hashes of the tokens with sodium_memcmp: constant time in the
  * content and independent of the length, so a wrong guess learns nothing
- * from the reply's timing. */
+ * from the reply's timing. The client's token is hashed straight from the
+ * raw request as its escapes are decoded: nothing is allocated before the
+ * client is known. */
 static int
-bd_token_ok(const struct bd_config *cfg, const char *tok, size_t len)
+bd_token_ok(const struct bd_config *cfg, const char *raw, size_t rawlen)
 {
 	unsigned char want[crypto_generichash_BYTES];
 	unsigned char got[crypto_generichash_BYTES];
+	crypto_generichash_state st;
 
 	crypto_generichash(want, sizeof want, (const unsigned char *)cfg->token,
 	    cfg->token_len, NULL, 0);
-	crypto_generichash(got, sizeof got, (const unsigned char *)tok, len,
-	    NULL, 0);
+	crypto_generichash_init(&st, NULL, 0, sizeof got);
+	bd_reqscan_unescape(raw, rawlen, bd_hash_sink, &st);
+	crypto_generichash_final(&st, got, sizeof got);
 	return (sodium_memcmp(want, got, sizeof want) == 0);
 }
 
-/* A short, token-free summary of the arguments for the audit trail. */
+/* The typed error for a request the scan refused. */
+static int
+bd_scan_fail(struct tool_call *call, const struct bd_reqscan *scan)
+{
+	switch (scan->status) {
+	case BD_REQSCAN_NOT_OBJECT:
+		return (tool_fail(call, BD_EBADREQ,
+		    "request must be a JSON object"));
+	case BD_REQSCAN_DEPTH:
+		return (tool_fail(call, BD_EBADREQ,
+		    "request nests arrays and objects deeper than %d levels "
+		    "(the limit) at byte %zu", BUREAU_MAX_DEPTH, scan->pos));
+	case BD_REQSCAN_VALUES:
+		return (tool_fail(call, BD_ETOOLARGE,
+		    "request holds more than %d JSON values (the limit)",
+		    BUREAU_MAX_VALUES));
+	case BD_REQSCAN_DUP_TOKEN:
+		return (tool_fail(call, BD_EBADREQ,
+		    "duplicate field 'token' at byte %zu", scan->pos));
+	default:
+		return (tool_fail(call, BD_EBADREQ,
+		    "request is not valid JSON: %s (at byte %zu)", scan->why,
+		    scan->pos));
+	}
+}
+
+/* A short, token-free summary of the arguments for the audit trail; `key`
+ * names the action, which the event carries apart (NULL: none). */
 static json_t *
-bd_summary(json_t *req)
+bd_summary(json_t *req, const char *akey)
 {
 	char buf[BD_SUMMARY_MAX + 8];
 	size_t off = 0;
@@ -45,7 +84,8 @@ bd_summary(json_t *req)
 		char val[BD_SUMMARY_VALUE + 8];
 
 		if (strcmp(key, "token") == 0 || strcmp(key, "id") == 0 ||
-		    strcmp(key, "tool") == 0 || strcmp(key, "action") == 0)
+		    strcmp(key, "tool") == 0 ||
+		    (akey != NULL && strcmp(key, akey) == 0))
 			continue;
 		if (json_is_string(v) && strcmp(key, "data") == 0)
 			snprintf(val, sizeof val, "<%zu base64 chars>",
@@ -83,7 +123,7 @@ bd_summary(json_t *req)
 
 static void
 bd_publish_action(const struct bd_config *cfg, json_t *req, const char *tool,
-    const char *action, int code, double elapsed)
+    const struct tool_action *act, int code, double elapsed)
 {
 	struct timespec ts;
 	json_t *ev;
@@ -94,14 +134,15 @@ bd_publish_action(const struct bd_config *cfg, json_t *req, const char *tool,
 	clock_gettime(CLOCK_REALTIME, &ts);
 	ev = json_pack("{s:f, s:s?, s:s?, s:b, s:f}", "time",
 	    (double)ts.tv_sec + (double)ts.tv_nsec / 1e9, "tool", tool,
-	    "action", action, "ok", code == 0, "elapsed_ms", elapsed);
+	    "action", act != NULL ? act->name : NULL, "ok", code == 0, "elapsed_ms", elapsed);
 	if (ev == NULL)
 		return;
 	if (req != NULL) {
 		json_t *id = json_object_get(req, "id");
 		if (id != NULL)
 			json_object_set(ev, "id", id);
-		json_object_set_new(ev, "summary", bd_summary(req));
+		json_object_set_new(ev, "summary", bd_summary(req,
+		    act != NULL ? act->key : NULL));
 	}
 	if (code != 0)
 		json_object_set_new(ev, "error", json_string(bd_err_name(code)));
@@ -137,6 +178,113 @@ bd_ms_since(const struct timespec *t0)
 	    (double)(t1.tv_nsec - t0->tv_nsec) / 1e6);
 }
 
+/* The distinct keys that name an action of this tool, "action" first:
+ * "action" is the generic field, so it always counts, even on the editor
+ * (which names its action "command") — a request cannot name one action
+ * for policy and another for the handler. Returns how many (at most 3). */
+static int
+bd_action_keys(const struct tool_entry *entry, const char *keys[3])
+{
+	int n = 0;
+
+	keys[n++] = "action";
+	for (const struct tool_action *a = entry->actions; a->name != NULL;
+	    a++) {
+		int seen = 0;
+
+		for (int i = 0; i < n; i++)
+			seen |= strcmp(keys[i], a->key) == 0;
+		if (!seen && n < 3)
+			keys[n++] = a->key;
+	}
+	return (n);
+}
+
+/* Does the table name any action with this key? */
+static int
+bd_key_used(const struct tool_entry *entry, const char *key)
+{
+	for (const struct tool_action *a = entry->actions; a->name != NULL;
+	    a++)
+		if (strcmp(a->key, key) == 0)
+			return (1);
+	return (0);
+}
+
+/*
+ * Resolve the one action a request names, from the tool's entry table:
+ * exactly one of the tool's action keys must be present (null counts as
+ * missing, as everywhere), a string, and a name listed under that key.
+ * Policy, the quick-worker reserve, the audit trail and the handler all
+ * use what this returns, so no two of them can disagree.
+ */
+static int
+bd_resolve(struct tool_call *call, const struct tool_entry *entry,
+    const struct tool_action **out)
+{
+	const char *keys[3], *present[3], *name, *key;
+	char list[512];
+	size_t off = 0;
+	json_t *v;
+	int n, np = 0;
+
+	*out = NULL;
+	n = bd_action_keys(entry, keys);
+	for (int i = 0; i < n; i++) {
+		v = json_object_get(call->req, keys[i]);
+		if (v != NULL && !json_is_null(v))
+			present[np++] = keys[i];
+	}
+	if (np > 1)
+		return (tool_fail(call, BD_EBADREQ,
+		    "fields '%s' and '%s'%s%s%s both name the action of tool "
+		    "'%s': send one", present[0], present[1],
+		    np > 2 ? " and '" : "", np > 2 ? present[2] : "",
+		    np > 2 ? "'" : "", entry->name));
+	if (np == 0) {
+		list[0] = '\0';
+		for (int i = 0; i < n; i++)
+			if (bd_key_used(entry, keys[i]))
+				off += (size_t)snprintf(list + off,
+				    sizeof list - off, "%s'%s'",
+				    off > 0 ? " or " : "", keys[i]);
+		return (tool_fail(call, BD_EINVAL, "missing field %s", list));
+	}
+	key = present[0];
+	if (!bd_key_used(entry, key))
+		return (tool_fail(call, BD_EBADREQ,
+		    "field '%s' is not used by tool '%s': it names its action "
+		    "in field '%s'", key, entry->name, keys[1]));
+	v = json_object_get(call->req, key);
+	if (!json_is_string(v))
+		return (tool_fail(call, BD_EBADREQ,
+		    "field '%s' must be a string", key));
+	name = json_string_value(v);
+	list[0] = '\0';
+	for (const struct tool_action *a = entry->actions; a->name != NULL;
+	    a++) {
+		if (strcmp(a->key, key) != 0)
+			continue;
+		if (strcmp(a->name, name) == 0) {
+			*out = a;
+			return (0);
+		}
+		if (off < sizeof list)
+			off += (size_t)snprintf(list + off, sizeof list - off,
+			    "%s%s", off > 0 ? ", " : "", a->name);
+	}
+	if (entry->unknown != NULL)
+		return (entry->unknown(call, name, list));
+	return (tool_fail(call, BD_EUNKNOWN_ACTION,
+	    "unknown %s '%.64s' for tool '%s': expected one of %s", key, name,
+	    entry->name, list));
+}
+
+static const struct bd_reqscan_limits bd_limits = {
+	.depth = BUREAU_MAX_DEPTH,
+	.values = BUREAU_MAX_VALUES,
+};
+
 char *
 bd_dispatch(const struct bd_config *cfg, const char *buf, size_t len,
     int load, size_t *outlen)
@@ -146,9 +294,13 @@ bd_dispatch(const struct bd_config *cfg, const char *buf, size_t len,
 	const char *tool = NULL, *action = NULL;
 	json_t *req = NULL, *reply = json_object(), *v;
 	json_error_t jerr;
+	struct bd_reqscan scan;
 	struct timespec t0;
 	int code = 0;
 	char *msg = NULL;
+	/* Has the client shown the token (or is none required)? Only then
+	 * is its request part of the audit trail. */
+	int authed = cfg->token == NULL;
 
 	clock_gettime(CLOCK_MONOTONIC, &t0);
 	if (reply == NULL)
@@ -158,8 +310,45 @@ bd_dispatch(const struct bd_config *cfg, const char *buf, size_t len,
 	/* first in the reply, replaced in place at the end */
 	json_object_set_new(reply, "ok", json_true());
 
+	/* Syntax, limits and the token first, in one pass that allocates
+	 * nothing: a client without the token costs no memory beyond its
+	 * message, and gets no id back. */
+	if (bd_reqscan(buf, len, &bd_limits, &scan) != 0) {
+		struct bd_reqscan found;
+
+		/* Over a limit: only an authenticated client learns which.
+		 * Syntax errors are told to anyone (they reveal nothing). */
+		if (cfg->token == NULL || (scan.status != BD_REQSCAN_DEPTH &&
+		    scan.status != BD_REQSCAN_VALUES))
+			code = bd_scan_fail(&call, &scan);
+		else if (bd_reqscan_token(buf, len, &found) <= 0 ||
+		    !bd_token_ok(cfg, buf + found.token_off, found.token_len))
+			code = tool_fail(&call, BD_EUNAUTH,
+			    "missing or invalid field 'token'");
+		else {
+			authed = 1;
+			code = bd_scan_fail(&call, &scan);
+		}
+		goto reply;
+	}
+	if (cfg->token != NULL) {
+		if (scan.token == 0) {
+			code = tool_fail(&call, BD_EUNAUTH,
+			    "missing field 'token': this daemon requires one");
+			goto reply;
+		}
+		if (scan.token < 0 || !bd_token_ok(cfg, buf + scan.token_off,
+		    scan.token_len)) {
+			code = tool_fail(&call, BD_EUNAUTH,
+			    "invalid token in field 'token'");
+			goto reply;
+		}
+		authed = 1;
+	}
+
 	/* jansson rejects invalid UTF-8, NUL in strings, duplicate keys (with
-	 * the flag) and nesting deeper than 2048 levels. */
+	 * the flag); the scan bounded the nesting and the values, so the
+	 * tree is bounded too. */
 	req = json_loadb(buf, len, JSON_REJECT_DUPLICATES | JSON_DECODE_ANY,
 	    &jerr);
 	if (req == NULL) {
@@ -176,21 +365,6 @@ bd_dispatch(const struct bd_config *cfg, const char *buf, size_t len,
 	call.req = req;
 	if ((v = json_object_get(req, "id")) != NULL)
 		json_object_set(reply, "id", v);
-
-	if (cfg->token != NULL) {
-		v = json_object_get(req, "token");
-		if (v == NULL) {
-			code = tool_fail(&call, BD_EUNAUTH,
-			    "missing field 'token': this daemon requires one");
-			goto reply;
-		}
-		if (!json_is_string(v) || !bd_token_ok(cfg,
-		    json_string_value(v), json_string_length(v))) {
-			code = tool_fail(&call, BD_EUNAUTH,
-			    "invalid token in field 'token'");
-			goto reply;
-		}
-	}
 
 	v = json_object_get(req, "tool");
 	if (v == NULL) {
@@ -218,15 +392,13 @@ bd_dispatch(const struct bd_config *cfg, const char *buf, size_t len,
 		goto reply;
 	}
 	tool = entry->name;
-	/* The action names the operation for policy and the audit trail:
-	 * "action", the editor's "command", or OpenAI's "type". */
-	if (json_is_string(v = json_object_get(req, "action")) ||
-	    json_is_string(v = json_object_get(req, "command")) ||
-	    json_is_string(v = json_object_get(req, "type")))
-		action = json_string_value(v);
-	if (strcmp(tool, "bash") == 0)
-		action = NULL; /* its "command" is a shell line, not an action */
-	call.action = action;
+	if (entry->actions != NULL) {
+		if (bd_resolve(&call, entry, &call.act) != 0) {
+			code = call.code;
+			goto reply;
+		}
+		action = call.action = call.act->name;
+	}
 	if (!bd_config_allows(cfg, tool, action)) {
 		code = tool_fail(&call, BD_EPERM,
 		    "%s '%s%s%.64s' is not allowed by this daemon's policy",
@@ -235,7 +407,7 @@ bd_dispatch(const struct bd_config *cfg, const char *buf, size_t len,
 		goto reply;
 	}
 	if (load > cfg->workers - BD_QUICK_RESERVE &&
-	    (entry->quick == NULL || !entry->quick(action))) {
+	    !(call.act != NULL ? call.act->quick : entry->quick)) {
 		code = tool_fail(&call, BD_EBUSY,
 		    "%d of %d workers are busy; the last %d are kept for quick "
 		    "requests (screenshots, input): retry later or start "
@@ -243,7 +415,10 @@ bd_dispatch(const struct bd_config *cfg, const char *buf, size_t len,
 		    BD_QUICK_RESERVE);
 		goto reply;
 	}
-	code = entry->handle(&call);
+	if (entry->prepare != NULL && (code = entry->prepare(&call)) != 0)
+		goto reply;
+	code = call.act != NULL ? call.act->handle(&call) :
+	    entry->handle(&call);
 	if (code != 0 && call.code == 0)
 		code = tool_fail(&call, code, "tool '%s' failed", tool);
 
@@ -268,7 +443,12 @@ reply:
 		json_object_set_new(reply, "ok", json_true());
 	double elapsed = bd_ms_since(&t0);
 	json_object_set_new(reply, "elapsed_ms", json_real(elapsed));
-	bd_publish_action(cfg, call.req, tool, action, code, elapsed);
+	/* Whoever lacks the token has no request served, so nothing of it
+	 * goes into the audit trail: its readers trust what they see there,
+	 * and a flood of refusals must not push real actions out. */
+	if (authed)
+		bd_publish_action(cfg, call.req, tool, call.act, code,
+		    elapsed);
 	free(call.message);
 	json_decref(req);
 	return (bd_finish(reply, outlen));

@@ -1,26 +1,19 @@
+#include <stddef.h>
+
 #include "runtime/protocol.h"
 
-static const char *const bd_err_names[BD_NERR] = {
-	[BD_OK] = "ok",
-	[BD_EBADREQ] = "bad_request",
-	[BD_EUNAUTH] = "unauthorized",
-	[BD_EUNKNOWN_TOOL] = "unknown_tool",
-	[BD_EUNKNOWN_ACTION] = "unknown_action",
-	[BD_EINVAL] = "invalid_argument",
-	[BD_EBOUNDS] = "out_of_bounds",
-	[BD_ETIMEOUT] = "timeout",
-	[BD_ENOTFOUND] = "not_found",
-	[BD_EPERM] = "permission_denied",
-	[BD_EIO] = "io_error",
-	[BD_ETOOLARGE] = "too_large",
-	[BD_EBUSY] = "busy",
-	[BD_EINTERNAL] = "internal",
+#define BD_ERR_NAME(n, suffix, name) [n] = name,
+static const char *const bd_err_names[] = {
+	[0] = "ok",
+	BUREAU_PROTOCOL_ERRORS(BD_ERR_NAME)
 };
+#undef BD_ERR_NAME
 
 const char *
-bd_err_name(enum bd_err err)
+bd_err_name(int err)
 {
-	if ((int)err < 0 || err >= BD_NERR)
+	if (err < 0 || (size_t)err >= sizeof bd_err_names / sizeof
+	    bd_err_names[0] || bd_err_names[err] == NULL)
 		return ("internal");
 	return (bd_err_names[err]);
 }

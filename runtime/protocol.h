@@ -1,39 +1,24 @@
 /*
- * bureau wire protocol v1: the one place that names its version, its error
- * codes and its limits. docs/protocol.md describes it for clients.
+ * runtime/protocol.h: what only the daemon needs of the wire protocol. The
+ * version, the error codes and the limits live in
+ * host-bridge/include/bureau_protocol.h, shared with libbureau;
+ * docs/protocol.md describes them for clients.
  */
-#ifndef BUREAU_PROTOCOL_H
-#define BUREAU_PROTOCOL_H
+#ifndef BUREAU_RUNTIME_PROTOCOL_H
+#define BUREAU_RUNTIME_PROTOCOL_H
 
-#define BD_PROTOCOL_VERSION 1
+#include "host-bridge/include/bureau_protocol.h"
 
-/* Error codes, in the order of docs/protocol.md. 0 is success. */
-enum bd_err {
-	BD_OK = 0,
-	BD_EBADREQ,        /* bad_request: not JSON, not an object, wrong types */
-	BD_EUNAUTH,        /* unauthorized */
-	BD_EUNKNOWN_TOOL,  /* unknown_tool */
-	BD_EUNKNOWN_ACTION, /* unknown_action */
-	BD_EINVAL,         /* invalid_argument */
-	BD_EBOUNDS,        /* out_of_bounds */
-	BD_ETIMEOUT,       /* timeout */
-	BD_ENOTFOUND,      /* not_found */
-	BD_EPERM,          /* permission_denied */
-	BD_EIO,            /* io_error */
-	BD_ETOOLARGE,      /* too_large */
-	BD_EBUSY,          /* busy */
-	BD_EINTERNAL,      /* internal */
-	BD_NERR
-};
-
-/* The wire name of an error code ("invalid_argument"). */
-const char *bd_err_name(enum bd_err err);
-
+#define BD_PROTOCOL_VERSION BUREAU_PROTOCOL
 /* Default and largest request accepted (bytes); --max-request changes it. */
-#define BD_MAX_REQUEST_DEFAULT (64u << 20)
+#define BD_MAX_REQUEST_DEFAULT BUREAU_MAX_REQUEST
+
+/* The wire name of an error code ("invalid_argument"; "internal" for a
+ * number that is none). */
+const char *bd_err_name(int err);
 
 /* Default ports and socket name. */
-#define BD_DEFAULT_TCP "tcp://127.0.0.1:7300"
+#define BD_DEFAULT_TCP BUREAU_DEFAULT_URL
 #define BD_SOCKET_NAME "bureau/bureaud.sock"
 
 /* The QEMU fw_cfg entry that carries a desktop's token. */

@@ -23,6 +23,12 @@
  * session is answered at once with `busy` rather than tying up a worker,
  * except `restart`, which kills the running command's group and takes the
  * session over (the way out of a stuck command).
+ *
+ * There are BASH_SESSIONS_MAX slots. `close` ends a session (its group is
+ * killed) and frees its slot; a session idle for longer than the idle
+ * timeout (BASH_IDLE_DEFAULT_S, or $BUREAU_BASH_IDLE_S; 0 = never) is
+ * closed the same way by a thread of its own, and the next request that
+ * names it gets a new shell and a note saying so.
  */
 #include <errno.h>
 #include <math.h>
@@ -35,6 +41,7 @@
 #include <sys/random.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "tools/spawn.h"
@@ -49,27 +56,41 @@
 #define BASH_SPILL_MAX 4096        /* output that arrived after a marker */
 #define BASH_REAP_MS 5000          /* wait for a killed shell to be reaped */
 #define BASH_MARK_LEN 45           /* "\n__bureau_end_" + 32 hex + "__ " */
+#define BASH_IDLE_DEFAULT_S 1800   /* an unused session is closed after */
 
 struct bash_session {
 	char name[BASH_NAME_MAX + 1]; /* "" = a free slot */
 	pthread_mutex_t run;          /* held while a command or restart runs */
 	double since;                 /* when the running command started */
 	pid_t pid;                    /* the shell (under bs.lock), 0 = none */
+	int pidfd;                    /* its pidfd (under bs.lock), or -1 */
 	int in, out;                  /* its command and output pipes */
 	int exited, status;           /* from the reaper (under bs.lock) */
 	char spill[BASH_SPILL_MAX];   /* background output after a marker */
 	size_t nspill;
+	double last;                  /* when last used (under bs.lock) */
+	int expiring;                 /* the idle thread is closing it (ditto) */
 };
 
 static struct {
-	pthread_mutex_t lock; /* slots, pids and exit statuses */
+	pthread_mutex_t lock; /* slots, pids, exit statuses, `last`, expired */
 	pthread_cond_t cv;    /* a shell was reaped */
+	pthread_cond_t quit;  /* the idle thread is to stop */
 	const struct tool_config *cfg;
 	int ready;
+	double idle_ms;       /* 0: sessions never expire */
+	pthread_t idler;
+	int idler_started, stopping;
 	struct bash_session s[BASH_SESSIONS_MAX];
+	/* sessions the idle timeout closed, so that the next request naming
+	 * one can say its shell is new (a ring: the oldest names go) */
+	char expired[BASH_SESSIONS_MAX][BASH_NAME_MAX + 1];
+	int nexpired;
+	char why[128];        /* why init failed, for the replies */
 } bs = {
 	.lock = PTHREAD_MUTEX_INITIALIZER,
 	.cv = PTHREAD_COND_INITIALIZER,
+	.quit = PTHREAD_COND_INITIALIZER,
 };
 
 /* --- bounded output ------------------------------------------------------ */
@@ -230,7 +251,9 @@ bash_stop(struct bash_session *s)
 	pid = s->pid;
 	pthread_mutex_unlock(&bs.lock);
 	if (pid > 0) {
-		kill(-pid, SIGKILL);
+		/* by the pidfd: the group may outlive a shell reaped long
+		 * ago (background jobs), but its number may not be ours */
+		(void)spawn_kill_group(pid, s->pidfd, SIGKILL);
 		/* its pid may be reused once reaped: wait for that before a
 		 * new shell can be told apart from it */
 		(void)bash_wait_exit(s, BASH_REAP_MS, NULL);
@@ -238,6 +261,7 @@ bash_stop(struct bash_session *s)
 	spawn_close(&s->in);
 	spawn_close(&s->out);
 	pthread_mutex_lock(&bs.lock);
+	spawn_close(&s->pidfd);
 	s->pid = 0;
 	s->exited = 0;
 	pthread_mutex_unlock(&bs.lock);
@@ -250,7 +274,8 @@ bash_begin(struct bash_session *s, char **cause)
 	static char *const argv[] = { "bash", "--noprofile", "--norc", NULL };
 	const char *names[6], *values[6];
 	struct spawn_opts o = { .argv = argv, .stdin_pipe = 1,
-	    .merge_stderr = 1, .on_exit = bash_on_exit, .arg = s };
+	    .merge_stderr = 1, .on_exit = bash_on_exit, .arg = s,
+	    .want_pidfd = 1 };
 	struct spawn_child c;
 	const char *home = getenv("HOME");
 	struct stat st;
@@ -280,6 +305,7 @@ bash_begin(struct bash_session *s, char **cause)
 	rv = spawn_start(&o, &c, cause);
 	if (rv == 0) {
 		s->pid = c.pid;
+		s->pidfd = c.pidfd;
 		s->exited = 0;
 		s->in = c.in;
 		s->out = c.out;
@@ -597,28 +623,173 @@ bash_name_ok(const char *name)
 	return (1);
 }
 
-/* The session called name, made on first use; NULL when all slots are
- * taken. */
+/* The session called name, made on first use when `create`; NULL when
+ * there is none (all slots are taken). *expired: it is made anew for a
+ * name the idle timeout closed. */
 static struct bash_session *
-bash_session(const char *name)
+bash_session(const char *name, int create, int *expired)
 {
 	struct bash_session *s = NULL;
 
+	*expired = 0;
 	pthread_mutex_lock(&bs.lock);
 	for (int i = 0; i < BASH_SESSIONS_MAX; i++)
 		if (strcmp(bs.s[i].name, name) == 0) {
 			s = &bs.s[i];
 			goto out;
 		}
-	for (int i = 0; i < BASH_SESSIONS_MAX; i++)
+	for (int i = 0; create && i < BASH_SESSIONS_MAX; i++)
 		if (bs.s[i].name[0] == '\0') {
 			s = &bs.s[i];
 			snprintf(s->name, sizeof s->name, "%s", name);
+			s->last = tool_now_ms();
 			break;
+		}
+	for (int i = 0; s != NULL && i < BASH_SESSIONS_MAX; i++)
+		if (strcmp(bs.expired[i], name) == 0) {
+			bs.expired[i][0] = '\0';
+			*expired = 1;
 		}
 out:
 	pthread_mutex_unlock(&bs.lock);
 	return (s);
+}
+
+/* The names of the sessions, for the message that all slots are taken. */
+static void
+bash_names(char *buf, size_t size)
+{
+	size_t k = 0;
+
+	buf[0] = '\0';
+	pthread_mutex_lock(&bs.lock);
+	for (int i = 0; i < BASH_SESSIONS_MAX && k < size; i++)
+		if (bs.s[i].name[0] != '\0')
+			k += (size_t)snprintf(buf + k, size - k, "%s'%s'",
+			    k > 0 ? ", " : "", bs.s[i].name);
+	pthread_mutex_unlock(&bs.lock);
+}
+
+/* End a session whose run lock the caller holds: kill its group, forget
+ * its shell, free its slot. `expired`: remember the name for a note. */
+static void
+bash_close(struct bash_session *s, int expired)
+{
+	bash_stop(s);
+	pthread_mutex_lock(&bs.lock);
+	if (expired) {
+		memcpy(bs.expired[bs.nexpired], s->name, sizeof s->name);
+		bs.nexpired = (bs.nexpired + 1) % BASH_SESSIONS_MAX;
+	}
+	s->name[0] = '\0';
+	s->nspill = 0;
+	s->expiring = 0;
+	pthread_mutex_unlock(&bs.lock);
+}
+
+/* Close the sessions idle for longer than the idle timeout. A session
+ * running a command holds its run lock and is not idle. */
+static void
+bash_expire(void)
+{
+	for (int i = 0; i < BASH_SESSIONS_MAX; i++) {
+		struct bash_session *s = &bs.s[i];
+		int idle;
+
+		/* `expiring` before the run lock is taken: a request that
+		 * finds the lock held meanwhile waits for the close rather
+		 * than being told the session is busy */
+		pthread_mutex_lock(&bs.lock);
+		idle = s->name[0] != '\0' &&
+		    tool_now_ms() - s->last > bs.idle_ms;
+		s->expiring = idle;
+		pthread_mutex_unlock(&bs.lock);
+		if (!idle)
+			continue;
+		if (pthread_mutex_trylock(&s->run) != 0) {
+			/* a request has it: no longer idle */
+			pthread_mutex_lock(&bs.lock);
+			s->expiring = 0;
+			pthread_mutex_unlock(&bs.lock);
+			continue;
+		}
+		pthread_mutex_lock(&bs.lock);
+		idle = s->name[0] != '\0' &&
+		    tool_now_ms() - s->last > bs.idle_ms;
+		s->expiring = idle;
+		pthread_mutex_unlock(&bs.lock);
+		if (idle)
+			bash_close(s, 1);
+		pthread_mutex_unlock(&s->run);
+	}
+}
+
+/* The idle thread: look a few times per idle period, at least once a
+ * minute (a late close costs nothing but the shell's memory). */
+static void *
+bash_idler(void *unused)
+{
+	double step = bs.idle_ms / 4 < 60000 ? bs.idle_ms / 4 : 60000;
+
+	(void)unused;
+	if (step < 100)
+		step = 100;
+	pthread_mutex_lock(&bs.lock);
+	while (!bs.stopping) {
+		struct timespec ts;
+		uint64_t ns;
+
+		clock_gettime(CLOCK_REALTIME, &ts); /* the condition's clock */
+		ns = (uint64_t)ts.tv_nsec + (uint64_t)(step * 1e6);
+		ts.tv_sec += (time_t)(ns / 1000000000u);
+		ts.tv_nsec = (long)(ns % 1000000000u);
+		if (pthread_cond_timedwait(&bs.quit, &bs.lock, &ts) == 0 ||
+		    bs.stopping)
+			continue;
+		pthread_mutex_unlock(&bs.lock);
+		bash_expire();
+		pthread_mutex_lock(&bs.lock);
+	}
+	pthread_mutex_unlock(&bs.lock);
+	return (NULL);
+}
+
+/* The run lock is held: when by the idle thread closing the session,
+ * wait for that (a kill and a reap: bounded) and return 1 holding it. */
+static int
+bash_wait_expiring(struct bash_session *s)
+{
+	struct timespec ts;
+	int expiring;
+
+	pthread_mutex_lock(&bs.lock);
+	expiring = s->expiring;
+	pthread_mutex_unlock(&bs.lock);
+	if (!expiring)
+		return (0);
+	clock_gettime(CLOCK_REALTIME, &ts);
+	ts.tv_sec += BASH_REAP_MS / 1000 + 2;
+	return (pthread_mutex_timedlock(&s->run, &ts) == 0);
+}
+
+/* Say in the reply that the session's old shell was closed as idle: its
+ * working directory and environment are gone. */
+static void
+bash_note_expired(struct tool_call *call, const char *name)
+{
+	json_t *o = json_object_get(call->reply, "output");
+	const char *text = json_is_string(o) ? json_string_value(o) : "";
+	size_t len = json_is_string(o) ? json_string_length(o) : 0;
+	char *t;
+
+	tool_set_bool(call, "session_expired", 1);
+	if (asprintf(&t, "%s%s[session '%s' had been idle for more than %.0f "
+	    "s and was closed; this is a new shell: working directory and "
+	    "environment are reset]", text, len > 0 && text[len - 1] != '\n' ?
+	    "\n" : "", name, bs.idle_ms / 1000.0) >= 0) {
+		tool_set_str(call, "output", t);
+		free(t);
+	}
 }
 
 static int
@@ -627,12 +798,13 @@ bash_handle(struct tool_call *call)
 	const char *cmd, *name;
 	size_t len;
 	double timeout;
-	int restart, interrupted = 0, dead, rv = 0;
+	int restart, closing, expired, interrupted = 0, dead, rv = 0;
 	struct bash_session *s;
 	char *cause = NULL;
 
 	if (tool_arg_strn(call, "command", 0, BASH_COMMAND_MAX, &cmd, &len) !=
 	    0 || tool_arg_bool(call, "restart", 0, &restart) != 0 ||
+	    tool_arg_bool(call, "close", 0, &closing) != 0 ||
 	    tool_arg_str(call, "session", 0, "default", &name) != 0 ||
 	    tool_arg_num(call, "timeout", 0, 0.001, BASH_TIMEOUT_MAX,
 	    BASH_TIMEOUT_DEFAULT, &timeout) != 0)
@@ -640,22 +812,39 @@ bash_handle(struct tool_call *call)
 	if (cmd != NULL && strlen(cmd) != len)
 		return (tool_fail(call, BD_EINVAL, "invalid command: field "
 		    "'command' contains a NUL byte"));
-	if (cmd == NULL && !restart)
+	if (closing && (cmd != NULL || restart))
+		return (tool_fail(call, BD_EINVAL, "field 'close': give it "
+		    "alone, without 'command' or 'restart'"));
+	if (cmd == NULL && !restart && !closing)
 		return (tool_fail(call, BD_EINVAL, "missing field 'command' "
-		    "(or 'restart': true)"));
+		    "(or 'restart': true, or 'close': true)"));
 	if (!bash_name_ok(name))
 		return (tool_fail(call, BD_EINVAL, "invalid session '%.80s': "
 		    "expected 1 to %d letters, digits, '_', '-' or '.'", name,
 		    BASH_NAME_MAX));
 	if (!bs.ready)
 		return (tool_fail(call, BD_EINTERNAL, "the bash tool did not "
-		    "start"));
-	if ((s = bash_session(name)) == NULL)
-		return (tool_fail(call, BD_EBOUNDS, "invalid session '%s': "
-		    "already %d sessions, the most there can be", name,
-		    BASH_SESSIONS_MAX));
-	if (pthread_mutex_trylock(&s->run) != 0) {
-		if (!restart)
+		    "start%s%s", bs.why[0] != '\0' ? ": " : "", bs.why));
+again:
+	if ((s = bash_session(name, !closing, &expired)) == NULL) {
+		char names[BASH_SESSIONS_MAX * (BASH_NAME_MAX + 4) + 1];
+		char idle[80] = "";
+
+		if (closing)
+			return (tool_fail(call, BD_ENOTFOUND, "session '%s': "
+			    "no such session (never opened, or already "
+			    "closed)", name));
+		bash_names(names, sizeof names);
+		if (bs.idle_ms > 0)
+			snprintf(idle, sizeof idle, "; a session idle for %.0f "
+			    "s closes by itself", bs.idle_ms / 1000.0);
+		return (tool_fail(call, BD_EBUSY, "session '%s': all %d bash "
+		    "sessions are in use (%s): free one with {\"session\": "
+		    "NAME, \"close\": true}, or use one of them%s", name,
+		    BASH_SESSIONS_MAX, names, idle));
+	}
+	if (pthread_mutex_trylock(&s->run) != 0 && !bash_wait_expiring(s)) {
+		if (!restart && !closing)
 			return (tool_fail(call, BD_EBUSY, "session '%s' is "
 			    "running another command (for %.0f s): wait for "
 			    "it, restart the session, or use another "
@@ -665,13 +854,32 @@ bash_handle(struct tool_call *call)
 		 * group, and the request running it ends at once (its shell
 		 * exited) and lets go of the session */
 		pthread_mutex_lock(&bs.lock);
-		if (s->pid > 0)
-			kill(-s->pid, SIGKILL);
+		/* still this session's slot (see below) */
+		if (s->pid > 0 && strcmp(s->name, name) == 0)
+			(void)spawn_kill_group(s->pid, s->pidfd, SIGKILL);
 		pthread_mutex_unlock(&bs.lock);
 		pthread_mutex_lock(&s->run);
 		interrupted = 1;
 	}
+	/* The slot may have been closed (and even given to another name)
+	 * while this request waited for it: look it up again. Only a
+	 * holder of the run lock frees a slot, so the check stands. */
+	pthread_mutex_lock(&bs.lock);
+	dead = strcmp(s->name, name) != 0;
+	pthread_mutex_unlock(&bs.lock);
+	if (dead) {
+		pthread_mutex_unlock(&s->run);
+		interrupted = 0;
+		goto again;
+	}
 	s->since = tool_now_ms();
+	if (closing) {
+		bash_close(s, 0);
+		tool_set_output(call, "session '%s' closed: its shell and "
+		    "process group were killed%s", name, interrupted ?
+		    " (including the command it was running)" : "");
+		goto out;
+	}
 	if (restart) {
 		bash_stop(s);
 		if (bash_begin(s, &cause) != 0) {
@@ -701,6 +909,11 @@ bash_handle(struct tool_call *call)
 	}
 	rv = bash_run(call, s, cmd, len, timeout);
 out:
+	if (expired && !closing)
+		bash_note_expired(call, name);
+	pthread_mutex_lock(&bs.lock);
+	s->last = tool_now_ms();
+	pthread_mutex_unlock(&bs.lock);
 	pthread_mutex_unlock(&s->run);
 	free(cause);
 	return (rv);
@@ -709,13 +922,34 @@ out:
 static int
 bash_init(const struct tool_config *cfg, char **cause)
 {
+	const char *env;
+
 	bs.cfg = cfg;
 	for (int i = 0; i < BASH_SESSIONS_MAX; i++) {
 		pthread_mutex_init(&bs.s[i].run, NULL);
-		bs.s[i].in = bs.s[i].out = -1;
+		bs.s[i].in = bs.s[i].out = bs.s[i].pidfd = -1;
 	}
 	if (spawn_init(cause) != 0)
 		return (-1);
+	bs.idle_ms = BASH_IDLE_DEFAULT_S * 1000.0;
+	if ((env = getenv("BUREAU_BASH_IDLE_S")) != NULL && *env != '\0') {
+		char *end;
+		double v = strtod(env, &end);
+
+		if (*end != '\0' || !(v >= 0) || v > 1e9) {
+			snprintf(bs.why, sizeof bs.why, "invalid "
+			    "$BUREAU_BASH_IDLE_S '%.40s': expected seconds (0: "
+			    "never)", env);
+			*cause = strdup(bs.why);
+			spawn_fini();
+			return (-1);
+		}
+		bs.idle_ms = v * 1000.0;
+	}
+	bs.stopping = 0;
+	if (bs.idle_ms > 0 && pthread_create(&bs.idler, NULL, bash_idler,
+	    NULL) == 0)
+		bs.idler_started = 1;
 	bs.ready = 1;
 	return (0);
 }
@@ -725,6 +959,14 @@ bash_fini(void)
 {
 	if (!bs.ready)
 		return;
+	if (bs.idler_started) {
+		pthread_mutex_lock(&bs.lock);
+		bs.stopping = 1;
+		pthread_cond_broadcast(&bs.quit);
+		pthread_mutex_unlock(&bs.lock);
+		pthread_join(bs.idler, NULL);
+		bs.idler_started = 0;
+	}
 	for (int i = 0; i < BASH_SESSIONS_MAX; i++) {
 		struct bash_session *s = &bs.s[i];
 
@@ -733,8 +975,11 @@ bash_fini(void)
 		if (pthread_mutex_trylock(&s->run) == 0) {
 			bash_stop(s);
 			pthread_mutex_unlock(&s->run);
-		} else if (s->pid > 0)
-			kill(-s->pid, SIGKILL);
+		} else if (s->pid > 0) {
+			pthread_mutex_lock(&bs.lock);
+			(void)spawn_kill_group(s->pid, s->pidfd, SIGKILL);
+			pthread_mutex_unlock(&bs.lock);
+		}
 	}
 	bs.ready = 0;
 	spawn_fini();
@@ -744,6 +989,5 @@ const struct tool_entry tool_bash_entry = {
 	.name = "bash",
 	.init = bash_init,
 	.fini = bash_fini,
-	.handle = bash_handle,
-	.actions = NULL,
+	.handle = bash_handle, /* no actions: "command" is a shell line */
 };

@@ -81,24 +81,12 @@ cb_set(struct tool_call *call)
 }
 
 static int
-cb_handle(struct tool_call *call)
+cb_prepare(struct tool_call *call)
 {
-	const char *action;
-	int (*fn)(struct tool_call *);
-
-	if (tool_arg_str(call, "action", 1, NULL, &action) != 0)
-		return (call->code);
-	if (strcmp(action, "get") == 0)
-		fn = cb_get;
-	else if (strcmp(action, "set") == 0)
-		fn = cb_set;
-	else
-		return (tool_fail(call, BD_EUNKNOWN_ACTION, "unknown action "
-		    "'%s' for tool 'clipboard': expected get or set", action));
 	if (cb.sel == NULL)
 		return (tool_fail(call, BD_EIO, "no display: %s",
 		    cb.cause != NULL ? cb.cause : "not started"));
-	return (fn(call));
+	return (0);
 }
 
 static int
@@ -120,12 +108,16 @@ cb_fini(void)
 	cb.cause = NULL;
 }
 
-static const char *const cb_action_names[] = { "get", "set", NULL };
+static const struct tool_action cb_actions[] = {
+	{ "get", "action", cb_get, 0 },
+	{ "set", "action", cb_set, 0 },
+	{ NULL, NULL, NULL, 0 },
+};
 
 const struct tool_entry tool_clipboard_entry = {
 	.name = "clipboard",
 	.init = cb_init,
 	.fini = cb_fini,
-	.handle = cb_handle,
-	.actions = cb_action_names,
+	.actions = cb_actions,
+	.prepare = cb_prepare,
 };

@@ -934,50 +934,38 @@ oa_wait(struct tool_call *call)
 
 /* --- dispatch ------------------------------------------------------------ */
 
-struct cm_action {
-	const char *name;
-	int (*fn)(struct tool_call *);
+/* Anthropic actions are named by "action", OpenAI's computer_call actions
+ * by "type"; the runtime resolves one, never both. Everything but the
+ * deliberate waits answers in milliseconds (quick). */
+static const struct tool_action cm_actions[] = {
+	{ "screenshot", "action", cm_screenshot, 1 },
+	{ "zoom", "action", cm_zoom, 1 },
+	{ "cursor_position", "action", cm_cursor_position, 1 },
+	{ "mouse_move", "action", cm_mouse_move, 1 },
+	{ "left_click", "action", cm_left_click, 1 },
+	{ "right_click", "action", cm_right_click, 1 },
+	{ "middle_click", "action", cm_middle_click, 1 },
+	{ "double_click", "action", cm_double_click, 1 },
+	{ "triple_click", "action", cm_triple_click, 1 },
+	{ "left_click_drag", "action", cm_left_click_drag, 1 },
+	{ "left_mouse_down", "action", cm_left_mouse_down, 1 },
+	{ "left_mouse_up", "action", cm_left_mouse_up, 1 },
+	{ "scroll", "action", cm_scroll, 1 },
+	{ "type", "action", cm_type, 1 },
+	{ "key", "action", cm_key, 1 },
+	{ "hold_key", "action", cm_hold_key, 0 },
+	{ "wait", "action", cm_wait, 0 },
+	{ "click", "type", oa_click, 1 },
+	{ "double_click", "type", oa_double_click, 1 },
+	{ "drag", "type", oa_drag, 1 },
+	{ "keypress", "type", oa_keypress, 1 },
+	{ "move", "type", oa_move, 1 },
+	{ "screenshot", "type", cm_screenshot, 1 },
+	{ "scroll", "type", oa_scroll, 1 },
+	{ "type", "type", oa_type, 1 },
+	{ "wait", "type", oa_wait, 0 },
+	{ NULL, NULL, NULL, 0 },
 };
-
-static const struct cm_action cm_anthropic[] = {
-	{ "screenshot", cm_screenshot },
-	{ "zoom", cm_zoom },
-	{ "cursor_position", cm_cursor_position },
-	{ "mouse_move", cm_mouse_move },
-	{ "left_click", cm_left_click },
-	{ "right_click", cm_right_click },
-	{ "middle_click", cm_middle_click },
-	{ "double_click", cm_double_click },
-	{ "triple_click", cm_triple_click },
-	{ "left_click_drag", cm_left_click_drag },
-	{ "left_mouse_down", cm_left_mouse_down },
-	{ "left_mouse_up", cm_left_mouse_up },
-	{ "scroll", cm_scroll },
-	{ "type", cm_type },
-	{ "key", cm_key },
-	{ "hold_key", cm_hold_key },
-	{ "wait", cm_wait },
-	{ NULL, NULL },
-};
-
-static const struct cm_action cm_openai[] = {
-	{ "click", oa_click },
-	{ "double_click", oa_double_click },
-	{ "drag", oa_drag },
-	{ "keypress", oa_keypress },
-	{ "move", oa_move },
-	{ "screenshot", cm_screenshot },
-	{ "scroll", oa_scroll },
-	{ "type", oa_type },
-	{ "wait", oa_wait },
-	{ NULL, NULL },
-};
-
-static const char *const cm_action_names[] = { "screenshot", "zoom",
-	"cursor_position", "mouse_move", "left_click", "right_click",
-	"middle_click", "double_click", "triple_click", "left_click_drag",
-	"left_mouse_down", "left_mouse_up", "scroll", "type", "key",
-	"hold_key", "wait", "click", "drag", "keypress", "move", NULL };
 
 static int
 cm_check_frame(struct tool_call *call)
@@ -1001,31 +989,15 @@ cm_check_frame(struct tool_call *call)
 	return (0);
 }
 
+/* Every action needs the display, and an action sent with "frame" only
+ * runs on the screen it was decided on. */
 static int
-cm_handle(struct tool_call *call)
+cm_prepare(struct tool_call *call)
 {
-	const struct cm_action *table = cm_anthropic;
-	const char *name, *key = "action";
-
 	if (cm.x == NULL)
 		return (tool_fail(call, BD_EIO, "no display: %s",
 		    cm.cause != NULL ? cm.cause : "not started"));
-	if (!tool_arg_has(call, "action")) {
-		/* OpenAI's computer_call action: {"type": "click", ...} */
-		table = cm_openai;
-		key = "type";
-	}
-	if (tool_arg_str(call, key, 1, NULL, &name) != 0)
-		return (call->code);
-	for (; table->name != NULL; table++)
-		if (strcmp(table->name, name) == 0)
-			break;
-	if (table->name == NULL)
-		return (tool_fail(call, BD_EUNKNOWN_ACTION,
-		    "unknown %s '%s' for tool 'computer'", key, name));
-	if (cm_check_frame(call) != 0)
-		return (call->code);
-	return (table->fn(call));
+	return (cm_check_frame(call));
 }
 
 /* --- frame publisher ----------------------------------------------------- */
@@ -1156,19 +1128,10 @@ tool_computer_x11(void)
 	return (cm.x);
 }
 
-/* Everything but the deliberate waits answers in milliseconds. */
-static int
-cm_quick(const char *action)
-{
-	return (action == NULL || (strcmp(action, "wait") != 0 &&
-	    strcmp(action, "hold_key") != 0));
-}
-
 const struct tool_entry tool_computer_entry = {
 	.name = "computer",
 	.init = cm_init,
 	.fini = cm_fini,
-	.handle = cm_handle,
-	.actions = cm_action_names,
-	.quick = cm_quick,
+	.actions = cm_actions,
+	.prepare = cm_prepare,
 };

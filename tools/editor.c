@@ -24,6 +24,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "tools/policy.h"
@@ -36,6 +37,7 @@
 #define ED_HISTORY_PER_FILE 10
 #define ED_HISTORY_BYTES (64u << 20)
 #define ED_HISTORY_ENTRIES 1000
+#define ED_BUSY_WAIT_S 10          /* an edit waits this long for another */
 
 #define ED_TRUNCATED "<response clipped><NOTE>To save on context only part " \
 	"of this file has been shown to you. You should retry this tool " \
@@ -50,11 +52,27 @@ struct ed_hist {
 	size_t len;
 };
 
+/* A file being edited, by its real path: two edits of one file take turns
+ * (each is a read-modify-write), edits of other files go on meanwhile. */
+struct ed_busy {
+	struct ed_busy *next;
+	const char *key;
+};
+
+/*
+ * The lock guards the history and the busy list, and is only ever held
+ * for a few list operations, never across file I/O: an open or a read can
+ * block (a FIFO swapped in, a hung network or FUSE file system), and a
+ * global lock held there once stopped every later edit and the shutdown.
+ */
 static struct {
-	pthread_mutex_t lock; /* edits (read-modify-write) and the history */
+	pthread_mutex_t lock;
+	pthread_cond_t done; /* an edit finished: its file is free */
+	struct ed_busy *busy;
 	struct ed_hist *head;
 	size_t bytes, n;
-} ed = { .lock = PTHREAD_MUTEX_INITIALIZER };
+} ed = { .lock = PTHREAD_MUTEX_INITIALIZER,
+	.done = PTHREAD_COND_INITIALIZER };
 
 static int
 ed_init(const struct tool_config *cfg, char **cause)
@@ -97,7 +115,7 @@ ed_hist_drop(struct ed_hist **pp)
 	ed_hist_free(h);
 }
 
-/* Save a state (lock held); takes data. Bounded per file and in all. */
+/* Save a state; takes data. Bounded per file and in all. */
 static int
 ed_hist_push(const char *key, char *data, size_t len)
 {
@@ -111,6 +129,7 @@ ed_hist_push(const char *key, char *data, size_t len)
 	}
 	h->data = data;
 	h->len = len;
+	pthread_mutex_lock(&ed.lock);
 	for (pp = &ed.head; *pp != NULL; pp = &(*pp)->next)
 		if (strcmp((*pp)->key, key) == 0)
 			same++;
@@ -128,25 +147,74 @@ ed_hist_push(const char *key, char *data, size_t len)
 	while ((ed.bytes > ED_HISTORY_BYTES || ed.n > ED_HISTORY_ENTRIES) &&
 	    ed.head != h)
 		ed_hist_drop(&ed.head);
+	pthread_mutex_unlock(&ed.lock);
 	return (0);
 }
 
-/* Take the newest state of key (lock held); NULL when there is none. */
+/* Take the newest state of key; NULL when there is none. */
 static struct ed_hist *
 ed_hist_pop(const char *key)
 {
-	struct ed_hist **pp, **last = NULL, *h;
+	struct ed_hist **pp, **last = NULL, *h = NULL;
 
+	pthread_mutex_lock(&ed.lock);
 	for (pp = &ed.head; *pp != NULL; pp = &(*pp)->next)
 		if (strcmp((*pp)->key, key) == 0)
 			last = pp;
-	if (last == NULL)
-		return (NULL);
-	h = *last;
-	*last = h->next;
-	ed.bytes -= h->len;
-	ed.n--;
+	if (last != NULL) {
+		h = *last;
+		*last = h->next;
+		ed.bytes -= h->len;
+		ed.n--;
+	}
+	pthread_mutex_unlock(&ed.lock);
 	return (h);
+}
+
+/* Wait (at most ED_BUSY_WAIT_S) until no other edit holds key, then hold
+ * it; me lives until ed_release. busy when the other edit does not end. */
+static int
+ed_claim(struct tool_call *call, struct ed_busy *me, const char *key,
+    const char *path)
+{
+	struct timespec ts;
+	struct ed_busy *b;
+
+	clock_gettime(CLOCK_REALTIME, &ts); /* the condition's clock */
+	ts.tv_sec += ED_BUSY_WAIT_S;
+	me->key = key;
+	pthread_mutex_lock(&ed.lock);
+	for (;;) {
+		for (b = ed.busy; b != NULL && strcmp(b->key, key) != 0;
+		    b = b->next)
+			;
+		if (b == NULL)
+			break;
+		if (pthread_cond_timedwait(&ed.done, &ed.lock, &ts) ==
+		    ETIMEDOUT) {
+			pthread_mutex_unlock(&ed.lock);
+			return (tool_fail(call, BD_EBUSY, "path '%s': another "
+			    "edit of this file has not finished in %d s; try "
+			    "again later", path, ED_BUSY_WAIT_S));
+		}
+	}
+	me->next = ed.busy;
+	ed.busy = me;
+	pthread_mutex_unlock(&ed.lock);
+	return (0);
+}
+
+static void
+ed_release(struct ed_busy *me)
+{
+	pthread_mutex_lock(&ed.lock);
+	for (struct ed_busy **pp = &ed.busy; *pp != NULL; pp = &(*pp)->next)
+		if (*pp == me) {
+			*pp = me->next;
+			break;
+		}
+	pthread_cond_broadcast(&ed.done);
+	pthread_mutex_unlock(&ed.lock);
 }
 
 /* --- output -------------------------------------------------------------- */
@@ -232,6 +300,23 @@ ed_line_end(const char *s, size_t len, size_t idx)
 
 /* --- files --------------------------------------------------------------- */
 
+/* What a path that is not a regular file is, for messages. */
+static const char *
+ed_type(mode_t m)
+{
+	if (S_ISDIR(m))
+		return ("a directory");
+	if (S_ISFIFO(m))
+		return ("a FIFO");
+	if (S_ISSOCK(m))
+		return ("a socket");
+	if (S_ISCHR(m))
+		return ("a character device");
+	if (S_ISBLK(m))
+		return ("a block device");
+	return ("not a file");
+}
+
 static int
 ed_read(struct tool_call *call, struct tool_fspath *fp, const char *path,
     char **out, size_t *outlen)
@@ -242,15 +327,18 @@ ed_read(struct tool_call *call, struct tool_fspath *fp, const char *path,
 	int fd;
 
 	*out = NULL;
-	if (tool_fs_open(fp, O_RDONLY, 0, &fd) != 0)
+	/* O_NONBLOCK: a FIFO put here since the caller looked must not
+	 * block the open (it would wait for a writer forever); on the
+	 * regular file it is checked to be, reads ignore the flag */
+	if (tool_fs_open(fp, O_RDONLY | O_NONBLOCK, 0, &fd) != 0)
 		return (tool_fs_fail(call, fp, errno, "read"));
 	if (fstat(fd, &st) != 0) {
 		tool_fs_fail(call, fp, errno, "read");
 		goto fail;
 	}
 	if (!S_ISREG(st.st_mode)) {
-		tool_fail(call, BD_EINVAL, "path '%s': not a regular file",
-		    path);
+		tool_fail(call, BD_EINVAL, "path '%s': not a regular file (%s)",
+		    path, ed_type(st.st_mode));
 		goto fail;
 	}
 	if ((size_t)st.st_size > ED_FILE_MAX) {
@@ -764,28 +852,17 @@ fail:
 
 /* --- dispatch ------------------------------------------------------------ */
 
-static const char *const ed_commands[] = { "view", "create", "str_replace",
-	"insert", "undo_edit", NULL };
-
 static int
 ed_handle(struct tool_call *call)
 {
 	struct tool_fspath fp = { .dirfd = -1 };
+	struct ed_busy me;
 	const char *cmd, *path;
 	char *key = NULL;
 	struct stat st;
-	int fd, exists, isdir = 0, i;
+	int fd, exists, isdir = 0;
 
-	if (tool_arg_str(call, "command", 1, NULL, &cmd) != 0)
-		return (call->code);
-	for (i = 0; ed_commands[i] != NULL; i++)
-		if (strcmp(ed_commands[i], cmd) == 0)
-			break;
-	if (ed_commands[i] == NULL)
-		return (tool_fail(call, BD_EUNKNOWN_ACTION, "Unrecognized "
-		    "command %s. The allowed commands for the %s tool are: "
-		    "view, create, str_replace, insert, undo_edit", cmd,
-		    ED_NAME));
+	cmd = call->action; /* resolved by the runtime from ed_commands */
 	if (tool_arg_str(call, "path", 1, NULL, &path) != 0)
 		return (call->code);
 	if (path[0] != '/')
@@ -820,6 +897,15 @@ ed_handle(struct tool_call *call)
 		    "the `view` command can be used on directories", path);
 		goto out;
 	}
+	if (exists && !isdir && !S_ISREG(st.st_mode)) {
+		/* Before any open: opening a FIFO waits for a writer, a
+		 * device can block, never end or act on being opened.
+		 * ed_read checks again on the descriptor (a swap since). */
+		tool_fail(call, BD_EINVAL, "path '%s': not a regular file (%s): "
+		    "the editor works on regular files and directories", path,
+		    ed_type(st.st_mode));
+		goto out;
+	}
 	if (strcmp(cmd, "view") == 0) {
 		if (isdir)
 			ed_view_dir(call, &fp, path);
@@ -828,9 +914,9 @@ ed_handle(struct tool_call *call)
 		goto out;
 	}
 	/* the history is keyed by where the file really is */
-	if (tool_path(call, "path", path, &key) != 0)
+	if (tool_path(call, "path", path, &key) != 0 ||
+	    ed_claim(call, &me, key, path) != 0)
 		goto out;
-	pthread_mutex_lock(&ed.lock);
 	if (strcmp(cmd, "create") == 0)
 		ed_create(call, &fp, path, key);
 	else if (strcmp(cmd, "str_replace") == 0)
@@ -839,11 +925,30 @@ ed_handle(struct tool_call *call)
 		ed_insert(call, &fp, path, key);
 	else
 		ed_undo(call, &fp, path, key);
-	pthread_mutex_unlock(&ed.lock);
+	ed_release(&me);
 out:
 	free(key);
 	tool_fs_release(&fp);
 	return (call->code);
+}
+
+/* The commands share their path checks, so one handler serves them all. */
+static const struct tool_action ed_commands[] = {
+	{ "view", "command", ed_handle, 0 },
+	{ "create", "command", ed_handle, 0 },
+	{ "str_replace", "command", ed_handle, 0 },
+	{ "insert", "command", ed_handle, 0 },
+	{ "undo_edit", "command", ed_handle, 0 },
+	{ NULL, NULL, NULL, 0 },
+};
+
+/* In the words of Anthropic's edit.py: agents are trained on them. */
+static int
+ed_unknown(struct tool_call *call, const char *name, const char *expected)
+{
+	return (tool_fail(call, BD_EUNKNOWN_ACTION, "Unrecognized command %s. "
+	    "The allowed commands for the %s tool are: %s", name, ED_NAME,
+	    expected));
 }
 
 const struct tool_entry tool_editor_entry = {
@@ -851,6 +956,6 @@ const struct tool_entry tool_editor_entry = {
 	.alias = "text_editor",
 	.init = ed_init,
 	.fini = ed_fini,
-	.handle = ed_handle,
 	.actions = ed_commands,
+	.unknown = ed_unknown,
 };

@@ -97,6 +97,68 @@ file_entry(int dirfd, const char *name, const struct stat *st, int full)
 	return (e);
 }
 
+/*
+ * Open the regular file fp names (a final symlink followed, confined) with
+ * flags, *fd and *st filled; anything else is refused with a typed error
+ * naming the field, before the open that could block or act: opening a
+ * FIFO waits for the other end (for good, holding a worker and delaying
+ * the shutdown), a device may block, never end, or act on being opened.
+ * With O_CREAT a missing file is created. A directory is refused with
+ * the caller's `dirmsg` when it gives one.
+ */
+static int
+file_open_reg(struct tool_call *call, struct tool_fspath *fp, int flags,
+    mode_t mode, const char *dirmsg, int *fd, struct stat *st)
+{
+	int pfd;
+
+	*fd = -1;
+	if (tool_fs_open(fp, O_PATH, 0, &pfd) == 0) {
+		int rv = fstat(pfd, st);
+
+		close(pfd);
+		if (rv != 0)
+			return (tool_fs_fail(call, fp, errno, "stat"));
+		if (!S_ISREG(st->st_mode))
+			goto refuse;
+	} else if (errno != ENOENT || !(flags & O_CREAT))
+		return (tool_fs_fail(call, fp, errno, "open"));
+	/* O_NONBLOCK: a FIFO swapped in since the look above must not block
+	 * here either (ENXIO for a writer without a reader); regular files
+	 * ignore the flag, so reads and writes stay as they were */
+	if (tool_fs_open(fp, flags | O_NONBLOCK, mode, fd) != 0) {
+		if (errno == ENXIO && tool_fs_open(fp, O_PATH, 0, &pfd) == 0) {
+			int rv = fstat(pfd, st);
+
+			close(pfd);
+			if (rv == 0 && !S_ISREG(st->st_mode))
+				goto refuse;
+			errno = ENXIO;
+		}
+		return (tool_fs_fail(call, fp, errno, "open"));
+	}
+	if (fstat(*fd, st) != 0) {
+		tool_fs_fail(call, fp, errno, "stat");
+		goto fail;
+	}
+	if (!S_ISREG(st->st_mode))
+		goto refuse;
+	return (0);
+refuse:
+	if (S_ISDIR(st->st_mode) && dirmsg != NULL)
+		tool_fail(call, BD_EINVAL, "%s '%s': is a directory (%s)",
+		    fp->field, fp->client, dirmsg);
+	else
+		tool_fail(call, BD_EINVAL, "%s '%s': not a regular file (%s): "
+		    "the file tool reads and writes regular files only",
+		    fp->field, fp->client, file_type(st->st_mode));
+fail:
+	if (*fd >= 0)
+		close(*fd);
+	*fd = -1;
+	return (call->code);
+}
+
 /* "mode": "0644" / "644" / "0o644" or an integer; -1 when absent. */
 static int
 file_arg_mode(struct tool_call *call, int *mode)
@@ -144,23 +206,9 @@ file_read(struct tool_call *call, struct tool_fspath *fp)
 	    tool_arg_int(call, "length", 0, 0, FILE_READ_MAX, FILE_READ_MAX,
 	        &want) != 0)
 		return (call->code);
-	if (tool_fs_open(fp, O_RDONLY, 0, &fd) != 0)
-		return (tool_fs_fail(call, fp, errno, "open"));
-	if (fstat(fd, &st) != 0) {
-		tool_fs_fail(call, fp, errno, "stat");
-		goto out;
-	}
-	if (S_ISDIR(st.st_mode)) {
-		tool_fail(call, BD_EINVAL, "%s '%s': is a directory (use the "
-		    "'list' action)", fp->field, fp->client);
-		goto out;
-	}
-	if (!S_ISREG(st.st_mode)) {
-		/* a FIFO or a device could block or never end */
-		tool_fail(call, BD_EINVAL, "%s '%s': not a regular file (%s)",
-		    fp->field, fp->client, file_type(st.st_mode));
-		goto out;
-	}
+	if (file_open_reg(call, fp, O_RDONLY, 0, "use the 'list' action", &fd,
+	    &st) != 0)
+		return (call->code);
 	/* /proc files say size 0 and still have data: grow as it comes */
 	cap = st.st_size > off ? (size_t)(st.st_size - off) : 0;
 	cap = cap + 1 < (size_t)want ? cap + 1 : (size_t)want;
@@ -247,17 +295,9 @@ file_write_at(struct tool_call *call, struct tool_fspath *fp,
 
 	if (append)
 		flags |= O_APPEND;
-	if (tool_fs_open(fp, flags, mode >= 0 ? (mode_t)mode : 0666, &fd) != 0)
-		return (tool_fs_fail(call, fp, errno, "open"));
-	if (fstat(fd, &st) != 0) {
-		tool_fs_fail(call, fp, errno, "stat");
-		goto out;
-	}
-	if (!S_ISREG(st.st_mode)) {
-		tool_fail(call, BD_EINVAL, "%s '%s': not a regular file (%s)",
-		    fp->field, fp->client, file_type(st.st_mode));
-		goto out;
-	}
+	if (file_open_reg(call, fp, flags, mode >= 0 ? (mode_t)mode : 0666,
+	    NULL, &fd, &st) != 0)
+		return (call->code);
 	if (append)
 		off = (long long)st.st_size;
 	else if (off > (long long)st.st_size) {
@@ -307,6 +347,27 @@ file_mkparents(struct tool_call *call, const char *path)
 	return (rv);
 }
 
+/* A plain write renames a new file over the name: fine for a regular
+ * file (or none), but over a FIFO, a socket or a device node it would
+ * silently swap a special file for a plain one (as root, /dev/null for a
+ * file): refused, like the in-place writes that would open it. A
+ * directory is left to tool_fs_replace's own error. */
+static int
+file_replaceable(struct tool_call *call, struct tool_fspath *fp)
+{
+	struct stat st;
+	int fd;
+
+	if (tool_fs_open(fp, O_PATH, 0, &fd) != 0)
+		return (0); /* absent (or a dangling link): created */
+	if (fstat(fd, &st) == 0 && !S_ISREG(st.st_mode) && !S_ISDIR(st.st_mode))
+		tool_fail(call, BD_EINVAL, "%s '%s': not a regular file (%s): "
+		    "the file tool reads and writes regular files only",
+		    fp->field, fp->client, file_type(st.st_mode));
+	close(fd);
+	return (call->code);
+}
+
 /* Resolves the path itself: `parents` must create directories first. */
 static int
 file_write(struct tool_call *call, const char *path, struct tool_fspath *fp)
@@ -344,6 +405,8 @@ file_write(struct tool_call *call, const char *path, struct tool_fspath *fp)
 	if (parents && file_mkparents(call, path) != 0)
 		goto out;
 	if (tool_fs_resolve(call, "path", path, fp) != 0)
+		goto out;
+	if (off < 0 && !append && file_replaceable(call, fp) != 0)
 		goto out;
 	if (off >= 0 || append)
 		rv = file_write_at(call, fp, text != NULL ?
@@ -636,55 +699,54 @@ file_move(struct tool_call *call, struct tool_fspath *fp)
 
 /* --- dispatch ------------------------------------------------------------ */
 
-static const struct {
-	const char *name;
-	int (*fn)(struct tool_call *, struct tool_fspath *);
-	/* or, for actions that may create directories before the lookup */
-	int (*fn_path)(struct tool_call *, const char *, struct tool_fspath *);
-} file_actions[] = {
-	{ "read", file_read, NULL },
-	{ "write", NULL, file_write },
-	{ "list", file_list, NULL },
-	{ "stat", file_stat, NULL },
-	{ "remove", file_remove, NULL },
-	{ "mkdir", NULL, file_mkdir },
-	{ "move", file_move, NULL },
-};
-
-static const char *const file_action_names[] = { "read", "write", "list",
-	"stat", "remove", "mkdir", "move", NULL };
-
+/* Every action takes "path": resolve it once here. fn_path is for the
+ * actions that may create directories before the lookup. */
 static int
-file_handle(struct tool_call *call)
+file_run(struct tool_call *call,
+    int (*fn)(struct tool_call *, struct tool_fspath *),
+    int (*fn_path)(struct tool_call *, const char *, struct tool_fspath *))
 {
 	struct tool_fspath fp;
-	const char *action, *path;
-	size_t i;
+	const char *path;
 
-	if (tool_arg_str(call, "action", 1, NULL, &action) != 0)
-		return (call->code);
-	for (i = 0; i < sizeof file_actions / sizeof file_actions[0]; i++)
-		if (strcmp(file_actions[i].name, action) == 0)
-			break;
-	if (i == sizeof file_actions / sizeof file_actions[0])
-		return (tool_fail(call, BD_EUNKNOWN_ACTION, "unknown action "
-		    "'%.64s' for tool 'file': expected read, write, list, "
-		    "stat, remove, mkdir or move", action));
 	if (tool_arg_str(call, "path", 1, NULL, &path) != 0)
 		return (call->code);
 	memset(&fp, 0, sizeof fp);
 	fp.dirfd = -1;
-	if (file_actions[i].fn_path != NULL)
-		file_actions[i].fn_path(call, path, &fp);
+	if (fn_path != NULL)
+		fn_path(call, path, &fp);
 	else if (tool_fs_resolve(call, "path", path, &fp) == 0)
-		file_actions[i].fn(call, &fp);
+		fn(call, &fp);
 	tool_fs_release(&fp);
 	return (call->code);
 }
 
+#define FILE_ACTION(name, fn, fn_path)                                        \
+	static int file_do_##name(struct tool_call *call)                     \
+	{                                                                     \
+		return (file_run(call, fn, fn_path));                         \
+	}
+FILE_ACTION(read, file_read, NULL)
+FILE_ACTION(write, NULL, file_write)
+FILE_ACTION(list, file_list, NULL)
+FILE_ACTION(stat, file_stat, NULL)
+FILE_ACTION(remove, file_remove, NULL)
+FILE_ACTION(mkdir, NULL, file_mkdir)
+FILE_ACTION(move, file_move, NULL)
+
+static const struct tool_action file_actions[] = {
+	{ "read", "action", file_do_read, 0 },
+	{ "write", "action", file_do_write, 0 },
+	{ "list", "action", file_do_list, 0 },
+	{ "stat", "action", file_do_stat, 0 },
+	{ "remove", "action", file_do_remove, 0 },
+	{ "mkdir", "action", file_do_mkdir, 0 },
+	{ "move", "action", file_do_move, 0 },
+	{ NULL, NULL, NULL, 0 },
+};
+
 const struct tool_entry tool_file_entry = {
 	.name = "file",
 	.init = file_init,
-	.handle = file_handle,
-	.actions = file_action_names,
+	.actions = file_actions,
 };

@@ -679,6 +679,7 @@ tool_path(struct tool_call *call, const char *field, const char *path,
     char **out)
 {
 	struct tool_fspath fp;
+	struct stat st;
 	char *dir;
 	int fd;
 
@@ -689,7 +690,19 @@ tool_path(struct tool_call *call, const char *field, const char *path,
 		tool_fs_release(&fp);
 		return (call->code);
 	}
-	if (tool_fs_open(&fp, O_PATH, 0, &fd) == 0) {
+	/* A name that is not a symlink: its directory's path and the name,
+	 * not the file's own descriptor's path, which reads "PATH (deleted)"
+	 * once the file is replaced (a concurrent atomic write), so that two
+	 * edits of one file got different keys. */
+	if (strcmp(fp.name, ".") != 0 && (tool_fs_lstat(&fp, &st) == 0 ?
+	    !S_ISLNK(st.st_mode) : errno == ENOENT)) {
+		if ((dir = fs_fdpath(fp.dirfd)) != NULL) {
+			if (asprintf(out, "%s%s%s", dir, strcmp(dir, "/") ==
+			    0 ? "" : "/", fp.name) < 0)
+				*out = NULL;
+			free(dir);
+		}
+	} else if (tool_fs_open(&fp, O_PATH, 0, &fd) == 0) {
 		*out = fs_fdpath(fd);
 		close(fd);
 	} else if (errno == ENOENT && (dir = fs_fdpath(fp.dirfd)) != NULL) {

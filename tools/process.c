@@ -528,11 +528,11 @@ proc_start(struct tool_call *call)
 	 * entry that waits for it is in the table */
 	struct spawn_opts o = { .argv = argv, .cwd = cwd, .envp = envp,
 	    .on_exit = proc_on_exit };
-	if (spawn_start(&o, &c, &cause) != 0) {
+	if ((rv = spawn_start(&o, &c, &cause)) != 0) {
 		pthread_mutex_unlock(&ps.lock);
-		rv = tool_fail(call, cause != NULL && strncmp(cause,
-		    "cannot run", 10) == 0 ? BD_ENOTFOUND : BD_EIO,
-		    "%s", cause != NULL ? cause : "cannot start the process");
+		/* spawn_start's code says why (not_found: the program) */
+		rv = tool_fail(call, rv, "%s", cause != NULL ? cause :
+		    "cannot start the process");
 		goto out;
 	}
 	/* a finished entry with the same pid is stale: the pid is reused */
@@ -736,6 +736,25 @@ proc_arg_signal(struct tool_call *call, int *sig)
 	    "number", json_string_value(v)));
 }
 
+/* The refusal to signal an ended process: the pid, and how it ended. */
+static int
+proc_exited_fail(struct tool_call *call, const struct proc *p)
+{
+	char how[48];
+
+	if (WIFSIGNALED(p->status))
+		snprintf(how, sizeof how, "(ended by SIG%s)",
+		    sigabbrev_np(WTERMSIG(p->status)) != NULL ?
+		    sigabbrev_np(WTERMSIG(p->status)) : "?");
+	else
+		snprintf(how, sizeof how, "with status %d",
+		    WEXITSTATUS(p->status));
+	return (tool_fail(call, BD_EINVAL, "pid '%d': the process has already "
+	    "exited %s; it is not signalled: the pid may be another "
+	    "process's now (children it left in its group are no longer "
+	    "addressable)", (int)p->pid, how));
+}
+
 static int
 proc_signal(struct tool_call *call)
 {
@@ -751,15 +770,23 @@ proc_signal(struct tool_call *call)
 		pthread_mutex_unlock(&ps.lock);
 		return (call->code);
 	}
-	/* Under the lock: a running entry's pid is not reaped, so it is not
-	 * reused, and its group id (its pid: it leads its session) exists. */
 	pid = p->pid;
-	rv = kill(group ? -pid : pid, sig);
-	if (rv != 0 && !p->running) {
+	if (!p->running) {
+		/* Reaped: the pid number may belong to another process by
+		 * now (and lead another group), so nothing is sent. */
+		rv = proc_exited_fail(call, p);
 		pthread_mutex_unlock(&ps.lock);
-		return (tool_fail(call, BD_EINVAL, "process '%d' has already "
-		    "exited%s", (int)pid, group ? " and its process group is "
-		    "empty" : ""));
+		return (rv);
+	}
+	/* spawn_signal sends only while the child is unreaped, so a pid the
+	 * reaper just freed is never signalled as this process's */
+	rv = spawn_signal(pid, sig, group);
+	if (rv != 0 && errno == ESRCH) {
+		pthread_mutex_unlock(&ps.lock);
+		return (tool_fail(call, BD_EINVAL, "pid '%d': the process has "
+		    "exited (its status is on its way: see 'wait'); it is not "
+		    "signalled, the pid may be another process's now",
+		    (int)pid));
 	}
 	if (rv != 0) {
 		int e = errno;
@@ -824,28 +851,12 @@ proc_wait(struct tool_call *call)
 /* --- the tool ------------------------------------------------------------ */
 
 static int
-proc_handle(struct tool_call *call)
+proc_prepare(struct tool_call *call)
 {
-	const char *action;
-
-	if (tool_arg_str(call, "action", 1, NULL, &action) != 0)
-		return (call->code);
 	if (!ps.ready)
 		return (tool_fail(call, BD_EINTERNAL, "the process tool did "
 		    "not start"));
-	if (strcmp(action, "start") == 0)
-		return (proc_start(call));
-	if (strcmp(action, "list") == 0)
-		return (proc_list(call));
-	if (strcmp(action, "output") == 0)
-		return (proc_output(call));
-	if (strcmp(action, "signal") == 0)
-		return (proc_signal(call));
-	if (strcmp(action, "wait") == 0)
-		return (proc_wait(call));
-	return (tool_fail(call, BD_EUNKNOWN_ACTION, "unknown action '%.64s' "
-	    "for tool 'process': expected start, list, output, signal or "
-	    "wait", action));
+	return (0);
 }
 
 static int
@@ -881,8 +892,8 @@ proc_fini(void)
 		return;
 	pthread_mutex_lock(&ps.lock);
 	for (struct proc *p = ps.list; p != NULL; p = p->next)
-		if (p->running)
-			kill(-p->pid, SIGTERM);
+		if (p->running) /* not if reaped meanwhile: see signal */
+			(void)spawn_signal(p->pid, SIGTERM, 1);
 	ps.stopping = 1;
 	proc_wakeup();
 	pthread_mutex_unlock(&ps.lock);
@@ -901,13 +912,19 @@ proc_fini(void)
 	spawn_close(&ps.wake[1]);
 }
 
-static const char *const proc_actions[] = { "start", "list", "output",
-	"signal", "wait", NULL };
+static const struct tool_action proc_actions[] = {
+	{ "start", "action", proc_start, 0 },
+	{ "list", "action", proc_list, 0 },
+	{ "output", "action", proc_output, 0 },
+	{ "signal", "action", proc_signal, 0 },
+	{ "wait", "action", proc_wait, 0 },
+	{ NULL, NULL, NULL, 0 },
+};
 
 const struct tool_entry tool_process_entry = {
 	.name = "process",
 	.init = proc_init,
 	.fini = proc_fini,
-	.handle = proc_handle,
 	.actions = proc_actions,
+	.prepare = proc_prepare,
 };

@@ -15,10 +15,12 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/pidfd.h> /* glibc 2.36 has the wrappers */
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "tools/tool.h"
 #include "tools/spawn.h"
 
 extern char **environ;
@@ -212,13 +214,20 @@ spawn_fini(void)
 	pthread_mutex_unlock(&sp.lock);
 }
 
+/* Watch pid for the reaper; *mine (when not NULL) gets a pidfd of its
+ * own, taken before the reaper knows the pid, so before any reaping. */
 static int
-spawn_watch(pid_t pid, spawn_exit_fn fn, void *arg)
+spawn_watch(pid_t pid, spawn_exit_fn fn, void *arg, int *mine)
 {
 	int pidfd = (int)syscall(SYS_pidfd_open, pid, 0);
 
 	if (pidfd >= 0)
 		(void)fcntl(pidfd, F_SETFD, FD_CLOEXEC);
+	if (mine != NULL && pidfd >= 0 &&
+	    (*mine = fcntl(pidfd, F_DUPFD_CLOEXEC, 0)) < 0) {
+		spawn_close(&pidfd);
+		return (-1);
+	}
 	pthread_mutex_lock(&sp.lock);
 	if (sp.n == sp.cap) {
 		size_t cap = sp.cap > 0 ? sp.cap * 2 : 32;
@@ -227,6 +236,8 @@ spawn_watch(pid_t pid, spawn_exit_fn fn, void *arg)
 		if (w == NULL) {
 			pthread_mutex_unlock(&sp.lock);
 			spawn_close(&pidfd);
+			if (mine != NULL)
+				spawn_close(mine);
 			return (-1);
 		}
 		sp.w = w;
@@ -255,13 +266,13 @@ spawn_start(const struct spawn_opts *o, struct spawn_child *child,
 	posix_spawnattr_t at;
 	sigset_t none, dfl;
 	const char *what = "cannot create pipes";
-	int rv, fa_ok = 0, at_ok = 0, saved;
+	int rv, fa_ok = 0, at_ok = 0, saved, code = BD_EIO;
 	pid_t pid;
 
-	*child = (struct spawn_child){ -1, -1, -1, -1 };
+	*child = (struct spawn_child){ -1, -1, -1, -1, -1 };
 	if (!sp.started) {
 		*cause = strdup("the process reaper is not running");
-		return (-1);
+		return (BD_EINTERNAL);
 	}
 	if ((o->stdin_pipe && pipe2(in, O_CLOEXEC) != 0) ||
 	    pipe2(out, O_CLOEXEC) != 0 ||
@@ -310,9 +321,11 @@ spawn_start(const struct spawn_opts *o, struct spawn_child *child,
 		    rv == EACCES) && access(o->cwd, X_OK) != 0)
 			saved = asprintf(cause, "cannot change to directory "
 			    "'%s': %s", o->cwd, strerror(rv));
-		else
+		else {
 			saved = asprintf(cause, "cannot run '%s': %s",
 			    o->argv[0], strerror(rv));
+			code = BD_ENOTFOUND;
+		}
 		if (saved < 0)
 			*cause = NULL;
 		goto fail;
@@ -329,7 +342,8 @@ spawn_start(const struct spawn_opts *o, struct spawn_child *child,
 	if ((child->in >= 0 && spawn_nonblock(child->in) != 0) ||
 	    spawn_nonblock(child->out) != 0 ||
 	    (child->err >= 0 && spawn_nonblock(child->err) != 0) ||
-	    spawn_watch(pid, o->on_exit, o->arg) != 0) {
+	    spawn_watch(pid, o->on_exit, o->arg, o->want_pidfd ?
+	    &child->pidfd : NULL) != 0) {
 		/* Cannot happen short of running out of memory; the child
 		 * must not outlive our knowledge of it. */
 		kill(-pid, SIGKILL);
@@ -337,8 +351,9 @@ spawn_start(const struct spawn_opts *o, struct spawn_child *child,
 		spawn_close(&child->in);
 		spawn_close(&child->out);
 		spawn_close(&child->err);
+		spawn_close(&child->pidfd);
 		*cause = strdup("cannot watch the new process");
-		return (-1);
+		return (BD_EINTERNAL);
 	}
 	return (0);
 
@@ -356,7 +371,49 @@ fail:
 		spawn_close(&out[i]);
 		spawn_close(&err[i]);
 	}
-	return (-1);
+	return (code);
+}
+
+int
+spawn_signal(pid_t pid, int sig, int group)
+{
+	int rv = -1;
+
+	pthread_mutex_lock(&sp.lock);
+	errno = ESRCH;
+	for (size_t i = 0; i < sp.n; i++) {
+		if (sp.w[i].pid != pid)
+			continue;
+		/* watched means not reaped: the pid (and the group id it
+		 * leads) is still this child's, whatever ran since */
+		if (group)
+			rv = kill(-pid, sig);
+		else if (sp.w[i].pidfd >= 0)
+			rv = pidfd_send_signal(sp.w[i].pidfd, sig, NULL, 0);
+		else
+			rv = kill(pid, sig);
+		break;
+	}
+	pthread_mutex_unlock(&sp.lock);
+	return (rv);
+}
+
+#ifndef PIDFD_SIGNAL_PROCESS_GROUP
+#define PIDFD_SIGNAL_PROCESS_GROUP (1U << 2) /* Linux 6.9 */
+#endif
+
+int
+spawn_kill_group(pid_t pid, int pidfd, int sig)
+{
+	if (pidfd >= 0) {
+		if (pidfd_send_signal(pidfd, sig, NULL,
+		    PIDFD_SIGNAL_PROCESS_GROUP) == 0)
+			return (0);
+		if (errno != EINVAL)
+			return (-1);
+		/* EINVAL: a kernel without the flag */
+	}
+	return (spawn_signal(pid, sig, 1));
 }
 
 char **

@@ -29,6 +29,7 @@ struct spawn_opts {
 	int merge_stderr;      /* 1: stderr goes into the stdout pipe */
 	spawn_exit_fn on_exit; /* may be NULL: the child is only reaped */
 	void *arg;
+	int want_pidfd;        /* 1: a pidfd of the child in child->pidfd */
 };
 
 struct spawn_child {
@@ -36,6 +37,9 @@ struct spawn_child {
 	int in;     /* write end of stdin, or -1 */
 	int out;    /* read end of stdout (and stderr when merged) */
 	int err;    /* read end of stderr, or -1 when merged */
+	int pidfd;  /* with want_pidfd: the child's pidfd (opened before it
+	             * could be reaped, so never another process's), the
+	             * caller's to close; -1 otherwise or without pidfds */
 };
 
 /* Start (and stop) the reaper; counted, so each tool calls them once. */
@@ -43,10 +47,12 @@ int spawn_init(char **cause);
 void spawn_fini(void);
 
 /*
- * Start a child. On success fills *child: its descriptors are the
- * caller's to close, non-blocking and close-on-exec. On failure returns -1
- * with *cause (malloc'd), for example "cannot run 'foo': No such file or
- * directory"; nothing is left behind.
+ * Start a child. On success returns 0 and fills *child: its descriptors
+ * are the caller's to close, non-blocking and close-on-exec. On failure
+ * returns the error code (runtime/protocol.h) that says why, with *cause
+ * (malloc'd): BD_ENOTFOUND when the program cannot be run ("cannot run
+ * 'foo': No such file or directory"), BD_EIO when cwd cannot be entered
+ * or the system is out of something; nothing is left behind.
  */
 int spawn_start(const struct spawn_opts *o, struct spawn_child *child,
     char **cause);
@@ -59,6 +65,27 @@ int spawn_start(const struct spawn_opts *o, struct spawn_child *child,
 char **spawn_env(const char *const *names, const char *const *values,
     size_t n);
 void spawn_env_free(char **envp);
+
+/*
+ * Send sig to a child started here that has not been reaped yet: to its
+ * process group too when `group`. Decided under the reaper's lock, so the
+ * pid cannot be reaped and reused meanwhile (the process alone goes by its
+ * pidfd; its group id is its pid while it is unreaped, as a session
+ * leader cannot leave its group). Returns 0, or -1 with errno: ESRCH when
+ * the child was reaped (its exit is reported, or about to be, through
+ * on_exit), else as kill(2).
+ */
+int spawn_signal(pid_t pid, int sig, int group);
+
+/*
+ * Send sig to the process group a child started here leads, even after
+ * the child itself was reaped, as long as members remain: through its
+ * pidfd (from want_pidfd) with PIDFD_SIGNAL_PROCESS_GROUP, which names
+ * that very group, never a later one with the same number. Kernels
+ * before 6.9 lack the flag: then as spawn_signal (only while the leader
+ * is unreaped). 0, or -1 with errno (ESRCH: nobody left to signal).
+ */
+int spawn_kill_group(pid_t pid, int pidfd, int sig);
 
 /* Close *fd if open and set it to -1. */
 void spawn_close(int *fd);

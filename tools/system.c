@@ -27,33 +27,38 @@ sys_capabilities(void)
 
 	for (const struct tool_entry *const *t = tool_table; *t != NULL; t++) {
 		json_t *acts = json_array();
+		const struct tool_action *a, *b;
 
-		for (const char *const *a = (*t)->actions; a != NULL && *a != NULL;
-		    a++)
-			json_array_append_new(acts, json_string(*a));
+		/* each name once, though the computer lists some under both
+		 * "action" and "type" */
+		for (a = (*t)->actions; a != NULL && a->name != NULL; a++) {
+			for (b = (*t)->actions; b != a; b++)
+				if (strcmp(b->name, a->name) == 0)
+					break;
+			if (b == a)
+				json_array_append_new(acts,
+				    json_string(a->name));
+		}
 		json_object_set_new(tools, (*t)->name, acts);
 	}
 	return (tools);
 }
 
 static int
-sys_handle(struct tool_call *call)
+sys_ping(struct tool_call *call)
 {
-	const char *action, *display, *cause;
+	tool_set_output(call, "pong");
+	return (0);
+}
+
+static int
+sys_info(struct tool_call *call)
+{
+	const char *display, *cause;
 	int sw, sh, dw, dh;
 
-	if (tool_arg_str(call, "action", 1, NULL, &action) != 0)
-		return (call->code);
-	if (strcmp(action, "ping") == 0) {
-		tool_set_output(call, "pong");
-		return (0);
-	}
-	if (strcmp(action, "info") != 0)
-		return (tool_fail(call, BD_EUNKNOWN_ACTION,
-		    "unknown action '%s' for tool 'system': expected ping or "
-		    "info", action));
 	tool_set_str(call, "version", BUREAU_VERSION);
-	tool_set_int(call, "protocol", BD_PROTOCOL_VERSION);
+	tool_set_int(call, "protocol", BUREAU_PROTOCOL);
 	tool_set_int(call, "pid", (long long)getpid());
 	/* Clients refuse a larger request themselves: nng would drop it
 	 * with the connection and they could not tell why. */
@@ -68,29 +73,24 @@ sys_handle(struct tool_call *call)
 		tool_set_json(call, "scaled",
 		    json_pack("{s:i, s:i}", "width", dw, "height", dh));
 		tool_set_output(call, "bureaud %s, protocol %d, screen %dx%d, "
-		    "screenshots %dx%d", BUREAU_VERSION, BD_PROTOCOL_VERSION, sw,
+		    "screenshots %dx%d", BUREAU_VERSION, BUREAU_PROTOCOL, sw,
 		    sh, dw, dh);
 	} else {
 		tool_set_str(call, "display_error", cause);
 		tool_set_output(call, "bureaud %s, protocol %d, no display: %s",
-		    BUREAU_VERSION, BD_PROTOCOL_VERSION, cause);
+		    BUREAU_VERSION, BUREAU_PROTOCOL, cause);
 	}
 	return (0);
 }
 
-static const char *const sys_actions[] = { "ping", "info", NULL };
-
-static int
-sys_quick(const char *action)
-{
-	(void)action;
-	return (1);
-}
+static const struct tool_action sys_actions[] = {
+	{ "ping", "action", sys_ping, 1 },
+	{ "info", "action", sys_info, 1 },
+	{ NULL, NULL, NULL, 0 },
+};
 
 const struct tool_entry tool_system_entry = {
 	.name = "system",
 	.init = sys_init,
-	.handle = sys_handle,
 	.actions = sys_actions,
-	.quick = sys_quick,
 };

@@ -1,10 +1,13 @@
 /*
- * tools: one file per tool, each exporting a `const struct tool_entry`. The
- * runtime parses the request, checks auth and policy, then calls the entry's
+ * tools: one file per tool, each exporting a `const struct tool_entry` whose
+ * table lists the tool's actions (tmux's cmd_entry: the table is the
+ * dispatcher). The runtime parses the request, resolves exactly one action
+ * from the table, checks auth and policy on it, then calls that action's
  * handler with a struct tool_call; the handler reads its fields through the
  * tool_arg_* helpers (which produce typed errors that name the field), adds
  * its reply fields to call->reply, and returns 0 or the error code it set
- * with tool_fail. Tools never touch sockets and never parse JSON by hand.
+ * with tool_fail. Tools never look up their own action, never touch
+ * sockets and never parse JSON by hand.
  *
  * Handlers run concurrently on several worker threads: a tool guards its
  * own shared state.
@@ -18,7 +21,13 @@
 #include <stdint.h>
 
 #include "capture/capture.h"
-#include "runtime/protocol.h"
+#include "host-bridge/include/bureau_protocol.h"
+
+/* The protocol's error codes (bureau_protocol.h), as handlers return them:
+ * BD_EINVAL and so on; 0 is success. */
+#define TOOL_BD_ERR(n, suffix, name) BD_##suffix = (n),
+enum bd_err { BD_OK = 0, BUREAU_PROTOCOL_ERRORS(TOOL_BD_ERR) BD_NERR };
+#undef TOOL_BD_ERR
 
 /* Daemon-wide settings the tools need; filled by runtime/config.c. */
 struct tool_config {
@@ -44,9 +53,27 @@ struct tool_call {
 	json_t *req;             /* the request object (borrowed) */
 	json_t *reply;           /* reply object: handlers add fields */
 	const struct tool_config *cfg;
-	const char *action;      /* "action" or "type" string, or NULL */
+	/* The action the runtime resolved from the tool's table, or NULL
+	 * for a tool without actions (bash); action is act->name. */
+	const struct tool_action *act;
+	const char *action;
 	int code;                /* set by tool_fail */
 	char *message;           /* set by tool_fail, malloc'd */
+};
+
+/* One action of a tool. The same name may appear under two keys (the
+ * computer's Anthropic "scroll" and OpenAI "scroll"): name and key together
+ * pick the entry. */
+struct tool_action {
+	const char *name;
+	/* The request field that names it: "action" for most tools, "command"
+	 * for the editor, "type" for OpenAI computer-use actions. */
+	const char *key;
+	int (*handle)(struct tool_call *call);
+	/* Does it answer promptly (no waiting on programs or timers)? The
+	 * runtime keeps its last workers for quick requests, so screenshots
+	 * and input never queue behind shell commands. */
+	int quick;
 };
 
 struct tool_entry {
@@ -57,15 +84,21 @@ struct tool_entry {
 	 * serves the tool's requests with an error naming the cause. */
 	int (*init)(const struct tool_config *cfg, char **cause);
 	void (*fini)(void);                 /* at shutdown (may be NULL) */
+	/* The tool's actions, ended by an entry whose name is NULL; NULL for
+	 * a tool without actions (bash: its "command" is a shell line). */
+	const struct tool_action *actions;
+	/* Called once the action is resolved and allowed, before its handler
+	 * (may be NULL): what every action needs, such as an open display.
+	 * Returns 0 or the code it set with tool_fail. */
+	int (*prepare)(struct tool_call *call);
+	/* A tool without actions: its handler and whether it is quick. */
 	int (*handle)(struct tool_call *call);
-	/* Actions this tool knows (NULL-terminated), for policy and `info`;
-	 * NULL when the tool has no actions. */
-	const char *const *actions;
-	/* Does this action answer promptly (no waiting on programs or
-	 * timers)? The runtime keeps its last workers for quick requests,
-	 * so screenshots and input never queue behind shell commands.
-	 * NULL: never quick. */
-	int (*quick)(const char *action);
+	int quick;
+	/* Words the unknown_action error (may be NULL: the runtime's own
+	 * wording). `expected` lists the known names, comma-separated; the
+	 * editor answers in the exact words of Anthropic's reference tool. */
+	int (*unknown)(struct tool_call *call, const char *name,
+	    const char *expected);
 };
 
 /* Every tool, NULL-terminated (tools/registry.c). */

@@ -737,40 +737,13 @@ done:
 
 /* --- entry --------------------------------------------------------------- */
 
-static const struct {
-	const char *name;
-	int (*fn)(struct tool_call *);
-} win_actions[] = {
-	{ "list", win_list },
-	{ "activate", win_activate },
-	{ "close", win_close },
-	{ "move", win_move },
-	{ "resize", win_resize },
-	{ "launch", win_launch },
-	{ NULL, NULL },
-};
-
-static const char *const win_action_names[] = { "list", "activate", "close",
-	"move", "resize", "launch", NULL };
-
 static int
-win_handle(struct tool_call *call)
+win_prepare(struct tool_call *call)
 {
-	const char *action;
-
-	if (tool_arg_str(call, "action", 1, NULL, &action) != 0)
-		return (call->code);
-	for (size_t i = 0; win_actions[i].name != NULL; i++) {
-		if (strcmp(win_actions[i].name, action) != 0)
-			continue;
-		if (win.wm == NULL)
-			return (tool_fail(call, BD_EIO, "no display: %s",
-			    win.cause != NULL ? win.cause : "not started"));
-		return (win_actions[i].fn(call));
-	}
-	return (tool_fail(call, BD_EUNKNOWN_ACTION, "unknown action '%s' for "
-	    "tool 'window': expected list, activate, close, move, resize or "
-	    "launch", action));
+	if (win.wm == NULL)
+		return (tool_fail(call, BD_EIO, "no display: %s",
+		    win.cause != NULL ? win.cause : "not started"));
+	return (0);
 }
 
 static int
@@ -800,17 +773,20 @@ win_fini(void)
 }
 
 /* All but `launch` (which may wait for a window) answer at once. */
-static int
-win_quick(const char *action)
-{
-	return (action == NULL || strcmp(action, "launch") != 0);
-}
+static const struct tool_action win_actions[] = {
+	{ "list", "action", win_list, 1 },
+	{ "activate", "action", win_activate, 1 },
+	{ "close", "action", win_close, 1 },
+	{ "move", "action", win_move, 1 },
+	{ "resize", "action", win_resize, 1 },
+	{ "launch", "action", win_launch, 0 },
+	{ NULL, NULL, NULL, 0 },
+};
 
 const struct tool_entry tool_window_entry = {
 	.name = "window",
 	.init = win_init,
 	.fini = win_fini,
-	.handle = win_handle,
-	.actions = win_action_names,
-	.quick = win_quick,
+	.actions = win_actions,
+	.prepare = win_prepare,
 };

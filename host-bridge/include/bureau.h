@@ -36,31 +36,28 @@ extern "C" {
 
 typedef struct bureau_client bureau_client;
 
-#define BUREAU_PROTOCOL    1
-#define BUREAU_DEFAULT_URL "tcp://127.0.0.1:7300"
-/* bureaud's default largest request (--max-request), in bytes. */
-#define BUREAU_MAX_REQUEST (64u << 20)
+/* The protocol's version (BUREAU_PROTOCOL), default URL
+ * (BUREAU_DEFAULT_URL), bureaud's default largest request
+ * (BUREAU_MAX_REQUEST) and its error codes, shared with bureaud. */
+#include "bureau_protocol.h"
+
 /* The smallest --max-request bureaud accepts. A longer request is checked
  * against the daemon's own limit (its `system info` "max_request", asked
  * once per connection) and refused locally with BUREAU_ETOOLARGE. */
 #define BUREAU_MIN_MAX_REQUEST 4096u
 
+#define BUREAU_ERROR_(n, suffix, name) BUREAU_##suffix = -(n),
 enum bureau_error {
 	BUREAU_OK = 0,
-	/* The daemon answered ok:false with this code. */
-	BUREAU_EBADREQ = -1,         /* bad_request */
-	BUREAU_EUNAUTH = -2,         /* unauthorized */
-	BUREAU_EUNKNOWN_TOOL = -3,   /* unknown_tool */
-	BUREAU_EUNKNOWN_ACTION = -4, /* unknown_action */
-	BUREAU_EINVAL = -5,          /* invalid_argument */
-	BUREAU_EBOUNDS = -6,         /* out_of_bounds */
-	BUREAU_ETIMEOUT = -7,        /* timeout: a tool's own time limit */
-	BUREAU_ENOTFOUND = -8,       /* not_found */
-	BUREAU_EPERM = -9,           /* permission_denied */
-	BUREAU_EIO = -10,            /* io_error */
-	BUREAU_ETOOLARGE = -11,      /* too_large */
-	BUREAU_EBUSY = -12,          /* busy */
-	BUREAU_EINTERNAL = -13,      /* internal */
+	/* The daemon answered ok:false with this code, one per entry of
+	 * BUREAU_PROTOCOL_ERRORS (bureau_protocol.h): BUREAU_EBADREQ
+	 * (bad_request, -1), BUREAU_EUNAUTH (unauthorized),
+	 * BUREAU_EUNKNOWN_TOOL, BUREAU_EUNKNOWN_ACTION, BUREAU_EINVAL
+	 * (invalid_argument), BUREAU_EBOUNDS (out_of_bounds), BUREAU_ETIMEOUT
+	 * (timeout: a tool's own time limit), BUREAU_ENOTFOUND, BUREAU_EPERM
+	 * (permission_denied), BUREAU_EIO (io_error), BUREAU_ETOOLARGE,
+	 * BUREAU_EBUSY, BUREAU_EINTERNAL (internal, -13). */
+	BUREAU_PROTOCOL_ERRORS(BUREAU_ERROR_)
 	BUREAU_EUNKNOWN = -14,       /* a code newer than this library knows */
 	/* Transport. */
 	BUREAU_ECONNECT = -20,   /* no connection to the daemon in time, or
@@ -72,6 +69,7 @@ enum bureau_error {
 	                      function */
 	BUREAU_ENOMEM = -31
 };
+#undef BUREAU_ERROR_
 
 /*
  * The name of a code: the protocol's name for daemon codes

@@ -37,21 +37,11 @@ struct bureau_client {
 
 /* --- errors ------------------------------------------------------------ */
 
+/* The protocol's names, by -code - 1 (bureau_protocol.h). */
+#define BC_CODE_NAME(n, suffix, name) [(n) - 1] = name,
 static const char *const bc_daemon_codes[] = {
-    "bad_request",
-    "unauthorized",
-    "unknown_tool",
-    "unknown_action",
-    "invalid_argument",
-    "out_of_bounds",
-    "timeout",
-    "not_found",
-    "permission_denied",
-    "io_error",
-    "too_large",
-    "busy",
-    "internal",
-};
+    BUREAU_PROTOCOL_ERRORS(BC_CODE_NAME)};
+#undef BC_CODE_NAME
 #define BC_NCODES (sizeof(bc_daemon_codes) / sizeof(bc_daemon_codes[0]))
 
 const char *

@@ -98,7 +98,9 @@ def test_interactive_does_not_hang():
     # no controlling terminal: a password prompt fails instead of waiting
     r = ok(sh("cat /dev/tty", timeout=10))
     assert r["exit_code"] != 0, r
-    assert time.time() - t0 < 5, "interactive commands waited"
+    # any of them waiting would take its 10 s timeout; python3 alone can
+    # take seconds to start on a loaded machine
+    assert time.time() - t0 < 9, "interactive commands waited"
     # a command that waits for input some other way ends at its timeout
     t0 = time.time()
     r = sh("tail -f /dev/null", timeout=1)
@@ -298,8 +300,9 @@ def test_busy_and_sessions():
     # at most 16 sessions (default, s1, s2 exist already)
     for i in range(13):
         ok(sh("true", session="n%d" % i))
-    bt.expect_error(sh("true", session="one-too-many"), "out_of_bounds",
-                    "session")
+    e = bt.expect_error(sh("true", session="one-too-many"), "busy",
+                        "one-too-many")
+    assert "16" in e["message"] and "close" in e["message"], e
     ok(sh("true", session="n3"))
 
 
@@ -374,6 +377,172 @@ def test_environment():
         D2.stop()
 
 
+def test_close_frees_a_slot():
+    """`close` kills a session's shell and group and frees its slot: with
+    all 16 in use a 17th opens once one is closed. (The old tool had no
+    way to free a slot: 16 session names for the daemon's lifetime.)"""
+    F = bt.Daemon(X)
+    try:
+        def fsh(command, **kw):
+            return F.call(dict(tool="bash", command=command, **kw))
+
+        pids = {}
+        for i in range(16):
+            pids[i] = int(ok(fsh("echo $$", session="c%d" % i))["output"])
+        bg = int(ok(fsh("sleep 300 & echo $!", session="c5"))["output"])
+        assert proc_stat(bg) is not None
+        e = bt.expect_error(fsh("true", session="c16"), "busy", "c16")
+        assert "16" in e["message"] and '"close": true' in e["message"], e
+        r = ok(F.call(tool="bash", session="c5", close=True))
+        assert "closed" in r["output"], r
+        # the shell and its background job are gone, seen in /proc
+        bt.wait_for(lambda: proc_stat(pids[5]) is None and
+                    proc_stat(bg) is None, 5, "c5's shell and job to go")
+        assert live_in_group(pids[5]) == []
+        # the slot is free: a 17th session opens
+        assert int(ok(fsh("echo $$", session="c16"))["output"]) > 0
+        bt.expect_error(fsh("true", session="c17"), "busy", "16")
+        # closing what is not open, and bad combinations
+        bt.expect_error(F.call(tool="bash", session="c5", close=True),
+                        "not_found", "c5")
+        bt.expect_error(F.call(tool="bash", session="c1", close=True,
+                               command="true"), "invalid_argument", "close")
+        bt.expect_error(F.call(tool="bash", session="c1", close="yes"),
+                        "bad_request", "close")
+        # close takes a busy session over, like restart
+        other = bt.Req(F.url)
+        res = {}
+
+        def stuck():
+            res["r"] = json.loads(other.rpc(json.dumps({
+                "tool": "bash", "command": "sleep 60", "session": "c7",
+                "token": F.token})))
+
+        t = threading.Thread(target=stuck)
+        t0 = time.time()
+        t.start()
+        time.sleep(0.5)
+        r = ok(F.call(tool="bash", session="c7", close=True))
+        assert "running" in r["output"], r
+        t.join(20)
+        assert time.time() - t0 < 10, "close waited for the command"
+        assert res["r"]["exit_code"] == 137, res
+        bt.wait_for(lambda: proc_stat(pids[7]) is None, 5, "c7's shell")
+        # the name opens a new session, its old state gone
+        r = ok(fsh("echo $$; pwd", session="c7"))
+        assert int(r["output"].split()[0]) != pids[7]
+        assert "session_expired" not in r
+        assert F.alive()
+    finally:
+        F.stop()
+
+
+def test_idle_session_expires():
+    """A session unused for longer than the idle timeout (here 1.5 s, by
+    $BUREAU_BASH_IDLE_S) is closed: its shell is gone from /proc without
+    any request, a session running a command is left alone, and the next
+    request on the name says its shell is new."""
+    G = bt.Daemon(X, env=dict(X.env, BUREAU_BASH_IDLE_S="1.5"))
+    try:
+        def gsh(command, **kw):
+            return G.call(dict(tool="bash", command=command, **kw))
+
+        idle = int(ok(gsh("cd /tmp; echo $$", session="idle"))["output"])
+        busy = int(ok(gsh("echo $$", session="busy"))["output"])
+        other = bt.Req(G.url)
+        res = {}
+
+        def long_cmd():
+            res["r"] = json.loads(other.rpc(json.dumps({
+                "tool": "bash", "command": "sleep 40; echo done",
+                "session": "busy", "token": G.token})))
+
+        t = threading.Thread(target=long_cmd)
+        t.start()
+        bt.wait_for(lambda: proc_stat(idle) is None, 15,
+                    "the idle session's shell to be closed")
+        # well past the idle timeout (counted from its last request's
+        # end), but running all along: not idle
+        time.sleep(2.5)
+        assert proc_stat(busy) is not None, "a running session was closed"
+        assert "r" not in res, res
+        ok(G.call(tool="bash", session="busy", close=True))
+        t.join(30)
+        assert res["r"]["exit_code"] == 137, res
+        r = ok(gsh("pwd", session="idle"))
+        assert r.get("session_expired") is True, r
+        assert r["output"].startswith(os.path.expanduser("~") + "\n"), r
+        assert "idle" in r["output"] and "new shell" in r["output"], r
+        r = ok(gsh("pwd", session="idle"))
+        assert "session_expired" not in r and r["output"] == \
+            os.path.expanduser("~") + "\n", r
+        assert G.alive()
+    finally:
+        G.stop()
+    # a bad value is refused by name, not taken as some other timeout
+    B = bt.Daemon(X, env=dict(X.env, BUREAU_BASH_IDLE_S="soon"))
+    try:
+        r = B.call(tool="bash", command="true")
+        assert r.get("ok") is False and "BUREAU_BASH_IDLE_S" in \
+            r["error"]["message"], r
+    finally:
+        B.stop()
+
+
+def take_pid(pid, tries=50):
+    """A new process leading its own session and group, with exactly this
+    pid number (asked of the kernel through ns_last_pid, as root); None
+    when other processes kept taking it first or we may not ask."""
+    for _ in range(tries):
+        try:
+            with open("/proc/sys/kernel/ns_last_pid", "w") as f:
+                f.write(str(pid - 1))
+        except OSError:
+            return None
+        p = bt.spawn(["sleep", "300"])
+        if p.pid == pid:
+            return p
+        p.kill()
+        p.wait()
+    return None
+
+
+def test_dead_shell_group_by_pidfd():
+    """A shell that died between commands is replaced, and its group is
+    killed through its pidfd: the background jobs it left die, but a
+    process that got the dead shell's pid number (and leads a group of
+    that number) is left alone. The old code sent kill(-pid) to whatever
+    held the number by then."""
+    # test_busy_and_sessions filled the table: free a slot (or not_found)
+    D.call(tool="bash", session="n12", close=True)
+    ok(sh("true", session="pf"))
+    old = shell_pid("pf")
+    bg = int(ok(sh("sleep 300 & echo $!", session="pf"))["output"])
+    os.kill(old, 9)
+    bt.wait_for(lambda: proc_stat(old) is None, 5, "the shell reaped")
+    assert ok(sh("echo new", session="pf"))["output"] == "new\n"
+    bt.wait_for(lambda: proc_stat(bg) is None or proc_stat(bg)[0] == "Z", 5,
+                "the dead shell's background job to be killed")
+    # the same again, with the number taken by an unrelated group leader
+    old = shell_pid("pf")
+    os.kill(old, 9)
+    bt.wait_for(lambda: proc_stat(old) is None, 5, "the shell reaped")
+    other = take_pid(old)
+    if other is None:
+        print("    (pid %d could not be reused here: reuse not checked)" %
+              old, flush=True)
+        return
+    try:
+        assert ok(sh("echo again", session="pf"))["output"] == "again\n"
+        time.sleep(0.3)
+        st = proc_stat(other.pid)
+        assert other.poll() is None and st is not None and st[0] != "Z", \
+            "the process that took pid %d was killed" % old
+    finally:
+        other.kill()
+        other.wait()
+
+
 def test_no_zombies_left():
     for i in range(5):
         bt.expect_error(sh("sleep 100", timeout=0.2, session="n0"), "timeout")
@@ -400,5 +569,8 @@ bt.run([
     ("bash_exit_in_command", test_exit_in_command),
     ("bash_arguments", test_arguments),
     ("bash_environment", test_environment),
+    ("bash_close_frees_a_slot", test_close_frees_a_slot),
+    ("bash_idle_session_expires", test_idle_session_expires),
+    ("bash_dead_shell_group_by_pidfd", test_dead_shell_group_by_pidfd),
     ("bash_no_zombies_left", test_no_zombies_left),
 ])

@@ -4,9 +4,14 @@ every command and error case against the reference editor's algorithm
 checked with os and hashlib rather than through bureaud."""
 
 import hashlib
+import json
 import os
 import shutil
+import signal
+import stat
 import tempfile
+import threading
+import time
 
 import bt
 
@@ -319,6 +324,73 @@ def test_root():
         shutil.rmtree(root)
 
 
+def test_fifo_refused():
+    """A FIFO (or a device) is refused before any open: opening a FIFO
+    waits for a writer, and the old editor did that holding the lock every
+    edit takes, so one request hung the editor and the shutdown for
+    good. Its own daemon: the old code leaves this one stuck."""
+    F = bt.Daemon(X)
+    try:
+        fifo = os.path.join(T, "fifo")
+        os.mkfifo(fifo)
+        # a short receive timeout: the old daemon never answers
+        q = bt.Req(F.url, timeout_ms=8000)
+        for cmd in ({"command": "str_replace", "old_str": "a",
+                     "new_str": "b"},
+                    {"command": "view"},
+                    {"command": "insert", "insert_line": 0, "new_str": "x"},
+                    {"command": "undo_edit"}):
+            t0 = time.time()
+            r = json.loads(q.rpc(json.dumps(dict(
+                tool="str_replace_based_edit_tool", path=fifo,
+                token=F.token, **cmd))))
+            e = bt.expect_error(r, "invalid_argument", "path")
+            assert "FIFO" in e["message"], e
+            assert time.time() - t0 < 5, "took %.1fs" % (time.time() - t0)
+        assert stat.S_ISFIFO(os.stat(fifo).st_mode), "the FIFO was replaced"
+        for dev in ("/dev/zero", "/dev/null"):
+            bt.expect_error(F.call(tool="text_editor", command="view",
+                                   path=dev), "invalid_argument", "path")
+        # other edits still go through, and the daemon stops on SIGTERM
+        p = put("after-fifo.txt", "one\n")
+        ok(F.call(tool="text_editor", command="str_replace", path=p,
+                  old_str="one", new_str="two"))
+        assert get(p) == b"two\n"
+        F.proc.send_signal(signal.SIGTERM)
+        F.proc.wait(15)
+    finally:
+        if F.proc.poll() is None:
+            F.proc.kill()
+
+
+def test_same_file_edits_take_turns():
+    """Edits of one file are serialized (each a read-modify-write): many
+    concurrent inserts into one file all land, none lost. (Once the lock
+    became per file this caught edits keyed "PATH (deleted)": the path of
+    a descriptor whose file a concurrent edit had just replaced.)"""
+    p = put("turns.txt", "")
+    errs = []
+
+    def worker(i):
+        q = bt.Req(D.url)
+        for k in range(25):
+            r = json.loads(q.rpc(json.dumps(dict(
+                tool="text_editor", command="insert", path=p,
+                insert_line=0, new_str="w%d-%d" % (i, k), token=D.token))))
+            if not r.get("ok"):
+                errs.append(r)
+
+    th = [threading.Thread(target=worker, args=(i,)) for i in range(4)]
+    for t in th:
+        t.start()
+    for t in th:
+        t.join(120)
+    assert errs == [], errs[:2]
+    lines = [x for x in get(p).decode().split("\n") if x]
+    assert sorted(lines) == sorted("w%d-%d" % (i, k) for i in range(4)
+                                   for k in range(25)), lines
+
+
 try:
     bt.run([
         ("editor create", test_create),
@@ -331,6 +403,9 @@ try:
         ("editor undo restores exact bytes", test_undo),
         ("editor limits", test_limits),
         ("editor confined by --root", test_root),
+        ("editor refuses a FIFO and stays usable", test_fifo_refused),
+        ("editor edits of one file take turns",
+         test_same_file_edits_take_turns),
     ])
 finally:
     shutil.rmtree(T, ignore_errors=True)

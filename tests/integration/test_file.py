@@ -6,8 +6,10 @@ checked with os, never through bureaud."""
 
 import base64
 import hashlib
+import json
 import os
 import shutil
+import signal
 import stat
 import tempfile
 import threading
@@ -366,6 +368,53 @@ def test_confinement_walk():
     confinement(dict(X.env, BUREAU_NO_OPENAT2="1"))
 
 
+def test_fifo_and_devices_refused():
+    """read, in-place write and append on a FIFO are refused at once
+    (the old tool opened it and waited for the other end for good); a
+    plain write does not swap the FIFO for a regular file; devices are
+    refused too. Its own daemon: the old code leaves this one stuck."""
+    F = bt.Daemon(X)
+    try:
+        fifo = os.path.join(T, "fifo")
+        os.mkfifo(fifo)
+        # a private null device: a broken write replaces it, not /dev/null
+        null = os.path.join(T, "null")
+        os.mknod(null, stat.S_IFCHR | 0o666, os.makedev(1, 3))
+        q = bt.Req(F.url, timeout_ms=8000)  # the old daemon never answers
+        for req in ({"action": "read"},
+                    {"action": "write", "text": "x", "append": True},
+                    {"action": "write", "text": "x", "offset": 0},
+                    {"action": "write", "text": "x"},
+                    {"action": "read", "path": "/dev/zero"},
+                    {"action": "write", "text": "x", "append": True,
+                     "path": null},
+                    {"action": "write", "text": "x", "path": null}):
+            t0 = time.time()
+            r = json.loads(q.rpc(json.dumps(dict(
+                dict(tool="file", path=fifo, token=F.token), **req))))
+            e = bt.expect_error(r, "invalid_argument", "path")
+            assert "not a regular file" in e["message"], e
+            assert time.time() - t0 < 5, "took %.1fs" % (time.time() - t0)
+        assert stat.S_ISFIFO(os.stat(fifo).st_mode), "the FIFO was replaced"
+        assert stat.S_ISCHR(os.stat(null).st_mode), "the device was replaced"
+        # a symlink to a FIFO is the FIFO
+        link = os.path.join(T, "fifo-link")
+        os.symlink(fifo, link)
+        bt.expect_error(fc(F, action="read", path=link), "invalid_argument",
+                        "path")
+        # regular files still work, and the daemon stops on SIGTERM
+        p = os.path.join(T, "after-fifo.bin")
+        ok(fc(F, action="write", path=p, text="fine"))
+        assert get(p) == b"fine"
+        ok(fc(F, action="write", path=p, text="+", append=True))
+        assert get(p) == b"fine+"
+        F.proc.send_signal(signal.SIGTERM)
+        F.proc.wait(15)
+    finally:
+        if F.proc.poll() is None:
+            F.proc.kill()
+
+
 try:
     bt.run([
         ("file write/read round trip", test_roundtrip),
@@ -377,6 +426,8 @@ try:
          test_list_stat_remove_mkdir_move),
         ("file confinement (openat2)", test_confinement_openat2),
         ("file confinement (fallback walk)", test_confinement_walk),
+        ("file refuses FIFOs and devices and stays usable",
+         test_fifo_and_devices_refused),
     ])
 finally:
     shutil.rmtree(T, ignore_errors=True)

@@ -3,6 +3,8 @@ effects checked in /proc (groups, sessions, signal masks, descriptors,
 zombies) and in files the processes wrote."""
 
 import os
+import signal
+import subprocess
 import tempfile
 import time
 
@@ -275,6 +277,59 @@ def test_arguments():
     bt.expect_error(D.call(tool="process"), "invalid_argument", "action")
 
 
+def take_pid(pid, tries=50):
+    """A new process (in its own session, so also leading a group whose id
+    is its pid) started with exactly this pid number, made by asking the
+    kernel for it through ns_last_pid (root); None when other processes
+    kept taking it first, or the kernel does not let us ask."""
+    for _ in range(tries):
+        try:
+            with open("/proc/sys/kernel/ns_last_pid", "w") as f:
+                f.write(str(pid - 1))
+        except OSError:
+            return None
+        p = bt.spawn(["sleep", "300"])
+        if p.pid == pid:
+            return p
+        p.kill()
+        p.wait()
+    return None
+
+
+def test_signal_exited_is_refused():
+    """An ended process is not signalled: its pid may be another
+    process's by now. The old code sent the signal anyway (kill of the
+    pid or its group) and reported success when someone had the pid."""
+    pid = start(argv=["sh", "-c", "exit 3"])
+    assert ok(P("wait", pid=pid, timeout=10))["exit_code"] == 3
+    for group in (True, False):
+        e = bt.expect_error(P("signal", pid=pid, signal="KILL", group=group),
+                            "invalid_argument", "pid")
+        assert "exited with status 3" in e["message"], e
+    pid2 = start(argv=["sleep", "100"])
+    ok(P("signal", pid=pid2, signal="TERM"))
+    ok(P("wait", pid=pid2, timeout=10))
+    e = bt.expect_error(P("signal", pid=pid2), "invalid_argument", "pid")
+    assert "SIGTERM" in e["message"], e
+    # the pid number reused by an unrelated process, which must survive
+    other = take_pid(pid)
+    if other is None:
+        print("    (pid %d could not be reused here: reuse not checked)" %
+              pid, flush=True)
+        return
+    try:
+        for group in (True, False):
+            bt.expect_error(P("signal", pid=pid, signal="KILL",
+                              group=group), "invalid_argument", "exited")
+        time.sleep(0.3)
+        st = proc_stat(other.pid)
+        assert other.poll() is None and st is not None and st[0] != "Z", \
+            "the process that took pid %d was killed" % pid
+    finally:
+        other.kill()
+        other.wait()
+
+
 def test_daemon_still_fine():
     assert D.alive()
     assert children(D.proc.pid, "Z") == []
@@ -294,5 +349,6 @@ bt.run([
     ("process_chatty_process_never_blocks", test_chatty_process_never_blocks),
     ("process_utf8_split", test_utf8_split),
     ("process_arguments", test_arguments),
+    ("process_signal_exited_is_refused", test_signal_exited_is_refused),
     ("process_daemon_still_fine", test_daemon_still_fine),
 ])

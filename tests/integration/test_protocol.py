@@ -7,6 +7,7 @@ import os
 import random
 import re
 import subprocess
+import tempfile
 import time
 
 import bt
@@ -15,8 +16,8 @@ X = bt.Xvfb("800x600")
 D = bt.Daemon(X, ["--scale", "none"])
 
 
-def pointer():
-    out = X.run(["xdotool", "getmouselocation"]).stdout
+def pointer(xv=None):
+    out = (xv or X).run(["xdotool", "getmouselocation"]).stdout
     m = re.search(r"x:(\d+) y:(\d+)", out)
     return int(m.group(1)), int(m.group(2))
 
@@ -50,8 +51,10 @@ def test_deep_nesting():
             assert r["ok"] is True, r
         else:
             bt.expect_error(r, "bad_request")
+    # without the token, how deep it went is none of the client's business
     data = b"[" * 1000000
-    bt.expect_error(D.raw(data), "bad_request")
+    r = D.raw(data)
+    bt.expect_error(r, "unauthorized", "token")
     assert D.alive()
 
 
@@ -181,6 +184,134 @@ def test_policy():
                             coordinate=[1, 1]), "permission_denied",
                     "left_click")
     D3.stop()
+
+
+
+def vmhwm(pid):
+    """The peak resident set of pid, in bytes, from /proc (independent of
+    bureaud)."""
+    with open("/proc/%d/status" % pid) as f:
+        for line in f:
+            if line.startswith("VmHWM:"):
+                return int(line.split()[1]) << 10
+    raise AssertionError("no VmHWM for %d" % pid)
+
+
+def test_unauthenticated_memory():
+    # jansson builds the whole tree before anything else: 8 MB of "{}," cost
+    # it over 600 MB. The token is now checked on the raw bytes first.
+    X5 = bt.Xvfb("640x480")
+    D5 = bt.Daemon(X5, ["--scale", "none"])
+    assert D5.call(tool="system", action="ping")["ok"] is True
+    base = vmhwm(D5.proc.pid)
+    n = (8 << 20) // 3
+    empties = b"{}," * n + b"{}"
+    deep = b"[" * (4 << 20) + b"]" * (4 << 20)
+    for data in (b"[" + empties + b"]",
+                 b'{"id":"e1","tool":"system","action":"ping","x":[' +
+                 empties + b"]}",
+                 b'{"id":"e2","tool":"system","action":"ping","x":[' +
+                 empties + b'],"token":"wrong"}',
+                 b'{"id":"e3","x":' + deep + b"}"):
+        r = D5.raw(data)
+        bt.expect_error(r, "unauthorized", "token")
+        assert "id" not in r, r
+    rise = vmhwm(D5.proc.pid) - base
+    assert rise < 64 << 20, "peak RSS rose by %d MB" % (rise >> 20)
+
+    # the token's holder learns which limit it hit, and the daemon goes on
+    r = D5.raw(b'{"id":"a1","tool":"system","action":"ping","x":[' + empties +
+               b'],"token":"' + D5.token.encode() + b'"}')
+    bt.expect_error(r, "too_large", "JSON values")
+    r = D5.call(tool="system", action="ping", x=[[[[[[[[0]]]]]]]] * 1000)
+    assert r["ok"] is True, r
+    r = D5.raw(b'{"tool":"system","action":"ping","token":"' +
+               D5.token.encode() + b'","x":' + deep + b"}")
+    bt.expect_error(r, "bad_request", "128 levels")
+    rise = vmhwm(D5.proc.pid) - base
+    assert rise < 64 << 20, "peak RSS rose by %d MB" % (rise >> 20)
+    # a 60 MiB string is one value: real requests still pass
+    r = D5.call(tool="system", action="ping", data="QUJD" * (15 << 20))
+    assert r["ok"] is True, r
+    assert D5.alive()
+    D5.stop()
+
+
+def test_audit_trail_unauthenticated():
+    # The audit trail lists requests served; one without the token is
+    # not, and must not show up there with its tool or arguments.
+    X6 = bt.Xvfb("640x480")
+    D6 = bt.Daemon(X6, ["--scale", "none"])
+    sub = bt.Sub(D6.events, b"action ", timeout_ms=1000)
+    # the subscription connects in the background: ping until it hears
+    for i in range(50):
+        D6.call(tool="system", action="ping", id="warm-%d" % i)
+        try:
+            sub.recv()
+            break
+        except bt.NngError:
+            continue
+    else:
+        raise AssertionError("no action event after 50 pings")
+    for tok in (None, "wrong", 7):
+        req = {"tool": "system", "action": "ping", "id": "unauth",
+               "marker": "unauthenticated-marker"}
+        if tok is not None:
+            req["token"] = tok
+        bt.expect_error(D6.raw(json.dumps(req)), "unauthorized", "token")
+    bt.expect_error(D6.raw(b"not json"), "bad_request", "JSON")
+    r = D6.call(tool="system", action="ping", id="served", marker="served")
+    assert r["ok"] is True
+    seen = []
+    for _ in range(200):
+        msg = sub.recv().decode()
+        ev = json.loads(msg[msg.index(" ") + 1:])
+        if ev.get("id") == "served":
+            break
+        seen.append(msg)
+    assert ev["tool"] == "system" and "served" in ev["summary"], ev
+    leaked = [m for m in seen if not json.loads(
+        m[m.index(" ") + 1:]).get("id", "").startswith("warm-")]
+    assert not leaked, "unauthenticated requests in the audit trail: %r" % (
+        leaked,)
+    sub.close()
+    D6.stop()
+
+
+def test_one_action_per_request():
+    # Policy, the tool and the audit trail must judge the same action: a
+    # second key naming another action used to slip past --allow.
+    X4 = bt.Xvfb("640x480")
+    D4 = bt.Daemon(X4, ["--scale", "none", "--allow",
+                        "system,str_replace_based_edit_tool.view,"
+                        "computer.screenshot"])
+    d = tempfile.mkdtemp(prefix="bureau-proto-")
+    victim = os.path.join(d, "created.txt")
+    for tool in ("str_replace_based_edit_tool", "text_editor"):
+        r = D4.call(tool=tool, action="view", command="create", path=victim,
+                    file_text="written past --allow\n")
+        bt.expect_error(r, "bad_request", "'command'")
+        assert "'action'" in r["error"]["message"], r
+        assert not os.path.exists(victim), "the editor created the file"
+    bt.expect_error(D4.call(tool="text_editor", command="create",
+                            path=victim, file_text="x"),
+                    "permission_denied", "str_replace_based_edit_tool.create")
+    assert not os.path.exists(victim)
+    assert D4.call(tool="text_editor", command="view", path=d)["ok"] is True
+
+    X4.run(["xdotool", "mousemove", "10", "10"])
+    assert pointer(X4) == (10, 10)
+    bt.expect_error(D4.call(tool="computer", command="screenshot",
+                            type="click", x=300, y=200, button="left"),
+                    "permission_denied", "computer.click")
+    bt.expect_error(D4.call(tool="computer", action="screenshot",
+                            type="click", x=300, y=200, button="left"),
+                    "bad_request", "'type'")
+    assert pointer(X4) == (10, 10), "a refused click moved the pointer"
+    r = D4.call(tool="computer", type="screenshot")
+    assert r["ok"] is True and r["image"]["width"] == 640, r
+    os.rmdir(d)
+    D4.stop()
 
 
 if __name__ == "__main__":
