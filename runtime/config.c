@@ -437,6 +437,7 @@ bd_config_load(struct bd_config *cfg, int argc, char **argv, char **cause)
 		cfg->events = bd_default_events(cfg);
 	cfg->tool.display = cfg->display;
 	cfg->tool.workers = cfg->workers;
+	cfg->tool.max_request = cfg->max_request;
 	return (0);
 }
 

@@ -60,6 +60,9 @@ sys_info(struct tool_call *call)
 	tool_set_str(call, "version", BUREAU_VERSION);
 	tool_set_int(call, "protocol", BUREAU_PROTOCOL);
 	tool_set_int(call, "pid", (long long)getpid());
+	/* Clients refuse a larger request themselves: nng would drop it
+	 * with the connection and they could not tell why. */
+	tool_set_int(call, "max_request", (long long)call->cfg->max_request);
 	tool_set_json(call, "uptime_s",
 	    json_real((double)(tool_now_ns() - sys_started_ns) / 1e9));
 	tool_set_json(call, "capabilities", sys_capabilities());

@@ -40,6 +40,7 @@ struct tool_config {
 	int frame_interval_ms;        /* least time between published frames */
 	size_t bash_output_max;       /* bash output cap, bytes */
 	int workers;                  /* requests served at once */
+	size_t max_request;           /* --max-request, for `system info` */
 	const char *root;             /* confine file/editor paths, or NULL */
 	/* Publish an event on the PUB socket: "<topic> <json>" then, when body
 	 * is not NULL, "\n" and body. Thread-safe; never blocks for long. */

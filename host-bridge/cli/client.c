@@ -7,6 +7,7 @@
 #include <ctype.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <pwd.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -14,6 +15,7 @@
 #include <unistd.h>
 
 #include "host-bridge/cli/cli.h"
+#include "host-bridge/cli/safeprint.h"
 #include "host-bridge/include/bureau.h"
 #include "host-bridge/util/util.h"
 
@@ -38,12 +40,14 @@ struct cl_opts {
 	int npos;
 	char *url_buf; /* from NAME (malloc'd) */
 	char *token;   /* resolved (malloc'd) */
+	char *looked;  /* where no token was found, for the hint (malloc'd) */
 };
 
 static void
 cl_opts_free(struct cl_opts *o)
 {
 	free(o->url_buf);
+	free(o->looked);
 	if (o->token != NULL)
 		memset(o->token, 0, strlen(o->token));
 	free(o->token);
@@ -173,7 +177,31 @@ cl_parse(struct cl_opts *o, int argc, char **argv, int want_out)
 	return (-1);
 }
 
-/* Fill o->url and o->token from the options, NAME and the environment. */
+/* $XDG_CONFIG_HOME/bureau/token, else ~/.config/bureau/token; malloc'd, or
+ * NULL with no home directory. */
+static char *
+cl_config_token(void)
+{
+	const char *xdg = getenv("XDG_CONFIG_HOME"), *home = getenv("HOME");
+	struct passwd *pw;
+	char *p;
+
+	if (xdg != NULL && xdg[0] == '/')
+		return (asprintf(&p, "%s/bureau/token", xdg) < 0 ? NULL : p);
+	if ((home == NULL || *home == '\0') &&
+	    (pw = getpwuid(getuid())) != NULL)
+		home = pw->pw_dir;
+	if (home == NULL || *home == '\0')
+		return (NULL);
+	return (asprintf(&p, "%s/.config/bureau/token", home) < 0 ? NULL : p);
+}
+
+/*
+ * Fill o->url and o->token from the options, NAME and the environment. The
+ * token: --token-file, else NAME's, else $BUREAU_TOKEN, else the config
+ * file; none is no error (a loopback daemon may run without one), but an
+ * `unauthorized` reply then says where the CLI looked (o->looked).
+ */
 static int
 cl_resolve(struct cl_opts *o, const char *name)
 {
@@ -234,6 +262,28 @@ cl_resolve(struct cl_opts *o, const char *name)
 	           *env != '\0') {
 		if ((o->token = strdup(env)) == NULL)
 			goto nomem;
+	} else if (o->token == NULL) {
+		free(path);
+		path = NULL;
+		/* Where the README's example keeps it; a desktop NAME has its
+		 * own token or none. */
+		if (name == NULL && (path = cl_config_token()) != NULL &&
+		    (o->token = cl_slurp(path)) == NULL && errno != ENOENT) {
+			fprintf(stderr,
+			    "bureau %s: cannot read the token at '%s': %s\n",
+			    o->cmd, path, strerror(errno));
+			goto fail;
+		}
+		if (o->token == NULL &&
+		    asprintf(&o->looked,
+		        "no --token-file, %s%s%sno $BUREAU_TOKEN%s%s%s",
+		        name != NULL ? "no token in desktop '" : "",
+		        name != NULL ? name : "", name != NULL ? "', " : "",
+		        path != NULL ? ", no '" : "", path != NULL ? path : "",
+		        path != NULL ? "'" : "") < 0) {
+			o->looked = NULL;
+			goto nomem;
+		}
 	}
 	free(path);
 	free(home);
@@ -258,22 +308,35 @@ cl_connect(struct cl_opts *o, bureau_client **c)
 	return (-1);
 }
 
-/* Exit status for a failed call whose reply (if any) was dealt with. */
+/*
+ * Exit status for a call that failed without a reply to print; says why.
+ * A daemon code with no reply is the library's own verdict: io_error for a
+ * dropped connection (a transport failure), too_large for a request over
+ * the daemon's limit.
+ */
 static int
 cl_status(const struct cl_opts *o, int rv)
 {
+	/* The message may be the daemon's own text. */
+	fprintf(stderr, "bureau %s: %s: ", o->cmd, bureau_error_name(rv));
+	sp_puts(stderr, bureau_client_error(NULL));
+	fputc('\n', stderr);
 	if (rv == BUREAU_ECONNECT || rv == BUREAU_ENOREPLY ||
-	    rv == BUREAU_EMALFORMED || rv == BUREAU_ENOMEM) {
-		fprintf(stderr, "bureau %s: %s\n", o->cmd,
-		    bureau_client_error(NULL));
+	    rv == BUREAU_EMALFORMED || rv == BUREAU_ENOMEM || rv == BUREAU_EIO)
 		return (EXIT_TRANSPORT);
-	}
-	if (rv == BUREAU_EARG) {
-		fprintf(stderr, "bureau %s: %s\n", o->cmd,
-		    bureau_client_error(NULL));
+	if (rv == BUREAU_EARG)
 		return (EXIT_USAGE);
-	}
 	return (EXIT_DAEMON);
+}
+
+/* Refused for want of a token the CLI could not find: say where it
+ * looked. */
+static void
+cl_hint(const struct cl_opts *o, int rv)
+{
+	if (rv == BUREAU_EUNAUTH && o->token == NULL && o->looked != NULL)
+		fprintf(stderr, "bureau %s: sent no token: %s\n", o->cmd,
+		    o->looked);
 }
 
 static int
@@ -309,9 +372,17 @@ cl_call(int argc, char **argv)
 	if ((st = cl_resolve(&o, name)) >= 0 || (st = cl_connect(&o, &c)) >= 0)
 		goto out;
 	rv = bureau_call(c, req, &reply);
+	cl_hint(&o, rv);
 	if (reply != NULL) {
-		/* ok:true or ok:false: the reply is the output either way. */
-		printf("%s\n", reply);
+		/* ok:true or ok:false: the reply is the output either way.
+		 * The daemon wrote it: C1 controls, legal raw in JSON strings,
+		 * go out as the same JSON escapes rather than to the
+		 * terminal. */
+		struct sp_state sp = {.style = SP_JSON};
+
+		sp_write(&sp, stdout, reply, strlen(reply));
+		sp_flush(&sp, stdout);
+		putchar('\n');
 		st = rv == 0 ? 0 : EXIT_DAEMON;
 	} else if (rv == BUREAU_EBADREQ) {
 		fprintf(stderr, "bureau call: %s\n", bureau_client_error(c));
@@ -403,10 +474,8 @@ cl_screenshot(int argc, char **argv)
 	    (st = cl_connect(&o, &c)) >= 0)
 		goto out;
 	if ((rv = bureau_screenshot(c, &img)) != 0) {
+		cl_hint(&o, rv);
 		st = cl_status(&o, rv);
-		if (st == EXIT_DAEMON)
-			fprintf(stderr, "bureau screenshot: %s: %s\n",
-			    bureau_error_name(rv), bureau_client_error(c));
 		goto out;
 	}
 	if (strcmp(o.out, "-") == 0) {
@@ -426,9 +495,11 @@ cl_screenshot(int argc, char **argv)
 		st = EXIT_DAEMON;
 		goto out;
 	}
-	fprintf(info, "%s: %dx%d %s, %zu bytes, frame %llu\n",
-	    strcmp(o.out, "-") == 0 ? "stdout" : o.out, img.width, img.height,
-	    img.mime_type, img.size, (unsigned long long)img.frame);
+	fprintf(info, "%s: %dx%d ", strcmp(o.out, "-") == 0 ? "stdout" : o.out,
+	    img.width, img.height);
+	sp_puts(info, img.mime_type); /* the daemon's string */
+	fprintf(info, ", %zu bytes, frame %llu\n", img.size,
+	    (unsigned long long)img.frame);
 	st = 0;
 out:
 	free(cause);

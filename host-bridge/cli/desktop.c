@@ -10,13 +10,16 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <signal.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
 #include "host-bridge/cli/cli.h"
 #include "host-bridge/cli/desktop.h"
 #include "host-bridge/cli/operator.h"
+#include "host-bridge/cli/safeprint.h"
 #include "host-bridge/include/bureau.h"
 #include "host-bridge/store/store.h"
 #include "host-bridge/util/util.h"
@@ -61,9 +64,11 @@ rm_entry(const char *path, const struct stat *st, int flag, struct FTW *f)
 	return (remove(path));
 }
 
+/* The guest writes these logs: its text goes through safeprint. */
 static void
 print_tail(const char *path, int lines)
 {
+	struct sp_state st = { .style = SP_PLAIN };
 	char *s = hb_read_file(path);
 	size_t n, i;
 	int seen = 0;
@@ -77,7 +82,9 @@ print_tail(const char *path, int lines)
 			break;
 		i--;
 	}
-	fprintf(stderr, "--- %s (last %d lines) ---\n%s", path, lines, s + i);
+	fprintf(stderr, "--- %s (last %d lines) ---\n", path, lines);
+	sp_write(&st, stderr, s + i, n - i);
+	sp_flush(&st, stderr);
 	if (n && s[n - 1] != '\n')
 		fputc('\n', stderr);
 	free(s);
@@ -823,15 +830,65 @@ cmd_console(int argc, char **argv)
 		free(log);
 		return (1);
 	}
+	/* The guest writes the console: its text goes through safeprint,
+	 * never straight to the terminal. tail(1) still does the following
+	 * (-F: across a restart's new log), into a pipe. */
+	int fds[2];
 	fflush(stdout);
-	char *targv[] = { "tail", "-n", n, follow ? "-F" : log, log, NULL };
-	if (!follow)
-		targv[4] = NULL;
-	execvp("tail", targv);
-	fprintf(stderr, "bureau console: cannot run 'tail': %s\n",
-	    strerror(errno));
+	if (pipe(fds) != 0) {
+		fprintf(stderr, "bureau console: cannot make a pipe: %s\n",
+		    strerror(errno));
+		free(log);
+		return (1);
+	}
+	pid_t pid = fork();
+	if (pid < 0) {
+		fprintf(stderr, "bureau console: cannot fork: %s\n",
+		    strerror(errno));
+		close(fds[0]);
+		close(fds[1]);
+		free(log);
+		return (1);
+	}
+	if (pid == 0) {
+		char *targv[] = { "tail", "-n", n, follow ? "-F" : log, log,
+			NULL };
+		if (!follow)
+			targv[4] = NULL;
+		close(fds[0]);
+		if (dup2(fds[1], STDOUT_FILENO) < 0)
+			_exit(127);
+		close(fds[1]);
+		execvp("tail", targv);
+		fprintf(stderr, "bureau console: cannot run 'tail': %s\n",
+		    strerror(errno));
+		_exit(127);
+	}
+	close(fds[1]);
 	free(log);
-	return (1);
+	struct sp_state st = { .style = SP_PLAIN };
+	char buf[8192];
+	ssize_t got;
+	while ((got = read(fds[0], buf, sizeof buf)) != 0) {
+		if (got < 0) {
+			if (errno == EINTR)
+				continue;
+			break;
+		}
+		sp_write(&st, stdout, buf, (size_t)got);
+		if (fflush(stdout) != 0)
+			break; /* a closed pipe (| head): stop */
+	}
+	sp_flush(&st, stdout);
+	fflush(stdout);
+	close(fds[0]);
+	int status = 0;
+	if (got != 0)
+		kill(pid, SIGTERM);
+	while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
+		;
+	return (got == 0 && WIFEXITED(status) ? WEXITSTATUS(status) : 1);
+}
 }
 
 const struct cli_cmd cli_desktop_cmds[] = {

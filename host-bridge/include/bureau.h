@@ -41,6 +41,11 @@ typedef struct bureau_client bureau_client;
  * (BUREAU_MAX_REQUEST) and its error codes, shared with bureaud. */
 #include "bureau_protocol.h"
 
+/* The smallest --max-request bureaud accepts. A longer request is checked
+ * against the daemon's own limit (its `system info` "max_request", asked
+ * once per connection) and refused locally with BUREAU_ETOOLARGE. */
+#define BUREAU_MIN_MAX_REQUEST 4096u
+
 #define BUREAU_ERROR_(n, suffix, name) BUREAU_##suffix = -(n),
 enum bureau_error {
 	BUREAU_OK = 0,
@@ -100,7 +105,25 @@ int bureau_connect(
 /* Change the per-call timeout (seconds, > 0). */
 int bureau_set_timeout(bureau_client *c, double timeout);
 
-/* Close the socket and free the client. NULL is allowed. */
+/*
+ * The largest reply the client accepts, in bytes (default
+ * BUREAU_DEFAULT_MAX_REPLY, at least BUREAU_MIN_MAX_REPLY). A daemon is
+ * not trusted with the caller's memory: nng refuses a longer reply from its
+ * announced length, before reading it, and closes the connection; the call
+ * fails at once with BUREAU_EIO, its message naming the limit. Set it
+ * before the calls: a new limit takes effect on a new connection, so the
+ * client redials (calls in flight fail with BUREAU_EIO).
+ */
+#define BUREAU_DEFAULT_MAX_REPLY (128u << 20)
+#define BUREAU_MIN_MAX_REPLY     4096u
+int bureau_set_max_reply(bureau_client *c, size_t bytes);
+/* The client's reply limit (0 for NULL). */
+size_t bureau_max_reply(const bureau_client *c);
+
+/* Close the socket and free the client. NULL is allowed. Never hangs:
+ * right after a dropped connection it first waits (at most 400 ms) for
+ * nng's redial to land, as libnng 1.5.2 can leak or hang closing a
+ * connection it is still making (see client.c). */
 void bureau_close(bureau_client *c);
 
 /* --- raw call -------------------------------------------------------------
@@ -205,9 +228,10 @@ int bureau_file_read(
     bureau_client *c, const char *path, void **data, size_t *len);
 /* Replace path atomically with len bytes. mode: permission bits, or -1 for
  * the daemon's default. parents: make missing parent directories. One
- * request carries it, and bureaud refuses requests over 64 MiB by default
- * (dropping the connection), so data whose base64 would not fit fails here
- * with BUREAU_ETOOLARGE: send such a file in pieces with bureau_call
+ * request carries it, and bureaud refuses requests over its --max-request
+ * (64 MiB by default, dropping the connection), so data whose base64 would
+ * not fit fails here with BUREAU_ETOOLARGE: send such a file in pieces with
+ * bureau_call
  * ("offset", "append"). */
 int bureau_file_write(bureau_client *c, const char *path, const void *data,
     size_t len, int mode, int parents);

@@ -26,6 +26,13 @@ struct bureau_client {
 	atomic_int npipes; /* connected pipes: tells "no connection" from
 	                      "no reply" when a call times out */
 	atomic_uint_fast64_t next_id;
+	atomic_size_t max_reply;     /* NNG_OPT_RECVMAXSZ of the connection */
+	atomic_size_t max_request;   /* the daemon's --max-request, 0 = not
+	                                asked yet on this connection */
+	atomic_uint pipe;            /* id of the live connection, 0 = none */
+	atomic_uint conns;           /* connections made so far */
+	atomic_uint drop_conns;      /* conns when a connection last dropped */
+	atomic_int_fast64_t drop_ms; /* nng_clock() then, 0 = never */
 };
 
 /* --- errors ------------------------------------------------------------ */
@@ -117,16 +124,32 @@ bureau_free(void *p)
 
 /* --- connection -------------------------------------------------------- */
 
+/* The connection dropped: nng redials within NNG_OPT_RECONNMINT. */
+static void
+bc_dropped(bureau_client *c)
+{
+	atomic_store(&c->drop_conns, atomic_load(&c->conns));
+	atomic_store(&c->drop_ms, (int_fast64_t)nng_clock());
+}
+
 static void
 bc_pipe_event(nng_pipe p, nng_pipe_ev ev, void *arg)
 {
 	bureau_client *c = arg;
 
-	(void)p;
-	if (ev == NNG_PIPE_EV_ADD_POST)
+	if (ev == NNG_PIPE_EV_ADD_POST) {
+		/* A new connection may be a restarted daemon with another
+		 * --max-request: ask again. */
+		atomic_store(&c->max_request, 0);
+		atomic_store(&c->pipe, nng_pipe_id(p));
+		atomic_fetch_add(&c->conns, 1);
 		atomic_fetch_add(&c->npipes, 1);
-	else if (ev == NNG_PIPE_EV_REM_POST)
+	} else if (ev == NNG_PIPE_EV_REM_POST) {
+		bc_dropped(c);
 		atomic_fetch_sub(&c->npipes, 1);
+		atomic_compare_exchange_strong(
+		    &c->pipe, &(unsigned){(unsigned)nng_pipe_id(p)}, 0);
+	}
 }
 
 static int
@@ -157,6 +180,12 @@ bureau_connect(
 	atomic_init(&c->timeout_ms, bc_ms(timeout));
 	atomic_init(&c->npipes, 0);
 	atomic_init(&c->next_id, 1);
+	atomic_init(&c->max_reply, BUREAU_DEFAULT_MAX_REPLY);
+	atomic_init(&c->max_request, 0);
+	atomic_init(&c->pipe, 0);
+	atomic_init(&c->conns, 0);
+	atomic_init(&c->drop_conns, 0);
+	atomic_init(&c->drop_ms, 0);
 	if ((c->url = strdup(url)) == NULL ||
 	    (token != NULL && (c->token = strdup(token)) == NULL)) {
 		free(c->url);
@@ -176,8 +205,10 @@ bureau_connect(
 	 */
 	if ((rv = nng_socket_set_ms(c->sock, NNG_OPT_REQ_RESENDTIME,
 	         NNG_DURATION_INFINITE)) != 0 ||
-	    /* Screenshots and file reads exceed nng's 1 MiB default. */
-	    (rv = nng_socket_set_size(c->sock, NNG_OPT_RECVMAXSZ, 0)) != 0 ||
+	    /* nng checks a message's announced length before allocating
+	     * it, so this bounds what a hostile daemon can make us hold. */
+	    (rv = nng_socket_set_size(
+	         c->sock, NNG_OPT_RECVMAXSZ, BUREAU_DEFAULT_MAX_REPLY)) != 0 ||
 	    (rv = nng_socket_set_ms(c->sock, NNG_OPT_RECONNMINT, 100)) != 0 ||
 	    (rv = nng_socket_set_ms(c->sock, NNG_OPT_RECONNMAXT, 1000)) != 0 ||
 	    (rv = nng_pipe_notify(
@@ -212,16 +243,69 @@ bureau_set_timeout(bureau_client *c, double timeout)
 }
 
 int
+bureau_set_max_reply(bureau_client *c, size_t bytes)
+{
+	unsigned pipe;
+	int rv;
+
+	if (c == NULL || bytes < BUREAU_MIN_MAX_REPLY || bytes > SIZE_MAX / 2)
+		return (bc_fail(BUREAU_EARG,
+		    "invalid max reply '%zu': not in %u..%zu bytes", bytes,
+		    BUREAU_MIN_MAX_REPLY, SIZE_MAX / 2));
+	if ((rv = nng_socket_set_size(c->sock, NNG_OPT_RECVMAXSZ, bytes)) != 0)
+		return (bc_fail(BUREAU_EARG, "cannot set max reply '%zu': %s",
+		    bytes, nng_strerror(rv)));
+	atomic_store(&c->max_reply, bytes);
+	/* nng gives a connection its limit when it is made: redial so that
+	 * the new one holds from now on. */
+	if ((pipe = atomic_load(&c->pipe)) != 0) {
+		nng_pipe p = NNG_PIPE_INITIALIZER;
+
+		p.id = pipe;
+		(void)nng_pipe_close(p);
+	}
+	return (0);
+}
+
+size_t
+bureau_max_reply(const bureau_client *c)
+{
+	return (c != NULL ? atomic_load(&c->max_reply) : 0);
+}
+
+int
 bc_timeout_ms(const bureau_client *c)
 {
 	return (atomic_load(&c->timeout_ms));
 }
 
+/* How long bureau_close waits for a redial after a dropped connection:
+ * past NNG_OPT_RECONNMINT (100 ms) and a loopback handshake, with margin. */
+#define BC_SETTLE_MS 400
+
 void
 bureau_close(bureau_client *c)
 {
+	int_fast64_t drop;
+
 	if (c == NULL)
 		return;
+	/*
+	 * libnng 1.5.2 leaks the descriptor of a connection it is still
+	 * making (connect or SP handshake) when the socket closes, and its
+	 * nng_close can then wait for good (nanomsg/nng#1543, fixed upstream
+	 * by #1824 in 1.8.0). Such a connection exists only just after one
+	 * dropped, while the dialer redials (within NNG_OPT_RECONNMINT): let
+	 * that redial land first, for a bounded time, then close the dialer
+	 * before the socket so that nothing redials during the close.
+	 */
+	if ((drop = atomic_load(&c->drop_ms)) != 0 &&
+	    (int_fast64_t)nng_clock() - drop < BC_SETTLE_MS) {
+		while (atomic_load(&c->conns) == atomic_load(&c->drop_conns) &&
+		       (int_fast64_t)nng_clock() - drop < BC_SETTLE_MS)
+			nng_msleep(2);
+	}
+	nng_dialer_close(c->dialer);
 	nng_close(c->sock);
 	if (c->token != NULL)
 		sodium_memzero(c->token, strlen(c->token));
@@ -233,7 +317,7 @@ bureau_close(bureau_client *c)
 /* --- one request ------------------------------------------------------- */
 
 static int
-bc_transport_fail(const bureau_client *c, int rv, int timeout_ms)
+bc_transport_fail(bureau_client *c, int rv, int timeout_ms)
 {
 	if (rv == NNG_ETIMEDOUT) {
 		if (atomic_load(&c->npipes) == 0)
@@ -246,6 +330,23 @@ bc_transport_fail(const bureau_client *c, int rv, int timeout_ms)
 	}
 	if (rv == NNG_ENOMEM)
 		return (bc_fail(BUREAU_ENOMEM, "out of memory"));
+	/*
+	 * With resends off (NNG_OPT_REQ_RESENDTIME), REQ fails a call whose
+	 * connection closed instead of sending it again. nng closes it itself
+	 * on a reply over NNG_OPT_RECVMAXSZ, refused from its announced
+	 * length before any of it is read, and does not say which: name the
+	 * limit as one of the causes.
+	 */
+	if (rv == NNG_ECONNRESET || rv == NNG_ECONNSHUT) {
+		/* Seen here before nng's pipe callback may have run. */
+		bc_dropped(c);
+		return (bc_fail(BUREAU_EIO,
+		    "connection to '%s' closed during the call: the daemon "
+		    "went "
+		    "away, dropped the request, or sent a reply over the "
+		    "%zu-byte limit (bureau_set_max_reply)",
+		    c->url, atomic_load(&c->max_reply)));
+	}
 	return (bc_fail(BUREAU_ECONNECT, "cannot talk to '%s': %s", c->url,
 	    nng_strerror(rv)));
 }
@@ -347,6 +448,46 @@ bc_check(const json_t *r, const json_t *id)
 	return (bc_fail(rv, "%s", msg));
 }
 
+/*
+ * The daemon's largest request: its `system info` "max_request" (asked once
+ * per connection), else bureaud's default, in *max. nng drops a larger
+ * request and the connection with it, so the caller would only see the
+ * drop. Returns 0, or the transport error that stopped the asking.
+ */
+static int
+bc_max_request(
+    bureau_client *c, const json_t *orig, int timeout_ms, size_t *max)
+{
+	json_t *req, *r = NULL, *tok;
+	json_int_t n;
+	int rv;
+
+	if ((*max = atomic_load(&c->max_request)) != 0)
+		return (0);
+	*max = BUREAU_MAX_REQUEST;
+	if ((req = json_pack(
+	         "{s:s, s:s}", "tool", "system", "action", "info")) == NULL)
+		return (bc_fail(BUREAU_ENOMEM, "out of memory"));
+	/* A raw request may carry its own token (bureau call without one). */
+	if (c->token == NULL && (tok = json_object_get(orig, "token")) != NULL)
+		json_object_set(req, "token", tok);
+	rv = bc_request(c, req, timeout_ms, &r, NULL);
+	if (rv == 0 &&
+	    (n = json_integer_value(json_object_get(r, "max_request"))) > 0) {
+		*max = (size_t)n;
+		atomic_store(&c->max_request, *max);
+	}
+	json_decref(r);
+	json_decref(req);
+	/* No daemon, no request either: fail now rather than wait twice. A
+	 * daemon that refused (unauthorized, an older one) leaves the
+	 * default. */
+	if (rv == BUREAU_ECONNECT || rv == BUREAU_ENOREPLY ||
+	    rv == BUREAU_ENOMEM)
+		return (rv);
+	return (0);
+}
+
 int
 bc_request(
     bureau_client *c, json_t *req, int timeout_ms, json_t **reply, char **text)
@@ -354,7 +495,7 @@ bc_request(
 	json_t *id, *r = NULL;
 	json_error_t jerr;
 	char *out = NULL, *in = NULL;
-	size_t inlen = 0;
+	size_t inlen = 0, len, max;
 	int rv;
 
 	if (reply != NULL)
@@ -381,7 +522,21 @@ bc_request(
 	}
 	if ((out = json_dumps(req, JSON_COMPACT)) == NULL)
 		return (bc_fail(BUREAU_ENOMEM, "out of memory"));
-	rv = bc_roundtrip(c, out, strlen(out), timeout_ms, &in, &inlen);
+	len = strlen(out);
+	/* nng counts REQ's 4-byte request id against the daemon's limit. */
+	if (len + 4 > BUREAU_MIN_MAX_REQUEST &&
+	    (rv = bc_max_request(c, req, timeout_ms, &max)) != 0) {
+		free(out);
+		return (rv);
+	}
+	if (len + 4 > BUREAU_MIN_MAX_REQUEST && len + 4 > max) {
+		free(out);
+		return (bc_fail(BUREAU_ETOOLARGE,
+		    "request of %zu bytes: over the daemon's limit of %zu "
+		    "bytes (its --max-request, less nng's 4-byte header)",
+		    len, max));
+	}
+	rv = bc_roundtrip(c, out, len, timeout_ms, &in, &inlen);
 	free(out);
 	if (rv != 0)
 		return (rv);

@@ -13,6 +13,7 @@ import re
 import signal
 import subprocess
 import sys
+import tempfile
 import threading
 import time
 import zlib
@@ -22,11 +23,69 @@ ROOT = os.path.dirname(os.path.dirname(os.path.dirname(
 sys.path.insert(0, os.path.join(ROOT, "host-bridge", "python"))
 import bureau  # noqa: E402
 
+
+
+def _standalone():
+    """Run alone (tests/run.sh runs every test_*.py; or by hand, with the
+    build directory as the argument): start what test_client.sh would, a
+    private Xvfb, bureaud, the xev witness, an nngcat peer that answers
+    "not json" and a port where nothing listens, and export the same
+    environment. It used to print a note and exit 0 here, so a run on its
+    own passed while checking nothing."""
+    sys.path.insert(0, os.path.join(ROOT, "tests", "lib"))
+    if len(sys.argv) > 1:
+        os.environ["BUREAU_BUILD"] = os.path.abspath(sys.argv[1])
+    import bt
+    lib = os.path.join(bt.BUILD, "libbureau.so")
+    os.environ.setdefault("BUREAU_LIB", lib)
+    # A sanitized libbureau.so loads only with its runtimes preloaded,
+    # and LD_PRELOAD is read when the process starts.
+    pre = []
+    for name in os.listdir(bt.BUILD):
+        if name.startswith(".variant-san-"):
+            for san in name[len(".variant-san-"):].split("-"):
+                rt = {"address": "libasan.so",
+                      "undefined": "libubsan.so"}.get(san)
+                if rt:
+                    pre.append(subprocess.run(
+                        ["cc", "-print-file-name=" + rt], text=True,
+                        capture_output=True).stdout.strip())
+    if pre and "BUREAU_TEST_PRELOADED" not in os.environ:
+        env = dict(os.environ, LD_PRELOAD=" ".join(pre),
+                   ASAN_OPTIONS="detect_leaks=0", BUREAU_TEST_PRELOADED="1")
+        os.execve(sys.executable, [sys.executable] + sys.argv, env)
+    X = bt.Xvfb()
+    D = bt.Daemon(X)
+    out = tempfile.mkdtemp(prefix="bureau-client-py-")
+    xev_log = os.path.join(out, "xev.log")
+    with open(xev_log, "wb") as f:
+        X.spawn(["stdbuf", "-oL", "xev", "-geometry", "640x480+0+0"],
+                stdout=f, stderr=subprocess.STDOUT)
+    bt.wait_for(lambda: X.run(["xdotool", "search", "--name",
+                               "^Event Tester$"]).returncode == 0, 10,
+                "the xev window")
+    mal = bt.free_port(pair=False)
+    bt.spawn(["nngcat", "--rep", "--listen", "tcp://127.0.0.1:%d" % mal,
+              "--data", "not json"], stdout=subprocess.DEVNULL,
+             stderr=subprocess.DEVNULL)
+    w, h = X.run(["xdpyinfo"]).stdout.split("dimensions:")[1].split()[0] \
+        .split("x")
+    os.environ.update(
+        DISPLAY=X.name, BUREAU_URL=D.url, BUREAU_TOKEN=D.token,
+        BUREAUD_PID=str(D.proc.pid), XEV_LOG=xev_log, OUT_DIR=out,
+        SCREEN_W=w, SCREEN_H=h,
+        DEAD_URL="tcp://127.0.0.1:%d" % bt.free_port(pair=False),
+        MALFORMED_URL="tcp://127.0.0.1:%d" % mal)
+    # the peer answers once it listens
+    bt.wait_for(lambda: subprocess.run(
+        ["nngcat", "--req", "--dial", os.environ["MALFORMED_URL"],
+         "--data", "x", "--recv-timeout", "1"], capture_output=True)
+        .returncode == 0, 10, "nngcat")
+    return D
+
+
 if "XEV_LOG" not in os.environ:
-    # tests/run.sh also runs every test_*.py on its own: this one is run
-    # by test_client.sh, which starts the daemon and the xev witness.
-    print("# test_client.py runs under test_client.sh; nothing to do alone")
-    sys.exit(0)
+    _DAEMON = _standalone()  # its processes end with this one (bt)
 
 URL = os.environ["BUREAU_URL"]
 TOKEN = os.environ["BUREAU_TOKEN"]
@@ -34,11 +93,13 @@ XEV_LOG = os.environ["XEV_LOG"]
 OUT = os.environ["OUT_DIR"]
 SW, SH = int(os.environ["SCREEN_W"]), int(os.environ["SCREEN_H"])
 failures = 0
+passes = 0
 
 
 def check(name, ok, why=""):
-    global failures
+    global failures, passes
     if ok:
+        passes += 1
         print("PASS py_%s" % name, flush=True)
     else:
         failures += 1
@@ -458,6 +519,9 @@ def main():
         test_threads(d)
         test_later_tools(d, info)
         test_transport(d)
+    if passes == 0:
+        print("FAIL py_checks: no check ran", flush=True)
+        return 1
     return 1 if failures else 0
 
 

@@ -190,31 +190,79 @@ def _recv(sock):
     return out
 
 
+NNG_PIPE_EV_ADD_POST = 1
+NNG_PIPE_EV_REM_POST = 2
+_PIPE_CB = ctypes.CFUNCTYPE(None, ctypes.c_uint32, ctypes.c_int,
+                            ctypes.c_void_p)
+# After a dropped connection, how long close() waits for nng's redial
+# (NNG_OPT_RECONNMINT 100 ms here) to land: as libbureau's bureau_close.
+_SETTLE = 0.4
+
+
 class Req:
-    """One REQ socket: send a message, receive the reply."""
+    """One REQ socket: send a message, receive the reply.
+
+    Requests are never resent: a connection that drops (the daemon
+    dropped an oversized request, say) fails the rpc at once with
+    NngError rather than sending the request again on the next one.
+    """
 
     def __init__(self, url, timeout_ms=30000, recv_max=256 << 20):
         self.sock = ctypes.c_uint32(0)
+        self.dialer = ctypes.c_uint32(0)
+        self._conns = 0
+        self._drop = None  # (monotonic time, _conns) of the last drop
+        # kept referenced: nng calls it until the socket is closed
+        self._cb = _PIPE_CB(self._pipe_event)
         _chk(_nng.nng_req0_open(ctypes.byref(self.sock)))
         _nng.nng_socket_set_ms(self.sock, b"recv-timeout",
                                ctypes.c_int32(timeout_ms))
         _nng.nng_socket_set_ms(self.sock, b"send-timeout",
                                ctypes.c_int32(timeout_ms))
+        _nng.nng_socket_set_ms(self.sock, b"req:resend-time",
+                               ctypes.c_int32(-1))  # infinite: never
+        _nng.nng_socket_set_ms(self.sock, b"reconnect-time-min",
+                               ctypes.c_int32(100))
         _nng.nng_socket_set_size(self.sock, b"recv-size-max",
                                  ctypes.c_size_t(recv_max))
-        _chk(_nng.nng_dial(self.sock, url.encode(), None, 2))  # nonblock
+        for ev in (NNG_PIPE_EV_ADD_POST, NNG_PIPE_EV_REM_POST):
+            _chk(_nng.nng_pipe_notify(self.sock, ev, self._cb, None))
+        _chk(_nng.nng_dial(self.sock, url.encode(), ctypes.byref(
+            self.dialer), 2))  # nonblock
+
+    def _pipe_event(self, pipe, ev, arg):
+        if ev == NNG_PIPE_EV_ADD_POST:
+            self._conns += 1
+        elif ev == NNG_PIPE_EV_REM_POST:
+            self._drop = (time.monotonic(), self._conns)
 
     def rpc(self, data):
         if isinstance(data, str):
             data = data.encode()
-        _chk(_nng.nng_send(self.sock, data, ctypes.c_size_t(len(data)), 0))
-        return _recv(self.sock)
+        try:
+            _chk(_nng.nng_send(self.sock, data, ctypes.c_size_t(len(data)),
+                               0))
+            return _recv(self.sock)
+        except NngError:
+            # maybe before nng's pipe callback has run
+            self._drop = (time.monotonic(), self._conns)
+            raise
 
     def close(self):
-        # libnng 1.5.2's nng_close sometimes hangs for good (seen after a
-        # dropped oversized send, and once in a plain test); a test
-        # process is short-lived, so its sockets go with it instead.
-        pass
+        """Close without ever hanging. libnng 1.5.2 leaks the descriptor
+        of a connection it is still making when the socket closes, and its
+        nng_close can wait for good then (nanomsg/nng#1543, fixed by #1824
+        in 1.8.0): after a drop, let the redial land first (bounded), and
+        close the dialer before the socket."""
+        if self.sock is None:
+            return
+        if self._drop is not None:
+            t, conns = self._drop
+            while self._conns == conns and time.monotonic() - t < _SETTLE:
+                time.sleep(0.002)
+        _nng.nng_dialer_close(self.dialer)
+        _nng.nng_close(self.sock)
+        self.sock = None
 
 
 class Sub:

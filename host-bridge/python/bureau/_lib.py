@@ -63,6 +63,8 @@ def load():
         lib.bureau_close.restype = None
         lib.bureau_set_timeout.argtypes = [vp, ctypes.c_double]
         lib.bureau_set_timeout.restype = ctypes.c_int
+        lib.bureau_set_max_reply.argtypes = [vp, ctypes.c_size_t]
+        lib.bureau_set_max_reply.restype = ctypes.c_int
         # The reply comes back as a raw pointer so that it can be freed by
         # the library after it is copied.
         lib.bureau_call_timeout.argtypes = [vp, ctypes.c_char_p,

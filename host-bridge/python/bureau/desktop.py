@@ -4,14 +4,34 @@ import base64
 import ctypes
 import json
 import os
+import tempfile
 
 from . import _lib
 from . import errors
 
 # Extra wait for a reply beyond a tool's own time limit (seconds).
 _MARGIN = 10.0
-# bureaud's default largest request (--max-request), in bytes.
+# bureaud's default largest request (--max-request), in bytes. libbureau
+# checks each request against the daemon's own limit; this only spares
+# encoding a file that cannot fit under the default.
 MAX_REQUEST = 64 << 20
+# libbureau's default largest reply (BUREAU_DEFAULT_MAX_REPLY).
+MAX_REPLY = 128 << 20
+
+
+def _umask():
+    """The process umask, read without changing it where Linux shows it
+    (setting it to read it races other threads' file creation)."""
+    try:
+        with open("/proc/self/status") as f:
+            for line in f:
+                if line.startswith("Umask:"):
+                    return int(line.split()[1], 8)
+    except (OSError, ValueError):
+        pass
+    mask = os.umask(0o22)
+    os.umask(mask)
+    return mask
 
 
 class Image(bytes):
@@ -45,11 +65,27 @@ class Image(bytes):
         return base64.b64encode(self).decode("ascii")
 
     def save(self, path):
-        """Write the image to path through a temporary file and rename."""
-        tmp = "%s.tmp%d" % (path, os.getpid())
-        with open(tmp, "wb") as f:
-            f.write(self)
-        os.replace(tmp, path)
+        """Write the image to path atomically: a temporary file of an
+        unpredictable name in path's directory (mkstemp: O_EXCL, so a
+        symlink planted there is never followed), then os.replace. The
+        file gets the mode a plain open() would (0666 less the umask)."""
+        path = os.fspath(path)
+        d = os.path.dirname(path) or "."
+        fd, tmp = tempfile.mkstemp(dir=d, prefix=".%s." % os.path.basename(
+            path), suffix=".tmp")
+        try:
+            with os.fdopen(fd, "wb") as f:
+                f.write(self)
+                f.flush()
+                os.fsync(f.fileno())
+                os.fchmod(f.fileno(), 0o666 & ~_umask())
+            os.replace(tmp, path)
+        except BaseException:
+            try:
+                os.unlink(tmp)
+            except OSError:
+                pass
+            raise
 
     def __repr__(self):
         return "<Image %s %dx%d frame %d, %d bytes>" % (
@@ -120,12 +156,16 @@ class Desktop:
     (seconds) bounds each call; tools with their own time limit (bash,
     wait, process wait, window launch) wait that long plus a margin.
 
+    ``max_reply`` (bytes, default MAX_REPLY, 128 MiB) is the largest reply
+    accepted: a longer one is refused from its announced length before it
+    is read, and the call raises IoError naming the limit.
+
     Errors raise ``bureau.Error`` subclasses. A Desktop may be shared by
     threads (each call runs on its own nng context; the GIL is released
     while it waits); close it only when no call is running.
     """
 
-    def __init__(self, url=None, token=None, timeout=30.0):
+    def __init__(self, url=None, token=None, timeout=30.0, max_reply=None):
         self._lib = _lib.load()
         self._c = None
         if token is None:
@@ -140,9 +180,15 @@ class Desktop:
         if rc != 0:
             raise self._lib_error(rc, None)
         self._c = handle
+        if max_reply is not None:
+            rc = self._lib.bureau_set_max_reply(self._c, int(max_reply))
+            if rc != 0:
+                err = self._lib_error(rc, self._c)
+                self.close()
+                raise err
 
     @classmethod
-    def from_name(cls, name, timeout=30.0):
+    def from_name(cls, name, timeout=30.0, max_reply=None):
         """The desktop NAME managed by `bureau create`: its endpoint and
         token files under $BUREAU_HOME/NAME."""
         d = os.path.join(_home(), name)
@@ -153,7 +199,7 @@ class Desktop:
                 token = f.read().strip()
         except FileNotFoundError:
             token = None
-        return cls(url, token=token, timeout=timeout)
+        return cls(url, token=token, timeout=timeout, max_reply=max_reply)
 
     # --- lifetime -------------------------------------------------------
 
