@@ -889,7 +889,6 @@ cmd_console(int argc, char **argv)
 		;
 	return (got == 0 && WIFEXITED(status) ? WEXITSTATUS(status) : 1);
 }
-}
 
 const struct cli_cmd cli_desktop_cmds[] = {
 	{ "image", "image build [--minimal] [--out DIR] [--deb PATH] "
