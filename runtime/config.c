@@ -24,7 +24,7 @@ static const char bd_usage[] =
     "               [--workers N] [--max-request BYTES] [--allow LIST]\n"
     "               [--root DIR] [--settle-ms MS] [--settle-timeout-ms MS]\n"
     "               [--frame-interval-ms MS] [--no-cursor]\n"
-    "               [--bash-output-max BYTES]\n"
+    "               [--bash-output-max BYTES] [--reply-timeout-ms MS]\n"
     "\n"
     "Serves an X display to agents over nng: requests on REP sockets\n"
     "(default tcp://127.0.0.1:7300 and ipc://$XDG_RUNTIME_DIR/bureau/"
@@ -49,6 +49,7 @@ enum {
 	OPT_FRAME_INTERVAL,
 	OPT_NO_CURSOR,
 	OPT_BASH_MAX,
+	OPT_REPLY_TIMEOUT,
 	OPT_HELP,
 	OPT_VERSION,
 };
@@ -71,6 +72,7 @@ static const struct option bd_options[] = {
 	{ "frame-interval-ms", required_argument, NULL, OPT_FRAME_INTERVAL },
 	{ "no-cursor", no_argument, NULL, OPT_NO_CURSOR },
 	{ "bash-output-max", required_argument, NULL, OPT_BASH_MAX },
+	{ "reply-timeout-ms", required_argument, NULL, OPT_REPLY_TIMEOUT },
 	{ "help", no_argument, NULL, OPT_HELP },
 	{ "version", no_argument, NULL, OPT_VERSION },
 	{ NULL, 0, NULL, 0 },
@@ -233,6 +235,11 @@ bd_apply(struct bd_config *cfg, int opt, const char *name, const char *v,
 			return (-1);
 		cfg->tool.bash_output_max = (size_t)n;
 		return (0);
+	case OPT_REPLY_TIMEOUT:
+		if (bd_parse_num(name, v, 100, 600000, &n, cause) != 0)
+			return (-1);
+		cfg->reply_timeout_ms = (int)n;
+		return (0);
 	}
 	return (bd_cfail(cause, "unknown option '%s'%s", name, ""));
 }
@@ -365,6 +372,11 @@ bd_config_load(struct bd_config *cfg, int argc, char **argv, char **cause)
 	memset(cfg, 0, sizeof *cfg);
 	cfg->workers = 16;
 	cfg->max_request = BD_MAX_REQUEST_DEFAULT;
+	/* Long enough for a client that pipelines requests over one
+	 * connection to take a few MB of screenshots over a slow link;
+	 * short enough that peers that never read free their workers
+	 * quickly (see runtime/server.c). */
+	cfg->reply_timeout_ms = 5000;
 	cfg->tool.scale = CAP_SCALE_AUTO;
 	cfg->tool.settle_ms = 100;
 	cfg->tool.settle_timeout_ms = 2000;

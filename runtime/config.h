@@ -24,6 +24,7 @@ struct bd_config {
 	int insecure;
 	int workers;           /* REP contexts served at once */
 	size_t max_request;
+	int reply_timeout_ms;  /* bound on a reply waiting for its peer */
 	char **allow;          /* policy: "tool" or "tool.action" */
 	int nallow;
 	char *scale;

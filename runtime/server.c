@@ -114,10 +114,13 @@ bd_worker_main(void *arg)
 
 	for (;;) {
 		nng_msg *msg, *out;
+		nng_pipe pipe;
 		char *reply;
 		size_t len;
 		int rv, load;
 
+		/* Waiting for a request costs nothing: no bound. */
+		nng_aio_set_timeout(w->aio, NNG_DURATION_INFINITE);
 		nng_ctx_recv(w->ctx, w->aio);
 		nng_aio_wait(w->aio);
 		if ((rv = nng_aio_result(w->aio)) != 0) {
@@ -127,6 +130,7 @@ bd_worker_main(void *arg)
 			continue;
 		}
 		msg = nng_aio_get_msg(w->aio);
+		pipe = nng_msg_get_pipe(msg);
 		load = atomic_fetch_add(&w->srv->busy, 1) + 1;
 		reply = bd_dispatch(cfg, nng_msg_body(msg), nng_msg_len(msg),
 		    load, &len);
@@ -140,14 +144,29 @@ bd_worker_main(void *arg)
 			continue;
 		}
 		free(reply);
+		/* A reply waits only while an earlier reply on the same
+		 * connection is still being written, i.e. when the peer has
+		 * several requests in flight and does not read. Unbounded,
+		 * that wait held the worker for good: a few such peers took
+		 * every worker and the daemon answered no one. Bounded, the
+		 * worker is back after reply_timeout_ms, and the peer that
+		 * stopped reading is disconnected, which also frees the
+		 * replies stuck in its connection and its queued requests. */
+		nng_aio_set_timeout(w->aio, cfg->reply_timeout_ms);
 		nng_aio_set_msg(w->aio, out);
 		nng_ctx_send(w->ctx, w->aio);
 		nng_aio_wait(w->aio);
 		if ((rv = nng_aio_result(w->aio)) != 0) {
-			/* the client went away; nng did not take the msg */
+			/* nng did not take the msg */
 			nng_msg_free(out);
 			if (rv == NNG_ECLOSED)
 				break;
+			if (rv == NNG_ETIMEDOUT) {
+				bd_warn("a client has not read its replies for "
+				    "%d ms: disconnecting it",
+				    cfg->reply_timeout_ms);
+				nng_pipe_close(pipe);
+			}
 		}
 	}
 	return (NULL);
