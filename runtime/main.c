@@ -61,7 +61,7 @@ main(int argc, char **argv)
 	pthread_sigmask(SIG_BLOCK, &set, NULL);
 	signal(SIGPIPE, SIG_IGN);
 
-	if (bd_events_open(cfg.events, &cause) != 0)
+	if (bd_events_open(cfg.events, cfg.token, cfg.token_len, &cause) != 0)
 		goto out;
 	events = 1;
 	cfg.tool.publish = cfg.events != NULL && *cfg.events != '\0' ?

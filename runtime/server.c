@@ -6,6 +6,7 @@
 #include <nng/protocol/pubsub0/pub.h>
 #include <nng/protocol/reqrep0/rep.h>
 #include <pthread.h>
+#include <sodium.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -34,10 +35,16 @@ struct bd_server {
 	atomic_int busy; /* workers inside a request */
 };
 
+/* The context of the events key: BLAKE2b-256 of the token, keyed with this
+ * (16 bytes, libsodium's least key size). docs/protocol.md has the format. */
+#define BD_EVENTS_CONTEXT "bureau-events-v1"
+
 static struct {
 	pthread_mutex_t lock;
 	nng_socket sock;
 	int open;
+	int sealed; /* encrypt events with key */
+	unsigned char key[crypto_aead_xchacha20poly1305_ietf_KEYBYTES];
 } bd_events = { .lock = PTHREAD_MUTEX_INITIALIZER };
 
 static int
@@ -49,12 +56,27 @@ bd_nng_fail(char **cause, const char *what, const char *url, int rv)
 }
 
 int
-bd_events_open(const char *url, char **cause)
+bd_events_open(const char *url, const char *token, size_t token_len,
+    char **cause)
 {
 	int rv;
 
 	if (url == NULL || *url == '\0')
 		return (0);
+	if (token != NULL) {
+		/* The events carry typed text, shell commands, clipboard
+		 * contents and the screen: only holders of the token may
+		 * read them, wherever the socket listens. */
+		if (sodium_init() < 0) {
+			*cause = strdup("cannot initialise libsodium");
+			return (-1);
+		}
+		crypto_generichash(bd_events.key, sizeof bd_events.key,
+		    (const unsigned char *)token, token_len,
+		    (const unsigned char *)BD_EVENTS_CONTEXT,
+		    sizeof BD_EVENTS_CONTEXT - 1);
+		bd_events.sealed = 1;
+	}
 	if ((rv = nng_pub0_open(&bd_events.sock)) != 0)
 		return (bd_nng_fail(cause, "cannot open events socket for", url,
 		    rv));
@@ -66,7 +88,8 @@ bd_events_open(const char *url, char **cause)
 	pthread_mutex_lock(&bd_events.lock);
 	bd_events.open = 1;
 	pthread_mutex_unlock(&bd_events.lock);
-	bd_info("events on %s", url);
+	bd_info("events on %s (%s)", url, bd_events.sealed ?
+	    "encrypted with the token's key" : "plain: no token");
 	return (0);
 }
 
@@ -77,7 +100,47 @@ bd_events_close(void)
 	if (bd_events.open)
 		nng_close(bd_events.sock);
 	bd_events.open = 0;
+	sodium_memzero(bd_events.key, sizeof bd_events.key);
+	bd_events.sealed = 0;
 	pthread_mutex_unlock(&bd_events.lock);
+}
+
+/* "<topic> " in clear (SUB filters on it), then a random nonce and the
+ * XChaCha20-Poly1305 ciphertext of the rest, with the clear prefix as
+ * associated data so a message cannot be moved to another topic. */
+static int
+bd_events_seal(nng_msg *msg, const char *topic, size_t tl, const char *json,
+    size_t jl, const void *body, size_t bodylen)
+{
+	size_t plen = jl + (body != NULL ? 1 + bodylen : 0), off;
+	size_t clen = plen + crypto_aead_xchacha20poly1305_ietf_ABYTES;
+	unsigned char *plain, *out;
+	unsigned long long outlen;
+
+	if ((plain = malloc(plen > 0 ? plen : 1)) == NULL)
+		return (-1);
+	memcpy(plain, json, jl);
+	if (body != NULL) {
+		plain[jl] = '\n';
+		memcpy(plain + jl + 1, body, bodylen);
+	}
+	off = tl + 1;
+	if (nng_msg_realloc(msg, off +
+	    crypto_aead_xchacha20poly1305_ietf_NPUBBYTES + clen) != 0) {
+		free(plain);
+		return (-1);
+	}
+	out = nng_msg_body(msg);
+	memcpy(out, topic, tl);
+	out[tl] = ' ';
+	randombytes_buf(out + off, crypto_aead_xchacha20poly1305_ietf_NPUBBYTES);
+	crypto_aead_xchacha20poly1305_ietf_encrypt(out + off +
+	    crypto_aead_xchacha20poly1305_ietf_NPUBBYTES, &outlen, plain, plen,
+	    out, off, NULL, out + off, bd_events.key);
+	/* the frame may show secrets on screen: no copy outlives the send */
+	sodium_memzero(plain, plen);
+	free(plain);
+	return (0);
 }
 
 void
@@ -86,22 +149,27 @@ bd_events_publish(const char *topic, const char *json, const void *body,
 {
 	size_t tl = strlen(topic), jl = strlen(json);
 	nng_msg *msg;
+	int rv;
 
 	if (nng_msg_alloc(&msg, 0) != 0)
 		return;
-	if (nng_msg_append(msg, topic, tl) != 0 ||
-	    nng_msg_append(msg, " ", 1) != 0 ||
-	    nng_msg_append(msg, json, jl) != 0 ||
-	    (body != NULL && (nng_msg_append(msg, "\n", 1) != 0 ||
-	    nng_msg_append(msg, body, bodylen) != 0))) {
-		nng_msg_free(msg);
-		return;
-	}
+	/* Under the lock: the key is wiped when the socket closes. Sealing
+	 * a frame takes well under a millisecond. */
 	pthread_mutex_lock(&bd_events.lock);
+	if (!bd_events.open)
+		rv = -1;
+	else if (bd_events.sealed)
+		rv = bd_events_seal(msg, topic, tl, json, jl, body, bodylen);
+	else
+		rv = nng_msg_append(msg, topic, tl) != 0 ||
+		    nng_msg_append(msg, " ", 1) != 0 ||
+		    nng_msg_append(msg, json, jl) != 0 ||
+		    (body != NULL && (nng_msg_append(msg, "\n", 1) != 0 ||
+		    nng_msg_append(msg, body, bodylen) != 0)) ? -1 : 0;
 	/* PUB never blocks: a slow subscriber loses messages, not us. The
 	 * send takes the message only when it succeeds. */
-	if (!bd_events.open || nng_sendmsg(bd_events.sock, msg,
-	    NNG_FLAG_NONBLOCK) != 0)
+	if (rv != 0 || nng_sendmsg(bd_events.sock, msg, NNG_FLAG_NONBLOCK) !=
+	    0)
 		nng_msg_free(msg);
 	pthread_mutex_unlock(&bd_events.lock);
 }

@@ -11,8 +11,11 @@
 struct bd_server;
 
 /* Open the PUB socket first (tools publish from init on), listen, start
- * the workers. */
-int bd_events_open(const char *url, char **cause);
+ * the workers. With a token (not NULL) every event is encrypted with a key
+ * derived from it (docs/protocol.md, "Events"); without, events are
+ * plain. The token is not kept. */
+int bd_events_open(const char *url, const char *token, size_t token_len,
+    char **cause);
 void bd_events_close(void);
 /* Matches tool_config.publish. */
 void bd_events_publish(const char *topic, const char *json, const void *body,

@@ -3,6 +3,7 @@ encryption, shutdown, the command line and the token's exposure."""
 
 import json
 import os
+import random
 import socket
 import struct
 import subprocess
@@ -89,6 +90,103 @@ def test_peers_that_never_read():
     finally:
         for s in peers:
             s.close()
+        D.stop()
+
+
+def drain(sub, want=None, limit=200):
+    """Messages from sub until it times out (or one contains want)."""
+    out = []
+    for _ in range(limit):
+        try:
+            out.append(sub.recv())
+        except bt.NngError:
+            break
+        if want is not None and want in out[-1]:
+            break
+    return out
+
+
+def test_events_sealed():
+    # The events carry typed text, shell commands, clipboard contents and
+    # the screen; the image listens on 0.0.0.0. Without the token no one
+    # may read them.
+    D = bt.Daemon(X)
+    try:
+        spy = bt.Sub(D.events, b"", timeout_ms=3000)  # no key
+        sub = bt.Sub(D.events, b"action ", timeout_ms=5000, token=D.token)
+        fsub = bt.Sub(D.events, b"frame ", timeout_ms=1000, token=D.token)
+        time.sleep(0.5)
+        secret = "s3cret-%08x" % random.getrandbits(32)
+        bt.ok(D.call(tool="bash", command="echo bash-" + secret))
+        bt.ok(D.call(tool="computer", action="type", text="typed-" + secret,
+                     screenshot=False))
+        bt.ok(D.call(tool="clipboard", action="set", text="clip-" + secret))
+        X.run(["xsetroot", "-solid", "#336699"])
+        bt.ok(D.call(tool="system", action="ping", id="last"))
+
+        spied = drain(spy)
+        assert any(m.startswith(b"action ") for m in spied) and \
+            any(m.startswith(b"frame ") for m in spied), \
+            "the keyless subscriber got no events at all"
+        for m in spied:
+            assert secret.encode() not in m, "plaintext event: %r" % m[:80]
+            assert b'"tool"' not in m and b'"mime_type"' not in m and \
+                b"\xff\xd8\xff" not in m, "plaintext event: %r" % m[:80]
+
+        seen = drain(sub, b'"last"')
+        text = b"\n".join(seen)
+        for what in (b"bash-", b"typed-", b"clip-"):
+            assert what + secret.encode() in text, \
+                "the keyed subscriber did not read %r" % what
+        for m in seen:
+            assert m.startswith(b"action {"), m[:40]
+            json.loads(m[7:])
+        frame = None
+        for i in range(20):
+            X.run(["xsetroot", "-solid", "#99%02x33" % (i * 10)])
+            try:
+                frame = fsub.recv()
+                break
+            except bt.NngError:
+                continue
+        assert frame is not None, "no frame event"
+        head, _, jpeg = frame.partition(b"\n")
+        assert json.loads(head[6:])["mime_type"] == "image/jpeg"
+        assert jpeg[:2] == b"\xff\xd8"
+
+        # Altered, moved to another topic, or read with another token's
+        # key: refused.
+        m = next(x for x in spied if x.startswith(b"action "))
+        key = bt.events_key(D.token)
+        assert bt.events_open(key, m).startswith(b"action {")
+        for bad in (m[:-1] + bytes([m[-1] ^ 1]),
+                    m[:10] + bytes([m[10] ^ 0x80]) + m[11:],
+                    b"frame " + m[7:],
+                    m[:7 + 24 + 8]):
+            try:
+                bt.events_open(key, bad)
+                raise AssertionError("a tampered event decrypted")
+            except bt.EventTampered:
+                pass
+        try:
+            bt.events_open(bt.events_key(D.token + "x"), m)
+            raise AssertionError("another token's key decrypted an event")
+        except bt.EventTampered:
+            pass
+    finally:
+        D.stop()
+
+
+def test_events_plain_without_token():
+    # No token (loopback only): the events stay plain, as documented.
+    D = bt.Daemon(X, token=None, env=dict(X.env, BUREAU_TOKEN=""))
+    try:
+        spy = bt.Sub(D.events, b"action ", timeout_ms=3000)
+        time.sleep(0.5)
+        bt.ok(D.call(tool="system", action="ping", id="plain"))
+        seen = drain(spy, b'"plain"')
+        assert seen and json.loads(seen[-1][7:])["id"] == "plain", seen
+    finally:
         D.stop()
 
 
