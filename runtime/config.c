@@ -505,6 +505,23 @@ bd_config_token(struct bd_config *cfg, char **cause)
 	return (0);
 }
 
+void
+bd_config_scrub_env(void)
+{
+	extern char **environ;
+	static const char name[] = "BUREAU_TOKEN=";
+
+	/* unsetenv only drops the pointer from environ: the bytes stay in
+	 * the block the kernel set up at exec, and /proc/PID/environ shows
+	 * that block to anyone allowed to read it. Wipe every copy of the
+	 * value there first (getenv points into it). */
+	for (char **e = environ; e != NULL && *e != NULL; e++)
+		if (strncmp(*e, name, sizeof name - 1) == 0)
+			explicit_bzero(*e + sizeof name - 1,
+			    strlen(*e + sizeof name - 1));
+	unsetenv("BUREAU_TOKEN");
+}
+
 int
 bd_url_is_local(const char *url)
 {

@@ -35,8 +35,9 @@ main(int argc, char **argv)
 		status = 2;
 		goto out;
 	}
-	/* Shells and programs started by tools must not inherit the token. */
-	unsetenv("BUREAU_TOKEN");
+	/* Shells and programs started by tools must not inherit the token,
+	 * and /proc/PID/environ must not show it. */
+	bd_config_scrub_env();
 	for (int i = 0; cfg.token == NULL && i < cfg.nlisten; i++) {
 		if (bd_url_is_local(cfg.listen[i]))
 			continue;

@@ -190,6 +190,30 @@ def test_events_plain_without_token():
         D.stop()
 
 
+def test_token_not_in_proc_environ():
+    # unsetenv alone left the value in the environment block the kernel
+    # shows in /proc/PID/environ.
+    tok = "envtok-%016x" % random.getrandbits(64)
+    D = bt.Daemon(X, token=None, env=dict(X.env, BUREAU_TOKEN=tok))
+    try:
+        D.token = tok
+        bt.ok(D.call(tool="system", action="ping"))
+        bt.expect_error(D.call(tool="system", action="ping", token="nope"),
+                        "unauthorized", "token")
+        for f in ("environ", "cmdline"):
+            with open("/proc/%d/%s" % (D.proc.pid, f), "rb") as fh:
+                data = fh.read()
+            assert tok.encode() not in data, "the token is in /proc/PID/" + f
+        with open("/proc/%d/environ" % D.proc.pid, "rb") as fh:
+            assert b"DISPLAY=" + X.name.encode() in fh.read(), \
+                "the rest of the environment was damaged"
+        r = bt.ok(D.call(tool="bash", command="env; cat /proc/$PPID/environ "
+                         "| tr '\\0' '\\n'"))
+        assert tok not in r["output"], "a shell sees the token"
+    finally:
+        D.stop()
+
+
 if __name__ == "__main__":
     bt.run([(n, f) for n, f in list(globals().items())
             if n.startswith("test_") and callable(f)])
