@@ -214,6 +214,73 @@ def test_token_not_in_proc_environ():
         D.stop()
 
 
+def bureaud_args(args, config=None):
+    """Run bureaud with args then --version: options before --version are
+    parsed and checked, and a valid command line exits at once."""
+    argv = [BUREAUD] + list(args)
+    if config is not None:
+        path = "/tmp/bureau-test-%d.conf" % os.getpid()
+        with open(path, "w") as f:
+            f.write(config)
+        argv += ["--config", path]
+    try:
+        return subprocess.run(argv + ["--version"], capture_output=True,
+                              text=True, timeout=20, env=X.env)
+    finally:
+        if config is not None:
+            os.unlink(path)
+
+
+def test_strict_numbers():
+    # "17179869185G" used to wrap (a signed shift) to 1 GiB and be taken.
+    bad = (("17179869185G", "too large"),
+           ("18446744073709551616", "too large"),
+           ("9223372036854775807K", "too large"),
+           ("-1", "negative"), ("-0", "negative"),
+           ("+1024", "not a number"), (" 1024", "not a number"),
+           ("1024x", "trailing"), ("1KB", "trailing"), ("0x400", "trailing"),
+           ("", "empty"))
+    for opt in ("bash-output-max", "max-request", "workers", "settle-ms",
+                "settle-timeout-ms", "frame-interval-ms",
+                "reply-timeout-ms"):
+        for v, why in bad:
+            p = bureaud_args(["--" + opt, v])
+            assert p.returncode == 2, (opt, v, p.returncode, p.stdout)
+            assert opt in p.stderr and why in p.stderr and \
+                "'%s'" % v in p.stderr, (opt, v, p.stderr)
+        p = bureaud_args(["--" + opt, "4294967296"])
+        assert p.returncode == 2 and "too large" in p.stderr, \
+            (opt, p.stderr)
+    for opt, v in (("bash-output-max", "1G"), ("bash-output-max", "1024"),
+                   ("max-request", "64M"), ("workers", "8"),
+                   ("settle-ms", "0"), ("reply-timeout-ms", "100")):
+        p = bureaud_args(["--" + opt, v])
+        assert p.returncode == 0 and "bureaud" in p.stdout, (opt, v,
+                                                             p.stderr)
+    p = bureaud_args(["--bash-output-max", "1025M"])
+    assert p.returncode == 2 and "too large" in p.stderr, p.stderr
+    p = bureaud_args(["--workers", "2"])
+    assert p.returncode == 2 and "too small" in p.stderr, p.stderr
+
+
+def test_strict_config_file():
+    p = bureaud_args([], "# comment\nbash-output-max = 17179869185G\n")
+    assert p.returncode == 2 and "line 2" in p.stderr and \
+        "bash-output-max" in p.stderr and "too large" in p.stderr, p.stderr
+    p = bureaud_args([], "workers = -3\n")
+    assert p.returncode == 2 and "workers" in p.stderr and \
+        "negative" in p.stderr, p.stderr
+    p = bureaud_args([], "settle-ms =\n")
+    assert p.returncode == 2 and "settle-ms" in p.stderr and \
+        "empty" in p.stderr, p.stderr
+    # A typo in a boolean is an error, not "false".
+    p = bureaud_args([], "insecure = ture\n")
+    assert p.returncode == 2 and "insecure" in p.stderr, p.stderr
+    p = bureaud_args([], "insecure = true\nno-cursor = off\n"
+                     "bash-output-max = 2M\n")
+    assert p.returncode == 0, p.stderr
+
+
 if __name__ == "__main__":
     bt.run([(n, f) for n, f in list(globals().items())
             if n.startswith("test_") and callable(f)])
