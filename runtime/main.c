@@ -86,7 +86,13 @@ main(int argc, char **argv)
 			break;
 	} while (sig == SIGHUP); /* reserved: reload */
 	bd_info("signal %d: shutting down", sig);
-	bd_server_stop(srv);
+	/* Waits end first, then the workers are joined, and only then are
+	 * the tools torn down: a worker still in `wait` or a shell command
+	 * once ran on after its display was closed. */
+	tool_shutdown();
+	if (bd_server_stop(srv) != 0)
+		tools = 0; /* a worker is still in a tool: leave it be */
+	srv = NULL;
 	status = 0;
 out:
 	if (cause != NULL || status == 1)

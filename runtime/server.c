@@ -18,6 +18,9 @@
 #include "runtime/log.h"
 #include "runtime/server.h"
 
+/* How long SIGTERM waits for a worker that ignores tool_shutdown(). */
+#define BD_STOP_WAIT_S 5
+
 struct bd_worker {
 	struct bd_server *srv;
 	pthread_t thread;
@@ -299,31 +302,36 @@ fail:
 	return (-1);
 }
 
-void
+int
 bd_server_stop(struct bd_server *srv)
 {
 	struct timespec ts;
 
 	if (srv == NULL)
-		return;
+		return (0);
 	if (srv->open)
 		nng_close(srv->sock);
 	srv->open = 0;
-	/* A worker in a long tool call (a 120 s shell command) must not
-	 * hold up SIGTERM: wait a few seconds, then leave it to exit(). */
+	/* The caller has called tool_shutdown(): waits and shell commands
+	 * return within a few hundred ms. A handler that does not honour it
+	 * must still not hold up SIGTERM for minutes: after a few seconds
+	 * leave it to exit(), and tell the caller so that no tool is torn
+	 * down under it. */
 	clock_gettime(CLOCK_REALTIME, &ts);
-	ts.tv_sec += 3;
+	ts.tv_sec += BD_STOP_WAIT_S;
 	for (int i = 0; i < srv->nworkers; i++) {
 		struct bd_worker *w = &srv->workers[i];
 
 		if (w->started && pthread_timedjoin_np(w->thread, NULL, &ts) !=
 		    0) {
-			bd_warn("a worker is still busy; exiting without it");
-			return; /* its memory goes with the process */
+			bd_warn("a worker is still busy after %d s; exiting "
+			    "without it", BD_STOP_WAIT_S);
+			return (-1); /* its memory goes with the process */
 		}
 		if (w->aio != NULL)
 			nng_aio_free(w->aio);
 	}
 	free(srv->workers);
 	free(srv);
+	return (0);
 }

@@ -24,7 +24,9 @@ void bd_events_publish(const char *topic, const char *json, const void *body,
 int bd_server_start(struct bd_config *cfg, struct bd_server **out,
     char **cause);
 /* Close the sockets (workers' receives fail and they exit), wait for the
- * workers a bounded time, free. */
-void bd_server_stop(struct bd_server *srv);
+ * workers a bounded time, free. Call tool_shutdown() first so that long
+ * waits in tools end. Returns 0, or -1 when a worker is still inside a
+ * tool: then the tools must not be torn down (their fini not called). */
+int bd_server_stop(struct bd_server *srv);
 
 #endif

@@ -134,6 +134,18 @@ int tool_path(struct tool_call *call, const char *field, const char *path,
 char *tool_b64_encode(const void *buf, size_t len, size_t *outlen);
 int tool_b64_decode(const char *s, size_t slen, uint8_t **out, size_t *len);
 
+/* --- shutdown (tools/shutdown.c) ------------------------------------------
+ * The runtime calls tool_shutdown() once when the daemon stops, before it
+ * waits for the workers and before any fini: a handler that waits for
+ * seconds (a timer, a program) must return early, within a few hundred ms,
+ * either by sleeping with tool_sleep or by checking tool_stopping in its
+ * wait loop. Thread-safe. */
+void tool_shutdown(void);
+int tool_stopping(void);
+/* Sleep for seconds: 0 after the full time, -1 as soon as the daemon
+ * stops (at once if it already has). */
+int tool_sleep(double seconds);
+
 /* Monotonic clock in milliseconds and nanoseconds. */
 double tool_now_ms(void);
 uint64_t tool_now_ns(void);

@@ -4,9 +4,11 @@ encryption, shutdown, the command line and the token's exposure."""
 import json
 import os
 import random
+import signal
 import socket
 import struct
 import subprocess
+import threading
 import time
 
 import bt
@@ -212,6 +214,69 @@ def test_token_not_in_proc_environ():
         assert tok not in r["output"], "a shell sees the token"
     finally:
         D.stop()
+
+
+def shutdown_while_busy(X1, first):
+    """Start `first` (a long computer request) and a long shell command on
+    their own connections, SIGTERM bureaud, and return (seconds it took
+    to exit, exit status, log, the shell's process group)."""
+    D = bt.Daemon(X1)
+    box = {}
+
+    def call(name, req):
+        try:
+            box[name] = json.loads(bt.Req(D.url, timeout_ms=60000).rpc(
+                json.dumps(dict(req, token=D.token))))
+        except bt.NngError as e:
+            box[name] = e
+
+    threads = [threading.Thread(target=call, args=a, daemon=True) for a in (
+        ("computer", first),
+        ("bash", {"tool": "bash", "command": "sleep 1000; echo done",
+                  "timeout": 600}))]
+    for t in threads:
+        t.start()
+    # The shell and its sleep, seen from /proc (not from bureaud).
+    shell = bt.wait_for(lambda: bt.children(D.proc.pid), 15, "the shell")[0]
+    bt.wait_for(lambda: len(bt.live_in_group(shell)) >= 2, 15,
+                "the sleep in the shell's group")
+    time.sleep(1.0)  # the computer request is well into its wait
+    assert not box, "a request ended early: %r" % box
+    t0 = time.time()
+    D.proc.send_signal(signal.SIGTERM)
+    try:
+        status = D.proc.wait(30)
+    except subprocess.TimeoutExpired:
+        status = None
+    took = time.time() - t0
+    return took, status, D.logtext(), shell
+
+
+def test_sigterm_during_wait_and_bash():
+    # SIGTERM while a worker sat in `wait` (100 s at most) and another in a
+    # shell command: the daemon waited 3 s for them, gave up, and tore the
+    # tools down under them. Now waits end at once and workers are joined
+    # before any tool's fini.
+    for first in ({"tool": "computer", "action": "wait", "duration": 100},
+                  {"tool": "computer", "action": "hold_key", "text": "shift",
+                   "duration": 100},
+                  {"type": "wait", "tool": "computer", "ms": 100000}):
+        X1 = bt.Xvfb("640x480")
+        took, status, log, shell = shutdown_while_busy(X1, first)
+        print("    %s: exited %s in %.2f s" % (first.get("action", "wait"),
+                                              status, took))
+        assert status == 0, "exit status %r\n%s" % (status, log)
+        assert took < 2.5, "shutdown took %.1f s\n%s" % (took, log)
+        for bad in ("AddressSanitizer", "runtime error", "LeakSanitizer",
+                    "still busy"):
+            assert bad not in log, log
+        # the shell and its sleep are gone
+        try:
+            bt.wait_for(lambda: not bt.live_in_group(shell), 5,
+                        "the shell's group to go")
+        except TimeoutError:
+            raise AssertionError("left running: %r" %
+                                 bt.live_in_group(shell))
 
 
 def bureaud_args(args, config=None):
