@@ -52,6 +52,22 @@ main(int argc, char **argv)
 		bd_warn("listening on '%s' without a token (--insecure)",
 		    cfg.listen[i]);
 	}
+	/* Without a token the events are plain (typed text, commands, the
+	 * screen): publishing them off this machine is --insecure too. */
+	if (cfg.token == NULL && cfg.events != NULL && *cfg.events != '\0' &&
+	    !bd_url_is_local(cfg.events)) {
+		if (!cfg.insecure) {
+			if (asprintf(&cause, "refusing to publish events on "
+			        "'%s' without a token: they would be readable "
+			        "by anyone; give --token-file or $BUREAU_TOKEN, "
+			        "or --insecure", cfg.events) < 0)
+				cause = NULL;
+			status = 2;
+			goto out;
+		}
+		bd_warn("publishing plain events on '%s' without a token "
+		    "(--insecure)", cfg.events);
+	}
 
 	/* Signals go to this thread alone (sigwait below); every thread
 	 * created from here on inherits the mask. */

@@ -192,6 +192,35 @@ def test_events_plain_without_token():
         D.stop()
 
 
+def test_events_off_machine_need_a_token():
+    # A loopback --listen with --events on 0.0.0.0 and no token published
+    # plain events to the network; the listen check did not look at it.
+    port = bt.free_port()
+    argv = [BUREAUD, "--display", X.name, "--listen",
+            "tcp://127.0.0.1:%d" % port, "--events",
+            "tcp://0.0.0.0:%d" % (port + 1)]
+    env = dict(X.env, BUREAU_TOKEN="")
+    p = subprocess.run(argv, capture_output=True, text=True, timeout=20,
+                       env=env)
+    assert p.returncode == 2 and "events" in p.stderr and \
+        "0.0.0.0" in p.stderr and "token" in p.stderr, p.stderr
+    # --insecure says so and starts.
+    p = bt.spawn(argv + ["--insecure"], env=env, stderr=subprocess.PIPE)
+    def answers():
+        try:
+            return bt.Req("tcp://127.0.0.1:%d" % port, timeout_ms=1000).rpc(
+                b'{"tool":"system","action":"ping"}')
+        except bt.NngError:
+            return None
+
+    try:
+        bt.wait_for(answers, 15, "bureaud")
+    finally:
+        p.terminate()
+        assert p.wait(10) == 0
+    assert b"plain events" in p.stderr.read()
+
+
 def test_token_not_in_proc_environ():
     # unsetenv alone left the value in the environment block the kernel
     # shows in /proc/PID/environ.
