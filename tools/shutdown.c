@@ -5,6 +5,7 @@
  * command) returns within a few hundred ms instead of holding up the exit
  * or running on after its tool was torn down.
  */
+#include <errno.h>
 #include <pthread.h>
 #include <stdatomic.h>
 #include <time.h>
@@ -67,4 +68,32 @@ tool_sleep(double seconds)
 	stopped = atomic_load(&ts.stopping);
 	pthread_mutex_unlock(&ts.lock);
 	return (stopped ? -1 : 0);
+}
+
+int
+tool_cond_timedwait(pthread_cond_t *cv, pthread_mutex_t *m,
+    const struct timespec *deadline)
+{
+	struct timespec slice;
+	int rv;
+
+	if (atomic_load(&ts.stopping))
+		return (ECANCELED);
+	/* The tool's condition variable is not signalled at shutdown: wake
+	 * every 200 ms to look. The caller re-checks its condition after
+	 * any return of 0, so a slice's end is one more wake-up to it. */
+	clock_gettime(CLOCK_REALTIME, &slice);
+	slice.tv_nsec += 200000000L;
+	if (slice.tv_nsec >= 1000000000L) {
+		slice.tv_sec++;
+		slice.tv_nsec -= 1000000000L;
+	}
+	if (slice.tv_sec > deadline->tv_sec ||
+	    (slice.tv_sec == deadline->tv_sec &&
+	        slice.tv_nsec >= deadline->tv_nsec))
+		return (pthread_cond_timedwait(cv, m, deadline));
+	rv = pthread_cond_timedwait(cv, m, &slice);
+	if (atomic_load(&ts.stopping))
+		return (ECANCELED);
+	return (rv == ETIMEDOUT ? 0 : rv);
 }

@@ -13,9 +13,11 @@
 #define BUREAU_TOOLS_TOOL_H
 
 #include <jansson.h>
+#include <pthread.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <time.h>
 
 #include "capture/capture.h"
 #include "runtime/protocol.h"
@@ -145,6 +147,11 @@ int tool_stopping(void);
 /* Sleep for seconds: 0 after the full time, -1 as soon as the daemon
  * stops (at once if it already has). */
 int tool_sleep(double seconds);
+/* pthread_cond_timedwait (deadline on CLOCK_REALTIME) that also returns
+ * ECANCELED once the daemon stops. It may return 0 without a signal, as
+ * pthread_cond_timedwait may: re-check the condition. */
+int tool_cond_timedwait(pthread_cond_t *cv, pthread_mutex_t *m,
+    const struct timespec *deadline);
 
 /* Monotonic clock in milliseconds and nanoseconds. */
 double tool_now_ms(void);

@@ -308,6 +308,44 @@ def test_sigterm_during_wait_and_bash():
                                  bt.live_in_group(shell))
 
 
+def test_sigterm_during_process_wait():
+    # process wait (up to 300 s) sat in a condition wait that shutdown
+    # never woke; proc_fini then freed the process list under it.
+    X1 = bt.Xvfb("640x480")
+    D = bt.Daemon(X1)
+    pid = bt.ok(D.call(tool="process", action="start",
+                       command="sleep 1000"))["pid"]
+    box = {}
+
+    def wait():
+        try:
+            box["r"] = bt.Req(D.url, timeout_ms=60000).rpc(json.dumps({
+                "tool": "process", "action": "wait", "pid": pid,
+                "timeout": 300, "token": D.token}))
+        except bt.NngError as e:
+            box["r"] = e
+
+    threading.Thread(target=wait, daemon=True).start()
+    time.sleep(1.0)
+    assert not box, box
+    t0 = time.time()
+    D.proc.send_signal(signal.SIGTERM)
+    try:
+        status = D.proc.wait(30)
+    except subprocess.TimeoutExpired:
+        status = None
+    took = time.time() - t0
+    log = D.logtext()
+    print("    exited %s in %.2f s" % (status, took))
+    assert status == 0 and took < 2.5, (status, took, log)
+    for bad in ("AddressSanitizer", "runtime error", "still busy"):
+        assert bad not in log, log
+    try:
+        bt.wait_for(lambda: not bt.live_in_group(pid), 5, "the process")
+    except TimeoutError:
+        raise AssertionError("left running: %r" % bt.live_in_group(pid))
+
+
 def bureaud_args(args, config=None):
     """Run bureaud with args then --version: options before --version are
     parsed and checked, and a valid command line exits at once."""
