@@ -31,6 +31,12 @@ struct bd_worker {
 
 struct bd_server {
 	struct bd_config *cfg;
+	/* Held (read) while a worker hands an operation to nng and (write)
+	 * while the socket closes: libnng 1.5.2 panics ("pthread_mutex_lock:
+	 * Invalid argument" in nng_ctx_send) when a context operation starts
+	 * while nng_close tears the socket down, as a worker leaving a
+	 * cancelled wait at SIGTERM did. */
+	pthread_rwlock_t closing;
 	nng_socket sock;
 	int open;
 	int nworkers;
@@ -177,6 +183,25 @@ bd_events_publish(const char *topic, const char *json, const void *body,
 	pthread_mutex_unlock(&bd_events.lock);
 }
 
+/* Start the worker's receive or send unless the socket is closing (or
+ * closed): then 0. */
+static int
+bd_worker_submit(struct bd_worker *w, int send)
+{
+	struct bd_server *srv = w->srv;
+	int open;
+
+	pthread_rwlock_rdlock(&srv->closing);
+	if ((open = srv->open) != 0) {
+		if (send)
+			nng_ctx_send(w->ctx, w->aio);
+		else
+			nng_ctx_recv(w->ctx, w->aio);
+	}
+	pthread_rwlock_unlock(&srv->closing);
+	return (open);
+}
+
 static void *
 bd_worker_main(void *arg)
 {
@@ -192,7 +217,8 @@ bd_worker_main(void *arg)
 
 		/* Waiting for a request costs nothing: no bound. */
 		nng_aio_set_timeout(w->aio, NNG_DURATION_INFINITE);
-		nng_ctx_recv(w->ctx, w->aio);
+		if (!bd_worker_submit(w, 0))
+			break;
 		nng_aio_wait(w->aio);
 		if ((rv = nng_aio_result(w->aio)) != 0) {
 			if (rv == NNG_ECLOSED)
@@ -225,7 +251,10 @@ bd_worker_main(void *arg)
 		 * replies stuck in its connection and its queued requests. */
 		nng_aio_set_timeout(w->aio, cfg->reply_timeout_ms);
 		nng_aio_set_msg(w->aio, out);
-		nng_ctx_send(w->ctx, w->aio);
+		if (!bd_worker_submit(w, 1)) {
+			nng_msg_free(nng_aio_get_msg(w->aio));
+			break;
+		}
 		nng_aio_wait(w->aio);
 		if ((rv = nng_aio_result(w->aio)) != 0) {
 			/* nng did not take the msg */
@@ -236,7 +265,10 @@ bd_worker_main(void *arg)
 				bd_warn("a client has not read its replies for "
 				    "%d ms: disconnecting it",
 				    cfg->reply_timeout_ms);
-				nng_pipe_close(pipe);
+				pthread_rwlock_rdlock(&w->srv->closing);
+				if (w->srv->open)
+					nng_pipe_close(pipe);
+				pthread_rwlock_unlock(&w->srv->closing);
 			}
 		}
 	}
@@ -252,8 +284,10 @@ bd_server_start(struct bd_config *cfg, struct bd_server **out, char **cause)
 	if ((srv = calloc(1, sizeof *srv)) == NULL)
 		return (-1);
 	srv->cfg = cfg;
+	pthread_rwlock_init(&srv->closing, NULL);
 	if ((rv = nng_rep0_open(&srv->sock)) != 0) {
 		bd_nng_fail(cause, "cannot open socket for", "rep", rv);
+		pthread_rwlock_destroy(&srv->closing);
 		free(srv);
 		return (-1);
 	}
@@ -309,9 +343,11 @@ bd_server_stop(struct bd_server *srv)
 
 	if (srv == NULL)
 		return (0);
+	pthread_rwlock_wrlock(&srv->closing);
 	if (srv->open)
 		nng_close(srv->sock);
 	srv->open = 0;
+	pthread_rwlock_unlock(&srv->closing);
 	/* The caller has called tool_shutdown(): waits and shell commands
 	 * return within a few hundred ms. A handler that does not honour it
 	 * must still not hold up SIGTERM for minutes: after a few seconds
@@ -332,6 +368,7 @@ bd_server_stop(struct bd_server *srv)
 			nng_aio_free(w->aio);
 	}
 	free(srv->workers);
+	pthread_rwlock_destroy(&srv->closing);
 	free(srv);
 	return (0);
 }

@@ -70,7 +70,9 @@ def test_peers_that_never_read():
             peers.append(s)
         time.sleep(3)  # let them take every worker
         t0 = time.time()
-        r = bt.Req(D.url, timeout_ms=30000)
+        # Generous: 48 screenshots of noise on a shared 2-core machine
+        # (about 10 s, 25 s under ASan); the old daemon never answered.
+        r = bt.Req(D.url, timeout_ms=60000)
         for i in range(5):
             rep = json.loads(r.rpc(json.dumps({
                 "tool": "system", "action": "ping", "token": D.token})))
