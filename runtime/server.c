@@ -146,7 +146,7 @@ bd_events_seal(nng_msg *msg, const char *topic, size_t tl, const char *json,
 	crypto_aead_xchacha20poly1305_ietf_encrypt(out + off +
 	    crypto_aead_xchacha20poly1305_ietf_NPUBBYTES, &outlen, plain, plen,
 	    out, off, NULL, out + off, bd_events.key);
-	/* the frame may show secrets on screen: no copy outlives the send */
+	/* the copy holds what was typed or shown; free does not clear */
 	sodium_memzero(plain, plen);
 	free(plain);
 	return (0);
