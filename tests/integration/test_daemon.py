@@ -268,7 +268,17 @@ def shutdown_while_busy(X1, first):
     for t in threads:
         t.start()
     # The shell and its sleep, seen from /proc (not from bureaud).
-    shell = bt.wait_for(lambda: bt.children(D.proc.pid), 15, "the shell")[0]
+    def bash_child():
+        for pid in bt.children(D.proc.pid):
+            try:
+                with open("/proc/%d/comm" % pid) as f:
+                    if f.read().strip() == "bash":
+                        return pid
+            except OSError:
+                pass
+        return None
+
+    shell = bt.wait_for(bash_child, 15, "the shell")
     bt.wait_for(lambda: len(bt.live_in_group(shell)) >= 2, 15,
                 "the sleep in the shell's group")
     time.sleep(1.0)  # the computer request is well into its wait
@@ -291,11 +301,13 @@ def test_sigterm_during_wait_and_bash():
     for first in ({"tool": "computer", "action": "wait", "duration": 100},
                   {"tool": "computer", "action": "hold_key", "text": "shift",
                    "duration": 100},
-                  {"type": "wait", "tool": "computer", "ms": 100000}):
+                  {"type": "wait", "tool": "computer", "ms": 100000},
+                  {"tool": "window", "action": "launch", "wait": True,
+                   "command": "sleep 1000", "timeout": 120}):
         X1 = bt.Xvfb("640x480")
         took, status, log, shell = shutdown_while_busy(X1, first)
-        print("    %s: exited %s in %.2f s" % (first.get("action", "wait"),
-                                              status, took))
+        print("    %s %s: exited %s in %.2f s" % (
+            first["tool"], first.get("action", "wait"), status, took))
         assert status == 0, "exit status %r\n%s" % (status, log)
         assert took < 2.5, "shutdown took %.1f s\n%s" % (took, log)
         for bad in ("AddressSanitizer", "runtime error", "LeakSanitizer",
