@@ -71,8 +71,8 @@ tool_sleep(double seconds)
 }
 
 int
-tool_cond_timedwait(pthread_cond_t *cv, pthread_mutex_t *m,
-    const struct timespec *deadline)
+tool_cond_timedwait(
+    pthread_cond_t *cv, pthread_mutex_t *m, const struct timespec *deadline)
 {
 	struct timespec slice;
 	int rv;
