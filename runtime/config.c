@@ -24,7 +24,7 @@ static const char bd_usage[] =
     "               [--workers N] [--max-request BYTES] [--allow LIST]\n"
     "               [--root DIR] [--settle-ms MS] [--settle-timeout-ms MS]\n"
     "               [--frame-interval-ms MS] [--no-cursor]\n"
-    "               [--bash-output-max BYTES]\n"
+    "               [--bash-output-max BYTES] [--reply-timeout-ms MS]\n"
     "\n"
     "Serves an X display to agents over nng: requests on REP sockets\n"
     "(default tcp://127.0.0.1:7300 and ipc://$XDG_RUNTIME_DIR/bureau/"
@@ -49,6 +49,7 @@ enum {
 	OPT_FRAME_INTERVAL,
 	OPT_NO_CURSOR,
 	OPT_BASH_MAX,
+	OPT_REPLY_TIMEOUT,
 	OPT_HELP,
 	OPT_VERSION,
 };
@@ -71,6 +72,7 @@ static const struct option bd_options[] = {
 	{ "frame-interval-ms", required_argument, NULL, OPT_FRAME_INTERVAL },
 	{ "no-cursor", no_argument, NULL, OPT_NO_CURSOR },
 	{ "bash-output-max", required_argument, NULL, OPT_BASH_MAX },
+	{ "reply-timeout-ms", required_argument, NULL, OPT_REPLY_TIMEOUT },
 	{ "help", no_argument, NULL, OPT_HELP },
 	{ "version", no_argument, NULL, OPT_VERSION },
 	{ NULL, 0, NULL, 0 },
@@ -91,35 +93,82 @@ bd_set_str(char **slot, const char *v)
 	return ((*slot = strdup(v)) == NULL ? -1 : 0);
 }
 
-/* An integer in [min, max], with an optional K, M or G suffix. */
+static int
+bd_num_fail(char **cause, const char *name, const char *v, const char *why,
+    long long min, long long max)
+{
+	if (asprintf(cause, "invalid %s '%s': %s (expected an integer in "
+	        "%lld..%lld%s)", name, v, why, min, max,
+	        max >= 1024 ? ", optionally with a K, M or G suffix" : "") < 0)
+		*cause = NULL;
+	return (-1);
+}
+
+/*
+ * An integer in [min, max] (min >= 0), with an optional K, M or G suffix
+ * (powers of 1024). Only digits then the suffix: strtoull alone would skip
+ * white space, take a sign (and negate "-1" into a huge value) and stop at
+ * garbage; the suffix multiplication is checked, so "17179869185G" is too
+ * large instead of wrapping.
+ */
 static int
 bd_parse_num(const char *name, const char *v, long long min, long long max,
     long long *out, char **cause)
 {
+	unsigned long long n, mul = 1;
 	char *end;
-	long long n;
 
+	if (v == NULL || *v == '\0')
+		return (bd_num_fail(cause, name, v != NULL ? v : "", "empty",
+		    min, max));
+	if (*v == '-')
+		return (bd_num_fail(cause, name, v, "negative", min, max));
+	if (!isdigit((unsigned char)*v))
+		return (bd_num_fail(cause, name, v, "not a number", min, max));
 	errno = 0;
-	n = strtoll(v, &end, 10);
-	if (end == v || errno != 0)
-		return (bd_cfail(cause, "invalid %s '%s': not a number", name,
-		    v));
+	n = strtoull(v, &end, 10);
+	if (errno == ERANGE)
+		return (bd_num_fail(cause, name, v, "too large", min, max));
 	switch (*end) {
-	case 'k': case 'K': n <<= 10; end++; break;
-	case 'm': case 'M': n <<= 20; end++; break;
-	case 'g': case 'G': n <<= 30; end++; break;
+	case 'k': case 'K': mul = 1ULL << 10; end++; break;
+	case 'm': case 'M': mul = 1ULL << 20; end++; break;
+	case 'g': case 'G': mul = 1ULL << 30; end++; break;
 	}
 	if (*end != '\0')
-		return (bd_cfail(cause, "invalid %s '%s': not a number", name,
-		    v));
-	if (n < min || n > max) {
-		if (asprintf(cause, "invalid %s '%s': outside %lld..%lld", name,
-		        v, min, max) < 0)
-			*cause = NULL;
-		return (-1);
-	}
-	*out = n;
+		return (bd_num_fail(cause, name, v, "trailing characters", min,
+		    max));
+	if (__builtin_mul_overflow(n, mul, &n) || n > (unsigned long long)max)
+		return (bd_num_fail(cause, name, v, "too large", min, max));
+	if (n < (unsigned long long)min)
+		return (bd_num_fail(cause, name, v, "too small", min, max));
+	*out = (long long)n;
 	return (0);
+}
+
+/* A boolean in the configuration file: a typo must not silently mean
+ * "false" (say, "insecure = ture"). NULL is a flag on the command line. */
+static int
+bd_parse_bool(const char *name, const char *v, int *out, char **cause)
+{
+	static const char *const yes[] = { "true", "yes", "1", "on" };
+	static const char *const no[] = { "false", "no", "0", "off" };
+
+	if (v == NULL) {
+		*out = 1;
+		return (0);
+	}
+	for (size_t i = 0; i < sizeof yes / sizeof *yes; i++) {
+		if (strcmp(v, yes[i]) == 0) {
+			*out = 1;
+			return (0);
+		}
+		if (strcmp(v, no[i]) == 0) {
+			*out = 0;
+			return (0);
+		}
+	}
+	return (bd_cfail(cause, "invalid %s '%s': expected true or false",
+	    name, v));
 }
 
 static int
@@ -183,9 +232,7 @@ bd_apply(struct bd_config *cfg, int opt, const char *name, const char *v,
 			return (-1);
 		return (bd_set_str(&cfg->scale, v));
 	case OPT_INSECURE:
-		cfg->insecure = v == NULL || strcmp(v, "true") == 0 ||
-		    strcmp(v, "yes") == 0 || strcmp(v, "1") == 0;
-		return (0);
+		return (bd_parse_bool(name, v, &cfg->insecure, cause));
 	case OPT_LOG_LEVEL:
 		if (bd_log_parse(v, &bd_log_level) != 0)
 			return (bd_cfail(cause, "invalid log level '%s': "
@@ -224,14 +271,23 @@ bd_apply(struct bd_config *cfg, int opt, const char *name, const char *v,
 			return (-1);
 		cfg->tool.frame_interval_ms = (int)n;
 		return (0);
-	case OPT_NO_CURSOR:
-		cfg->tool.draw_cursor = v != NULL && (strcmp(v, "false") == 0 ||
-		    strcmp(v, "no") == 0 || strcmp(v, "0") == 0);
+	case OPT_NO_CURSOR: {
+		int off;
+
+		if (bd_parse_bool(name, v, &off, cause) != 0)
+			return (-1);
+		cfg->tool.draw_cursor = !off;
 		return (0);
+	}
 	case OPT_BASH_MAX:
 		if (bd_parse_num(name, v, 1024, 1LL << 30, &n, cause) != 0)
 			return (-1);
 		cfg->tool.bash_output_max = (size_t)n;
+		return (0);
+	case OPT_REPLY_TIMEOUT:
+		if (bd_parse_num(name, v, 100, 600000, &n, cause) != 0)
+			return (-1);
+		cfg->reply_timeout_ms = (int)n;
 		return (0);
 	}
 	return (bd_cfail(cause, "unknown option '%s'%s", name, ""));
@@ -365,6 +421,11 @@ bd_config_load(struct bd_config *cfg, int argc, char **argv, char **cause)
 	memset(cfg, 0, sizeof *cfg);
 	cfg->workers = 16;
 	cfg->max_request = BD_MAX_REQUEST_DEFAULT;
+	/* Long enough for a client that pipelines requests over one
+	 * connection to take a few MB of screenshots over a slow link;
+	 * short enough that peers that never read free their workers
+	 * quickly (see runtime/server.c). */
+	cfg->reply_timeout_ms = 5000;
 	cfg->tool.scale = CAP_SCALE_AUTO;
 	cfg->tool.settle_ms = 100;
 	cfg->tool.settle_timeout_ms = 2000;
@@ -492,6 +553,23 @@ bd_config_token(struct bd_config *cfg, char **cause)
 		return (bd_read_token(BD_FWCFG_TOKEN, &cfg->token,
 		    &cfg->token_len, cause));
 	return (0);
+}
+
+void
+bd_config_scrub_env(void)
+{
+	extern char **environ;
+	static const char name[] = "BUREAU_TOKEN=";
+
+	/* unsetenv only drops the pointer from environ: the bytes stay in
+	 * the block the kernel set up at exec, and /proc/PID/environ shows
+	 * that block to anyone allowed to read it. Wipe every copy of the
+	 * value there first (getenv points into it). */
+	for (char **e = environ; e != NULL && *e != NULL; e++)
+		if (strncmp(*e, name, sizeof name - 1) == 0)
+			explicit_bzero(*e + sizeof name - 1,
+			    strlen(*e + sizeof name - 1));
+	unsetenv("BUREAU_TOKEN");
 }
 
 int

@@ -25,6 +25,7 @@ struct bd_config {
 	int insecure;
 	int workers;           /* REP contexts served at once */
 	size_t max_request;
+	int reply_timeout_ms;  /* bound on a reply waiting for its peer */
 	char **allow;          /* policy: "tool" or "tool.action" */
 	int nallow;
 	char *scale;
@@ -42,6 +43,11 @@ int bd_config_load(struct bd_config *cfg, int argc, char **argv,
 
 /* Find the token: --token-file, $BUREAU_TOKEN, then QEMU fw_cfg. */
 int bd_config_token(struct bd_config *cfg, char **cause);
+
+/* Remove $BUREAU_TOKEN from the environment and wipe its value from the
+ * process's initial environment block (/proc/PID/environ). Call once the
+ * token was copied by bd_config_token, before any thread starts. */
+void bd_config_scrub_env(void);
 
 /* Is this listen URL reachable only from this machine? */
 int bd_url_is_local(const char *url);

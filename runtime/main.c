@@ -35,8 +35,9 @@ main(int argc, char **argv)
 		status = 2;
 		goto out;
 	}
-	/* Shells and programs started by tools must not inherit the token. */
-	unsetenv("BUREAU_TOKEN");
+	/* Shells and programs started by tools must not inherit the token,
+	 * and /proc/PID/environ must not show it. */
+	bd_config_scrub_env();
 	for (int i = 0; cfg.token == NULL && i < cfg.nlisten; i++) {
 		if (bd_url_is_local(cfg.listen[i]))
 			continue;
@@ -51,6 +52,22 @@ main(int argc, char **argv)
 		bd_warn("listening on '%s' without a token (--insecure)",
 		    cfg.listen[i]);
 	}
+	/* Without a token the events are plain (typed text, commands, the
+	 * screen): publishing them off this machine is --insecure too. */
+	if (cfg.token == NULL && cfg.events != NULL && *cfg.events != '\0' &&
+	    !bd_url_is_local(cfg.events)) {
+		if (!cfg.insecure) {
+			if (asprintf(&cause, "refusing to publish events on "
+			        "'%s' without a token: they would be readable "
+			        "by anyone; give --token-file or $BUREAU_TOKEN, "
+			        "or --insecure", cfg.events) < 0)
+				cause = NULL;
+			status = 2;
+			goto out;
+		}
+		bd_warn("publishing plain events on '%s' without a token "
+		    "(--insecure)", cfg.events);
+	}
 
 	/* Signals go to this thread alone (sigwait below); every thread
 	 * created from here on inherits the mask. */
@@ -61,7 +78,7 @@ main(int argc, char **argv)
 	pthread_sigmask(SIG_BLOCK, &set, NULL);
 	signal(SIGPIPE, SIG_IGN);
 
-	if (bd_events_open(cfg.events, &cause) != 0)
+	if (bd_events_open(cfg.events, cfg.token, cfg.token_len, &cause) != 0)
 		goto out;
 	events = 1;
 	cfg.tool.publish = cfg.events != NULL && *cfg.events != '\0' ?
@@ -85,7 +102,13 @@ main(int argc, char **argv)
 			break;
 	} while (sig == SIGHUP); /* reserved: reload */
 	bd_info("signal %d: shutting down", sig);
-	bd_server_stop(srv);
+	/* Waits end first, then the workers are joined, and only then are
+	 * the tools torn down: a worker still in `wait` or a shell command
+	 * once ran on after its display was closed. */
+	tool_shutdown();
+	if (bd_server_stop(srv) != 0)
+		tools = 0; /* a worker is still in a tool: leave it be */
+	srv = NULL;
 	status = 0;
 out:
 	if (cause != NULL || status == 1)

@@ -6,6 +6,7 @@
 #include <nng/protocol/pubsub0/pub.h>
 #include <nng/protocol/reqrep0/rep.h>
 #include <pthread.h>
+#include <sodium.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -17,6 +18,9 @@
 #include "runtime/log.h"
 #include "runtime/server.h"
 
+/* How long SIGTERM waits for a worker that ignores tool_shutdown(). */
+#define BD_STOP_WAIT_S 5
+
 struct bd_worker {
 	struct bd_server *srv;
 	pthread_t thread;
@@ -27,6 +31,12 @@ struct bd_worker {
 
 struct bd_server {
 	struct bd_config *cfg;
+	/* Held (read) while a worker hands an operation to nng and (write)
+	 * while the socket closes: libnng 1.5.2 panics ("pthread_mutex_lock:
+	 * Invalid argument" in nng_ctx_send) when a context operation starts
+	 * while nng_close tears the socket down, as a worker leaving a
+	 * cancelled wait at SIGTERM did. */
+	pthread_rwlock_t closing;
 	nng_socket sock;
 	int open;
 	int nworkers;
@@ -34,10 +44,16 @@ struct bd_server {
 	atomic_int busy; /* workers inside a request */
 };
 
+/* The context of the events key: BLAKE2b-256 of the token, keyed with this
+ * (16 bytes, libsodium's least key size). docs/protocol.md has the format. */
+#define BD_EVENTS_CONTEXT "bureau-events-v1"
+
 static struct {
 	pthread_mutex_t lock;
 	nng_socket sock;
 	int open;
+	int sealed; /* encrypt events with key */
+	unsigned char key[crypto_aead_xchacha20poly1305_ietf_KEYBYTES];
 } bd_events = { .lock = PTHREAD_MUTEX_INITIALIZER };
 
 static int
@@ -49,12 +65,27 @@ bd_nng_fail(char **cause, const char *what, const char *url, int rv)
 }
 
 int
-bd_events_open(const char *url, char **cause)
+bd_events_open(const char *url, const char *token, size_t token_len,
+    char **cause)
 {
 	int rv;
 
 	if (url == NULL || *url == '\0')
 		return (0);
+	if (token != NULL) {
+		/* The events carry typed text, shell commands, clipboard
+		 * contents and the screen: only holders of the token may
+		 * read them, wherever the socket listens. */
+		if (sodium_init() < 0) {
+			*cause = strdup("cannot initialise libsodium");
+			return (-1);
+		}
+		crypto_generichash(bd_events.key, sizeof bd_events.key,
+		    (const unsigned char *)token, token_len,
+		    (const unsigned char *)BD_EVENTS_CONTEXT,
+		    sizeof BD_EVENTS_CONTEXT - 1);
+		bd_events.sealed = 1;
+	}
 	if ((rv = nng_pub0_open(&bd_events.sock)) != 0)
 		return (bd_nng_fail(cause, "cannot open events socket for", url,
 		    rv));
@@ -66,7 +97,8 @@ bd_events_open(const char *url, char **cause)
 	pthread_mutex_lock(&bd_events.lock);
 	bd_events.open = 1;
 	pthread_mutex_unlock(&bd_events.lock);
-	bd_info("events on %s", url);
+	bd_info("events on %s (%s)", url, bd_events.sealed ?
+	    "encrypted with the token's key" : "plain: no token");
 	return (0);
 }
 
@@ -77,7 +109,47 @@ bd_events_close(void)
 	if (bd_events.open)
 		nng_close(bd_events.sock);
 	bd_events.open = 0;
+	sodium_memzero(bd_events.key, sizeof bd_events.key);
+	bd_events.sealed = 0;
 	pthread_mutex_unlock(&bd_events.lock);
+}
+
+/* "<topic> " in clear (SUB filters on it), then a random nonce and the
+ * XChaCha20-Poly1305 ciphertext of the rest, with the clear prefix as
+ * associated data so a message cannot be moved to another topic. */
+static int
+bd_events_seal(nng_msg *msg, const char *topic, size_t tl, const char *json,
+    size_t jl, const void *body, size_t bodylen)
+{
+	size_t plen = jl + (body != NULL ? 1 + bodylen : 0), off;
+	size_t clen = plen + crypto_aead_xchacha20poly1305_ietf_ABYTES;
+	unsigned char *plain, *out;
+	unsigned long long outlen;
+
+	if ((plain = malloc(plen > 0 ? plen : 1)) == NULL)
+		return (-1);
+	memcpy(plain, json, jl);
+	if (body != NULL) {
+		plain[jl] = '\n';
+		memcpy(plain + jl + 1, body, bodylen);
+	}
+	off = tl + 1;
+	if (nng_msg_realloc(msg, off +
+	    crypto_aead_xchacha20poly1305_ietf_NPUBBYTES + clen) != 0) {
+		free(plain);
+		return (-1);
+	}
+	out = nng_msg_body(msg);
+	memcpy(out, topic, tl);
+	out[tl] = ' ';
+	randombytes_buf(out + off, crypto_aead_xchacha20poly1305_ietf_NPUBBYTES);
+	crypto_aead_xchacha20poly1305_ietf_encrypt(out + off +
+	    crypto_aead_xchacha20poly1305_ietf_NPUBBYTES, &outlen, plain, plen,
+	    out, off, NULL, out + off, bd_events.key);
+	/* the copy holds what was typed or shown; free does not clear */
+	sodium_memzero(plain, plen);
+	free(plain);
+	return (0);
 }
 
 void
@@ -86,24 +158,48 @@ bd_events_publish(const char *topic, const char *json, const void *body,
 {
 	size_t tl = strlen(topic), jl = strlen(json);
 	nng_msg *msg;
+	int rv;
 
 	if (nng_msg_alloc(&msg, 0) != 0)
 		return;
-	if (nng_msg_append(msg, topic, tl) != 0 ||
-	    nng_msg_append(msg, " ", 1) != 0 ||
-	    nng_msg_append(msg, json, jl) != 0 ||
-	    (body != NULL && (nng_msg_append(msg, "\n", 1) != 0 ||
-	    nng_msg_append(msg, body, bodylen) != 0))) {
-		nng_msg_free(msg);
-		return;
-	}
+	/* Under the lock: the key is wiped when the socket closes. Sealing
+	 * a frame takes well under a millisecond. */
 	pthread_mutex_lock(&bd_events.lock);
+	if (!bd_events.open)
+		rv = -1;
+	else if (bd_events.sealed)
+		rv = bd_events_seal(msg, topic, tl, json, jl, body, bodylen);
+	else
+		rv = nng_msg_append(msg, topic, tl) != 0 ||
+		    nng_msg_append(msg, " ", 1) != 0 ||
+		    nng_msg_append(msg, json, jl) != 0 ||
+		    (body != NULL && (nng_msg_append(msg, "\n", 1) != 0 ||
+		    nng_msg_append(msg, body, bodylen) != 0)) ? -1 : 0;
 	/* PUB never blocks: a slow subscriber loses messages, not us. The
 	 * send takes the message only when it succeeds. */
-	if (!bd_events.open || nng_sendmsg(bd_events.sock, msg,
-	    NNG_FLAG_NONBLOCK) != 0)
+	if (rv != 0 || nng_sendmsg(bd_events.sock, msg, NNG_FLAG_NONBLOCK) !=
+	    0)
 		nng_msg_free(msg);
 	pthread_mutex_unlock(&bd_events.lock);
+}
+
+/* Start the worker's receive or send unless the socket is closing (or
+ * closed): then 0. */
+static int
+bd_worker_submit(struct bd_worker *w, int send)
+{
+	struct bd_server *srv = w->srv;
+	int open;
+
+	pthread_rwlock_rdlock(&srv->closing);
+	if ((open = srv->open) != 0) {
+		if (send)
+			nng_ctx_send(w->ctx, w->aio);
+		else
+			nng_ctx_recv(w->ctx, w->aio);
+	}
+	pthread_rwlock_unlock(&srv->closing);
+	return (open);
 }
 
 static void *
@@ -114,11 +210,15 @@ bd_worker_main(void *arg)
 
 	for (;;) {
 		nng_msg *msg, *out;
+		nng_pipe pipe;
 		char *reply;
 		size_t len;
 		int rv, load;
 
-		nng_ctx_recv(w->ctx, w->aio);
+		/* Waiting for a request costs nothing: no bound. */
+		nng_aio_set_timeout(w->aio, NNG_DURATION_INFINITE);
+		if (!bd_worker_submit(w, 0))
+			break;
 		nng_aio_wait(w->aio);
 		if ((rv = nng_aio_result(w->aio)) != 0) {
 			if (rv == NNG_ECLOSED)
@@ -127,6 +227,7 @@ bd_worker_main(void *arg)
 			continue;
 		}
 		msg = nng_aio_get_msg(w->aio);
+		pipe = nng_msg_get_pipe(msg);
 		load = atomic_fetch_add(&w->srv->busy, 1) + 1;
 		reply = bd_dispatch(cfg, nng_msg_body(msg), nng_msg_len(msg),
 		    load, &len);
@@ -140,14 +241,35 @@ bd_worker_main(void *arg)
 			continue;
 		}
 		free(reply);
+		/* A reply waits only while an earlier reply on the same
+		 * connection is still being written, i.e. when the peer has
+		 * several requests in flight and does not read. Unbounded,
+		 * that wait held the worker for good: a few such peers took
+		 * every worker and the daemon answered no one. Bounded, the
+		 * worker is back after reply_timeout_ms, and the peer that
+		 * stopped reading is disconnected, which also frees the
+		 * replies stuck in its connection and its queued requests. */
+		nng_aio_set_timeout(w->aio, cfg->reply_timeout_ms);
 		nng_aio_set_msg(w->aio, out);
-		nng_ctx_send(w->ctx, w->aio);
+		if (!bd_worker_submit(w, 1)) {
+			nng_msg_free(nng_aio_get_msg(w->aio));
+			break;
+		}
 		nng_aio_wait(w->aio);
 		if ((rv = nng_aio_result(w->aio)) != 0) {
-			/* the client went away; nng did not take the msg */
+			/* nng did not take the msg */
 			nng_msg_free(out);
 			if (rv == NNG_ECLOSED)
 				break;
+			if (rv == NNG_ETIMEDOUT) {
+				bd_warn("a client has not read its replies for "
+				    "%d ms: disconnecting it",
+				    cfg->reply_timeout_ms);
+				pthread_rwlock_rdlock(&w->srv->closing);
+				if (w->srv->open)
+					nng_pipe_close(pipe);
+				pthread_rwlock_unlock(&w->srv->closing);
+			}
 		}
 	}
 	return (NULL);
@@ -162,8 +284,10 @@ bd_server_start(struct bd_config *cfg, struct bd_server **out, char **cause)
 	if ((srv = calloc(1, sizeof *srv)) == NULL)
 		return (-1);
 	srv->cfg = cfg;
+	pthread_rwlock_init(&srv->closing, NULL);
 	if ((rv = nng_rep0_open(&srv->sock)) != 0) {
 		bd_nng_fail(cause, "cannot open socket for", "rep", rv);
+		pthread_rwlock_destroy(&srv->closing);
 		free(srv);
 		return (-1);
 	}
@@ -212,31 +336,39 @@ fail:
 	return (-1);
 }
 
-void
+int
 bd_server_stop(struct bd_server *srv)
 {
 	struct timespec ts;
 
 	if (srv == NULL)
-		return;
+		return (0);
+	pthread_rwlock_wrlock(&srv->closing);
 	if (srv->open)
 		nng_close(srv->sock);
 	srv->open = 0;
-	/* A worker in a long tool call (a 120 s shell command) must not
-	 * hold up SIGTERM: wait a few seconds, then leave it to exit(). */
+	pthread_rwlock_unlock(&srv->closing);
+	/* The caller has called tool_shutdown(): waits and shell commands
+	 * return within a few hundred ms. A handler that does not honour it
+	 * must still not hold up SIGTERM for minutes: after a few seconds
+	 * leave it to exit(), and tell the caller so that no tool is torn
+	 * down under it. */
 	clock_gettime(CLOCK_REALTIME, &ts);
-	ts.tv_sec += 3;
+	ts.tv_sec += BD_STOP_WAIT_S;
 	for (int i = 0; i < srv->nworkers; i++) {
 		struct bd_worker *w = &srv->workers[i];
 
 		if (w->started && pthread_timedjoin_np(w->thread, NULL, &ts) !=
 		    0) {
-			bd_warn("a worker is still busy; exiting without it");
-			return; /* its memory goes with the process */
+			bd_warn("a worker is still busy after %d s; exiting "
+			    "without it", BD_STOP_WAIT_S);
+			return (-1); /* its memory goes with the process */
 		}
 		if (w->aio != NULL)
 			nng_aio_free(w->aio);
 	}
 	free(srv->workers);
+	pthread_rwlock_destroy(&srv->closing);
 	free(srv);
+	return (0);
 }

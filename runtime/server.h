@@ -11,8 +11,11 @@
 struct bd_server;
 
 /* Open the PUB socket first (tools publish from init on), listen, start
- * the workers. */
-int bd_events_open(const char *url, char **cause);
+ * the workers. With a token (not NULL) every event is encrypted with a key
+ * derived from it (docs/protocol.md, "Events"); without, events are
+ * plain. The token is not kept. */
+int bd_events_open(const char *url, const char *token, size_t token_len,
+    char **cause);
 void bd_events_close(void);
 /* Matches tool_config.publish. */
 void bd_events_publish(const char *topic, const char *json, const void *body,
@@ -21,7 +24,9 @@ void bd_events_publish(const char *topic, const char *json, const void *body,
 int bd_server_start(struct bd_config *cfg, struct bd_server **out,
     char **cause);
 /* Close the sockets (workers' receives fail and they exit), wait for the
- * workers a bounded time, free. */
-void bd_server_stop(struct bd_server *srv);
+ * workers a bounded time, free. Call tool_shutdown() first so that long
+ * waits in tools end. Returns 0, or -1 when a worker is still inside a
+ * tool: then the tools must not be torn down (their fini not called). */
+int bd_server_stop(struct bd_server *srv);
 
 #endif

@@ -318,7 +318,8 @@ bash_begin(struct bash_session *s, char **cause)
 
 /* --- running a command --------------------------------------------------- */
 
-enum bash_end { BASH_DONE, BASH_EXITED, BASH_TIMEDOUT, BASH_FAILED };
+enum bash_end { BASH_DONE, BASH_EXITED, BASH_TIMEDOUT, BASH_FAILED,
+	BASH_STOPPED };
 
 /* The text sent to the shell for one command; malloc'd. */
 static char *
@@ -401,6 +402,11 @@ bash_exec(struct bash_session *s, const char *cmd, size_t len, double timeout,
 
 		if (left <= 0) {
 			end = BASH_TIMEDOUT;
+			break;
+		}
+		/* the daemon stops: seen within one short poll below */
+		if (tool_stopping()) {
+			end = BASH_STOPPED;
 			break;
 		}
 		pfd[np++] = (struct pollfd){ .fd = s->out, .events = POLLIN };
@@ -591,6 +597,13 @@ bash_run(struct tool_call *call, struct bash_session *s, const char *cmd,
 			    "'%s' could not restart (%s) and will try again on "
 			    "the next command", timeout, s->name,
 			    cause != NULL ? cause : "?");
+		break;
+	case BASH_STOPPED:
+		/* no new shell: the session ends with the daemon */
+		bash_set_output(call, &o, NULL);
+		bash_stop(s);
+		rv = tool_fail(call, BD_EBUSY, "command interrupted: bureaud "
+		    "is shutting down; its process group was killed");
 		break;
 	case BASH_FAILED:
 		bash_set_output(call, &o, NULL);

@@ -690,15 +690,15 @@ cm_key(struct tool_call *call)
 }
 
 /* Sleep without holding anything; seconds. */
-static void
-cm_sleep(double seconds)
+/* Sleep, or less when the daemon stops: then -1 after the call's error
+ * (no settle and no screenshot, the display is about to close). */
+static int
+cm_sleep(struct tool_call *call, double seconds)
 {
-	struct timespec ts;
-
-	ts.tv_sec = (time_t)seconds;
-	ts.tv_nsec = (long)((seconds - (double)ts.tv_sec) * 1e9);
-	while (nanosleep(&ts, &ts) != 0 && errno == EINTR)
-		;
+	if (tool_sleep(seconds) == 0)
+		return (0);
+	return (tool_fail(call, BD_EBUSY, "the wait was cut short: bureaud "
+	    "is shutting down"));
 }
 
 static int
@@ -707,7 +707,7 @@ cm_hold_key(struct tool_call *call)
 	const char *text;
 	double duration;
 	uint64_t t;
-	int rv;
+	int rv, stopped;
 
 	if (tool_arg_str(call, "text", 1, NULL, &text) != 0 ||
 	    tool_arg_num(call, "duration", 1, 0, CM_DURATION_MAX, 0,
@@ -721,11 +721,14 @@ cm_hold_key(struct tool_call *call)
 		return (rv);
 	/* The lock is free while the key is held: screenshots and other
 	 * input go on, as with a person holding a key. */
-	cm_sleep(duration);
+	stopped = cm_sleep(call, duration);
+	/* released even when stopping: no key stays down in the session */
 	x11_lock(cm.x);
 	rv = cm_kbd(call, text, X11_KEY_UP);
 	t = tool_now_ns();
 	x11_unlock(cm.x);
+	if (stopped != 0)
+		return (call->code);
 	return (rv != 0 ? rv : cm_after_input(call, t));
 }
 
@@ -737,7 +740,8 @@ cm_wait(struct tool_call *call)
 	if (tool_arg_num(call, "duration", 0, 0, CM_DURATION_MAX, 1.0,
 	        &duration) != 0)
 		return (call->code);
-	cm_sleep(duration);
+	if (cm_sleep(call, duration) != 0)
+		return (call->code);
 	return (cm_after_input(call, tool_now_ns()));
 }
 
@@ -928,7 +932,8 @@ oa_wait(struct tool_call *call)
 	if (tool_arg_int(call, "ms", 0, 0, (long long)(CM_DURATION_MAX * 1000),
 	        1000, &ms) != 0)
 		return (call->code);
-	cm_sleep((double)ms / 1000.0);
+	if (cm_sleep(call, (double)ms / 1000.0) != 0)
+		return (call->code);
 	return (cm_after_input(call, tool_now_ns()));
 }
 

@@ -810,6 +810,7 @@ proc_wait(struct tool_call *call)
 	double timeout;
 	long long pid;
 	uint64_t ns;
+	int rv;
 
 	if (tool_arg_num(call, "timeout", 0, 0, PROC_WAIT_MAX,
 	    PROC_WAIT_DEFAULT, &timeout) != 0 ||
@@ -828,9 +829,16 @@ proc_wait(struct tool_call *call)
 		}
 		if (!p->running)
 			break;
-		if (pthread_cond_timedwait(&ps.cv, &ps.lock, &ts) != 0) {
+		if ((rv = tool_cond_timedwait(&ps.cv, &ps.lock, &ts)) != 0) {
 			if ((p = proc_find((pid_t)pid)) != NULL && !p->running)
 				break;
+			if (rv == ECANCELED) {
+				/* proc_fini frees the list after shutdown */
+				pthread_mutex_unlock(&ps.lock);
+				return (tool_fail(call, BD_EBUSY, "process "
+				    "'%lld' still running: bureaud is shutting "
+				    "down", pid));
+			}
 			pthread_mutex_unlock(&ps.lock);
 			return (tool_fail(call, BD_ETIMEOUT, "process '%lld' "
 			    "still running after %g s", pid, timeout));

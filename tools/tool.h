@@ -16,9 +16,11 @@
 #define BUREAU_TOOLS_TOOL_H
 
 #include <jansson.h>
+#include <pthread.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <time.h>
 
 #include "capture/capture.h"
 #include "host-bridge/include/bureau_protocol.h"
@@ -167,6 +169,23 @@ int tool_path(struct tool_call *call, const char *field, const char *path,
 /* Base64 helpers (libsodium, original variant with padding). */
 char *tool_b64_encode(const void *buf, size_t len, size_t *outlen);
 int tool_b64_decode(const char *s, size_t slen, uint8_t **out, size_t *len);
+
+/* --- shutdown (tools/shutdown.c) ------------------------------------------
+ * The runtime calls tool_shutdown() once when the daemon stops, before it
+ * waits for the workers and before any fini: a handler that waits for
+ * seconds (a timer, a program) must return early, within a few hundred ms,
+ * either by sleeping with tool_sleep or by checking tool_stopping in its
+ * wait loop. Thread-safe. */
+void tool_shutdown(void);
+int tool_stopping(void);
+/* Sleep for seconds: 0 after the full time, -1 as soon as the daemon
+ * stops (at once if it already has). */
+int tool_sleep(double seconds);
+/* pthread_cond_timedwait (deadline on CLOCK_REALTIME) that also returns
+ * ECANCELED once the daemon stops. It may return 0 without a signal, as
+ * pthread_cond_timedwait may: re-check the condition. */
+int tool_cond_timedwait(pthread_cond_t *cv, pthread_mutex_t *m,
+    const struct timespec *deadline);
 
 /* Monotonic clock in milliseconds and nanoseconds. */
 double tool_now_ms(void);

@@ -315,7 +315,8 @@ win_close(struct tool_call *call)
 		if (rv != 0)
 			return (win_xfail(call, rv, id, cause));
 		x11_wm_info_clear(&w);
-		if (tool_now_ms() - t0 >= timeout * 1000)
+		/* the daemon stops: report it not closed (yet) */
+		if (tool_now_ms() - t0 >= timeout * 1000 || tool_stopping())
 			break;
 		win_sleep_ms(WIN_POLL_MS);
 	}
@@ -629,6 +630,10 @@ win_wait_window(struct tool_call *call, pid_t pid, unsigned long mark,
 			return (0);
 		}
 		x11_wm_list_free(v, n);
+		if (tool_stopping())
+			return (tool_fail(call, BD_EBUSY, "started pid %ld; "
+			    "not waiting for its window: bureaud is shutting "
+			    "down", (long)pid));
 		if (tool_now_ms() - t0 >= timeout * 1000)
 			return (tool_fail(call, BD_ETIMEOUT,
 			    "no new window from pid %ld within %.1f s (field "

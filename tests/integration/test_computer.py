@@ -385,7 +385,7 @@ def test_scaled_coordinates():
 
 
 def test_events():
-    sub = bt.Sub(D.events, b"action ")
+    sub = bt.Sub(D.events, b"action ", token=D.token)
     time.sleep(0.3)
     ok(D.call(tool="computer", action="mouse_move", coordinate=[42, 43],
               screenshot=False, id="ev-1"))
@@ -406,7 +406,7 @@ def test_events():
             break
     assert ev["ok"] is False and ev["error"] == "unknown_tool"
     sub.close()
-    fsub = bt.Sub(D.events, b"frame ", timeout_ms=1000)
+    fsub = bt.Sub(D.events, b"frame ", timeout_ms=1000, token=D.token)
     # The subscription connects in the background: keep changing the
     # screen until a frame arrives (a frame is only sent on a change).
     for i in range(20):

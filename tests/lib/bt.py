@@ -9,6 +9,7 @@ import atexit
 import base64
 import ctypes
 import ctypes.util
+import hashlib
 import json
 import os
 import random
@@ -265,8 +266,49 @@ class Req:
         self.sock = None
 
 
+_sodium = ctypes.CDLL(ctypes.util.find_library("sodium") or "libsodium.so.23")
+EVENTS_CONTEXT = b"bureau-events-v1"
+EVENTS_NONCE = 24  # crypto_aead_xchacha20poly1305_ietf_NPUBBYTES
+EVENTS_TAG = 16    # crypto_aead_xchacha20poly1305_ietf_ABYTES
+
+
+class EventTampered(Exception):
+    """An event that does not decrypt with the key (forged, altered or
+    sealed with another token)."""
+
+
+def events_key(token):
+    """The events key as docs/protocol.md defines it, computed with Python's
+    own BLAKE2b (not bureaud's code)."""
+    return hashlib.blake2b(token.encode(), key=EVENTS_CONTEXT,
+                           digest_size=32).digest()
+
+
+def events_open(key, msg):
+    """Decrypt one sealed event: "<topic> " in clear, nonce, ciphertext of
+    the rest with the clear prefix as associated data. Returns the plain
+    form "<topic> <rest>"."""
+    sp = msg.index(b" ") + 1
+    ad, nonce, ct = msg[:sp], msg[sp:sp + EVENTS_NONCE], \
+        msg[sp + EVENTS_NONCE:]
+    if len(nonce) != EVENTS_NONCE or len(ct) < EVENTS_TAG:
+        raise EventTampered("event too short")
+    out = ctypes.create_string_buffer(max(1, len(ct) - EVENTS_TAG))
+    outlen = ctypes.c_ulonglong()
+    if _sodium.crypto_aead_xchacha20poly1305_ietf_decrypt(
+            out, ctypes.byref(outlen), None, ct, ctypes.c_ulonglong(len(ct)),
+            ad, ctypes.c_ulonglong(len(ad)), nonce, key) != 0:
+        raise EventTampered("event does not decrypt")
+    return ad + out.raw[:outlen.value]
+
+
 class Sub:
-    def __init__(self, url, topic=b"", timeout_ms=5000):
+    """A SUB socket on bureaud's events. With the daemon's token, recv()
+    decrypts each event and returns its plain form; raw() returns the bytes
+    as received."""
+
+    def __init__(self, url, topic=b"", timeout_ms=5000, token=None):
+        self.key = events_key(token) if token is not None else None
         self.sock = ctypes.c_uint32(0)
         _chk(_nng.nng_sub0_open(ctypes.byref(self.sock)))
         _chk(_nng.nng_socket_set(self.sock, b"sub:subscribe", topic,
@@ -275,8 +317,12 @@ class Sub:
                                ctypes.c_int32(timeout_ms))
         _chk(_nng.nng_dial(self.sock, url.encode(), None, 2))  # nonblock
 
-    def recv(self):
+    def raw(self):
         return _recv(self.sock)
+
+    def recv(self):
+        msg = _recv(self.sock)
+        return events_open(self.key, msg) if self.key is not None else msg
 
     def close(self):
         # libnng 1.5.2's nng_close sometimes hangs for good (seen after a
