@@ -27,6 +27,7 @@
 #include "host-bridge/agent/policy.h"
 #include "host-bridge/cli/cli.h"
 #include "host-bridge/cli/operator.h"
+#include "host-bridge/cli/safeprint.h"
 #include "host-bridge/include/bureau.h"
 #include "host-bridge/store/store.h"
 #include "host-bridge/util/util.h"
@@ -717,12 +718,17 @@ cmd_approvals(int argc, char **argv)
 
 			strftime(
 			    when, sizeof when, "%H:%M:%S", localtime(&since));
-			printf("%-16s %-16s %s%s%s  since %s  %s\n",
+			/* the agent wrote the request: shown, never sent to
+			 * the terminal (safeprint) */
+			char *line = hb_fmt("%-16s %-16s %s%s%s  since %s  %s\n",
 			    json_string_value(json_object_get(a, "desktop")),
 			    json_string_value(json_object_get(a, "approval")),
 			    json_string_value(json_object_get(a, "tool")),
 			    act ? "." : "", act ? act : "", when,
 			    json_string_value(sum) ?: "");
+			if (line != NULL)
+				sp_puts(stdout, line);
+			free(line);
 			json_decref(sum);
 		}
 	}
@@ -913,7 +919,7 @@ log_print_line(const char *line)
 {
 	json_t *j = json_loads(line, 0, NULL), *shot;
 	const char *act, *err, *sum;
-	char when[32];
+	char when[32], *out;
 	time_t t;
 
 	if (j == NULL)
@@ -926,7 +932,8 @@ log_print_line(const char *line)
 	act = json_string_value(json_object_get(j, "action"));
 	err = json_string_value(json_object_get(j, "error"));
 	shot = json_object_get(j, "screenshot");
-	printf("%s #%lld %s%s%s%s%s -> %s (%.1f ms)%s%s\n", when,
+	/* The agent chose the text it summarizes: safeprint, not printf. */
+	out = hb_fmt("%s #%lld %s%s%s%s%s -> %s (%.1f ms)%s%s\n", when,
 	    (long long)json_integer_value(json_object_get(j, "seq")),
 	    json_string_value(json_object_get(j, "tool")) ?: "-",
 	    act ? "." : "", act ? act : "", *sum ? " " : "", sum,
@@ -934,6 +941,9 @@ log_print_line(const char *line)
 	    json_number_value(json_object_get(j, "elapsed_ms")),
 	    json_is_string(shot) ? " " : "",
 	    json_is_string(shot) ? json_string_value(shot) : "");
+	if (out != NULL)
+		sp_puts(stdout, out);
+	free(out);
 	json_decref(j);
 }
 

@@ -423,7 +423,12 @@ def test_approval_timeout():
 
 
 def test_log():
+    # The agent chooses the text the log shows: a terminal escape in a
+    # request comes out inert (safeprint), in the log and in approvals.
+    A.call(tool="file", action="stat", path="/nonexistent\x1b]0;pwned\x07")
     out = must("log", NAME)
+    assert "\x1b" not in out and "\x07" not in out, repr(out[-300:])
+    assert "pwned" in out, out[-300:]
     for want in ("computer.left_click", "computer.screenshot", "system.ping",
                  "permission_denied", "taken_over", "bash", "unauthorized"):
         assert want in out, (want, out[-2000:])
