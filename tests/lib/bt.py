@@ -20,6 +20,7 @@ import sys
 import tempfile
 import time
 import traceback
+import weakref
 
 BUILD = os.environ.get("BUREAU_BUILD", os.path.join(
     os.path.dirname(os.path.abspath(__file__)), "..", "..", "build"))
@@ -30,6 +31,12 @@ _results = {"passed": 0, "failed": 0}
 
 
 def _cleanup():
+    # First every REQ socket still open: nng calls a Req's Python pipe
+    # callback when its connection drops, which killing the daemon below
+    # does; once the interpreter is finalizing, that call crashed the test
+    # process (exit 139 after every test had passed).
+    for r in list(_reqs):
+        r.close()
     for p in reversed(_procs):
         if p.poll() is None:
             try:
@@ -193,6 +200,7 @@ def _recv(sock):
 
 NNG_PIPE_EV_ADD_POST = 1
 NNG_PIPE_EV_REM_POST = 2
+_reqs = weakref.WeakSet()  # open Req sockets, closed by _cleanup
 _PIPE_CB = ctypes.CFUNCTYPE(None, ctypes.c_uint32, ctypes.c_int,
                             ctypes.c_void_p)
 # After a dropped connection, how long close() waits for nng's redial
@@ -230,6 +238,11 @@ class Req:
             _chk(_nng.nng_pipe_notify(self.sock, ev, self._cb, None))
         _chk(_nng.nng_dial(self.sock, url.encode(), ctypes.byref(
             self.dialer), 2))  # nonblock
+        _reqs.add(self)
+
+    def __del__(self):
+        # nng must never call the pipe callback of a collected Req
+        self.close()
 
     def _pipe_event(self, pipe, ev, arg):
         if ev == NNG_PIPE_EV_ADD_POST:
@@ -255,7 +268,7 @@ class Req:
         nng_close can wait for good then (nanomsg/nng#1543, fixed by #1824
         in 1.8.0): after a drop, let the redial land first (bounded), and
         close the dialer before the socket."""
-        if self.sock is None:
+        if getattr(self, "sock", None) is None:
             return
         if self._drop is not None:
             t, conns = self._drop
