@@ -5,6 +5,7 @@
 #include <ctype.h>
 #include <errno.h>
 #include <getopt.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -98,6 +99,7 @@ bd_parse_num(const char *name, const char *v, long long min, long long max,
 {
 	char *end;
 	long long n;
+	int shift = 0, over;
 
 	errno = 0;
 	n = strtoll(v, &end, 10);
@@ -105,14 +107,20 @@ bd_parse_num(const char *name, const char *v, long long min, long long max,
 		return (bd_cfail(cause, "invalid %s '%s': not a number", name,
 		    v));
 	switch (*end) {
-	case 'k': case 'K': n <<= 10; end++; break;
-	case 'm': case 'M': n <<= 20; end++; break;
-	case 'g': case 'G': n <<= 30; end++; break;
+	case 'k': case 'K': shift = 10; end++; break;
+	case 'm': case 'M': shift = 20; end++; break;
+	case 'g': case 'G': shift = 30; end++; break;
 	}
 	if (*end != '\0')
 		return (bd_cfail(cause, "invalid %s '%s': not a number", name,
 		    v));
-	if (n < min || n > max) {
+	/* Was n <<= shift: undefined for a negative n (fuzz_config found
+	 * "-4M") and past LLONG_MAX >> shift. Every bound fits a long long,
+	 * so a value that would overflow is simply outside them. */
+	over = n > (LLONG_MAX >> shift) || n < -(LLONG_MAX >> shift);
+	if (!over)
+		n *= 1LL << shift;
+	if (over || n < min || n > max) {
 		if (asprintf(cause, "invalid %s '%s': outside %lld..%lld", name,
 		        v, min, max) < 0)
 			*cause = NULL;
