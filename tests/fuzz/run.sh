@@ -29,6 +29,8 @@ for t in $targets; do
 	# -timeout: a request that takes seconds is a bug here (nothing the
 	# targets run waits); -rss_limit_mb: far above what any needs.
 	common="-timeout=10 -rss_limit_mb=2048 -print_final_stats=1"
+	# the protocol's words, so mutations speak it
+	[ -f "$HERE/$t.dict" ] && common="$common -dict=$HERE/$t.dict"
 	if [ "$SECONDS_EACH" = 0 ]; then
 		echo "fuzz: $t: replaying the corpus and regressions"
 		mkdir -p "$FUZZ/artifacts/$t"
