@@ -19,11 +19,12 @@
  *   and programs, which at fuzzing rates would be a fork bomb and would
  *   make runs depend on the machine. They are driven by the soak instead
  *   (tests/soak), with the real daemon.
- * - DISPLAY is unset: computer, window and clipboard answer their typed
- *   "no display" error. Their X paths carry waits the request controls
- *   (settle_ms, wait, hold_key, the keyboard's rebind grace), which would
- *   turn each execution into milliseconds or seconds; the key-combo parser
- *   they use is fuzzed on its own (fuzz_keyname) and the X paths run in
+ * - DISPLAY is unset unless BUREAU_FUZZ_DISPLAY names a private X server
+ *   (opt-in, see docs/hardening.md): computer, window and clipboard then
+ *   answer their typed "no display" error. Their X paths carry waits the
+ * request controls (settle_ms, wait, hold_key, the keyboard's rebind grace),
+ * which would turn each execution into milliseconds or seconds; the key-combo
+ * parser they use is fuzzed on its own (fuzz_keyname) and the X paths run in
  *   the soak on a real Xvfb.
  *
  * Invariants checked (abort on failure, so libFuzzer reports a crash): a
@@ -48,10 +49,24 @@
 
 /* Every tool and action but those that start processes. */
 #define BD_FUZZ_ALLOW                                                          \
-	"computer,system,file,str_replace_based_edit_tool,text_editor,"        \
+	"system,file,str_replace_based_edit_tool,text_editor,"                 \
 	"clipboard,window.list,window.activate,window.close,window.move,"      \
 	"window.resize"
 
+/* With an X server: every computer action but wait and hold_key. */
+#define BD_FUZZ_ALLOW_X                                                        \
+	BD_FUZZ_ALLOW                                                          \
+	",computer.screenshot,computer.zoom"                                   \
+	",computer.cursor_position,computer.mouse_move"                        \
+	",computer.left_click,computer.right_click"                            \
+	",computer.middle_click,computer.double_click"                         \
+	",computer.triple_click,computer.left_click_drag"                      \
+	",computer.left_mouse_down,computer.left_mouse_up"                     \
+	",computer.scroll,computer.type,computer.key"                          \
+	",computer.click,computer.drag,computer.keypress"                      \
+	",computer.move"
+
+static const char *allow = BD_FUZZ_ALLOW ",computer";
 static struct bd_config cfg_auth, cfg_open;
 static char scratch[] = "/tmp/bureau-fuzz-XXXXXX";
 static char root[sizeof scratch + 8];
@@ -124,11 +139,19 @@ int
 LLVMFuzzerInitialize(int *argc, char ***argv)
 {
 	char tokfile[sizeof scratch + 16];
+	const char *x;
 	FILE *f;
 
 	(void)argc;
 	(void)argv;
-	unsetenv("DISPLAY");
+	/* Opt-in: the X tools on a private server, without the actions
+	 * that only wait (their durations come from the request). */
+	x = getenv("BUREAU_FUZZ_DISPLAY");
+	if (x != NULL && *x != '\0') {
+		setenv("DISPLAY", x, 1);
+		allow = BD_FUZZ_ALLOW_X;
+	} else
+		unsetenv("DISPLAY");
 	unsetenv("BUREAU_TOKEN");
 	if (mkdtemp(scratch) == NULL) {
 		perror("mkdtemp");
