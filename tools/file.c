@@ -479,7 +479,10 @@ file_list(struct tool_call *call, struct tool_fspath *fp)
 			goto oom;
 		n++;
 	}
-	qsort(names, n, sizeof *names, file_cmp_name);
+	/* An empty directory leaves names NULL, which qsort must not get
+	 * even for 0 elements (glibc declares it nonnull; UBSan aborts). */
+	if (n > 1)
+		qsort(names, n, sizeof *names, file_cmp_name);
 	if ((entries = json_array()) == NULL)
 		goto oom;
 	for (size_t i = 0; i < n; i++) {

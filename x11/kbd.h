@@ -1,6 +1,6 @@
 /*
- * x11 keyboard: key-combo parsing, key presses and exact Unicode typing with
- * XTest.
+ * x11 keyboard: key presses and exact Unicode typing with XTest. Key-combo
+ * parsing (pure) is in x11/keyname.h.
  *
  * Typing binds every keysym the text needs that the keyboard map lacks to
  * spare keycodes (keycodes with no keysyms) in one XChangeKeyboardMapping,
@@ -28,6 +28,8 @@
 #include <X11/Xlib.h>
 #include <stddef.h>
 
+#include "x11/keyname.h"
+
 struct x11_kbd;
 
 enum x11_key_mode {
@@ -35,23 +37,6 @@ enum x11_key_mode {
 	X11_KEY_DOWN, /* press only (hold_key, left_mouse_down modifiers) */
 	X11_KEY_UP,   /* release only, in reverse order */
 };
-
-/* Maximum keys in one combo ("ctrl+alt+shift+super+t" is 5). */
-#define X11_KBD_MAX_COMBO 16
-
-/*
- * Parse one xdotool-style combo: names joined with '+', e.g. "ctrl+shift+t",
- * "Return", "super", "alt+F4", "KP_Enter", "ñ", "+" (a lone plus) and
- * "ctrl++". Names are X keysym names (XStringToKeysym), a single UTF-8
- * character, or aliases matched without regard to case: ctrl control
- * shift alt super win cmd meta enter return esc escape del delete bs
- * backspace tab space pgup pageup pgdn pagedown up down left right
- * arrowup arrowdown arrowleft arrowright home end insert ins
- * capslock, plus F1..F24 in any case. Pure: no X connection needed.
- * Fills syms[0..*n-1].
- */
-int x11_kbd_parse(const char *combo, KeySym *syms, int max, int *n,
-    char **cause);
 
 /*
  * Keyboard state for one Display: the keyboard map, the spare keycodes and
