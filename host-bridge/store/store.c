@@ -238,10 +238,12 @@ store_lock(const struct desktop *d, const char *what, int *fd, char **cause)
 		n = pread(*fd, held, sizeof held - 1, 0);
 		held[n > 0 ? n : 0] = '\0';
 		held[strcspn(held, "\n")] = '\0';
+		/* the holder writes its record just after it locks: a loser
+		 * that comes in between finds it empty */
 		*cause = e == EWOULDBLOCK ? hb_fmt("desktop '%s' is busy: "
-		    "pid %s holds its lock; try again when it is done",
-		    d->name, held[0] ? held : "?") : hb_fmt("cannot lock "
-		    "'%s': %s", path, strerror(e));
+		    "%s%s holds its lock; try again when it is done",
+		    d->name, held[0] ? "pid " : "another command",
+		    held) : hb_fmt("cannot lock '%s': %s", path, strerror(e));
 		close(*fd);
 		*fd = -1;
 		free(path);
