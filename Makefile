@@ -5,6 +5,7 @@
 #   make deps-check install only what is missing (test, demo, bench run it)
 #   make test       unit + integration tests; ends with "N passed, N failed"
 #   make demo       private Xvfb desktop, bureaud, a scripted agent loop
+#   make format-check  the C sources against .clang-format (changes nothing)
 #   make bench      bureau against scrot+convert and xdotool, as ratios
 #   make SANITIZE=address,undefined test   the same under ASan/UBSan
 #   make deb        build/bureaud_<version>_<arch>.deb, checked by lintian
@@ -23,7 +24,9 @@ DEPS_TEST := nng-utils xvfb xterm x11-apps x11-utils xdotool xclip wmctrl \
 	python3 procps psmisc
 DEPS_HOST := qemu-system-x86 qemu-utils mmdebstrap e2fsprogs debhelper \
 	dpkg-dev lintian
-DEPS := $(DEPS_BUILD) $(DEPS_TEST) $(DEPS_HOST)
+# Debian 12's clang-format (14): another version formats differently.
+DEPS_CHECK := clang-format
+DEPS := $(DEPS_BUILD) $(DEPS_TEST) $(DEPS_HOST) $(DEPS_CHECK)
 
 PKGS := x11 xext xtst xdamage xfixes libpng zlib libturbojpeg jansson libsodium
 
@@ -66,7 +69,7 @@ T_BIN := $(T_SRC:tests/tools/%.c=$(BUILD)/tests/%)
 BINS := $(BUILD)/bureaud $(BUILD)/bureau $(BUILD)/libbureau.so $(BUILD)/libbureau.a
 
 .PHONY: all deps deps-check test unit integration demo bench clean format \
-	install deb image
+	format-check install deb image
 all: $(BINS) $(U_BIN) $(T_BIN)
 
 # Relink whenever the variant changes (plain <-> sanitized).
@@ -161,8 +164,18 @@ deb:
 image: $(BUILD)/bureau deb
 	$(BUILD)/bureau image build --deb $(DEB) $(IMAGE_FLAGS)
 
+# Every C source and header of the tree, tests and tools included.
+FMT_SRC := $(sort $(wildcard */*.[ch] host-bridge/*/*.[ch] tests/*/*.[ch]))
 format:
-	clang-format -i $(D_SRC) $(L_SRC) $(C_SRC) $(wildcard */*.h host-bridge/*/*.h)
+	clang-format -i $(FMT_SRC)
+
+# Fails, naming the files and lines, if `make format` would change any.
+format-check: deps-check
+	@clang-format --dry-run --Werror $(FMT_SRC) 2>&1 | \
+	    sed -n 's/^\([^ :]*\.[ch]\):[0-9]*:[0-9]*: .*clang-format-violations.*/\1/p' | uniq -c | \
+	    awk '{ print "format-check: " $$2 ": " $$1 " places differ" } END { if (NR) exit 1 }' || \
+	    { echo "format-check: the files above differ from .clang-format (make format fixes them)"; exit 1; }
+	@echo "format-check: $(words $(FMT_SRC)) files match .clang-format"
 
 clean:
 	rm -rf $(BUILD) demo-out
