@@ -201,8 +201,8 @@ OC_PATH := PATH=$(CURDIR)/$(OC_DEPS)/node/node_modules/.bin:$$PATH
 openclaw-deps:
 	$(MAKE) --no-print-directory OC_FORCE=1 openclaw-deps-check
 openclaw-deps-check: deps-check
-	@need_npm() { command -v npm >/dev/null || { $(SUDO_IF); \
-		$$SUDO apt-get install -y -q --no-install-recommends npm; }; }; \
+	@need_npm() { command -v npm >/dev/null || { $(SUDO_IF); $$SUDO apt-get update -q && \
+		DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -q --no-install-recommends npm; }; }; \
 	fresh() { [ -z "$(OC_FORCE)" ] && cmp -s "$$1" "$$2" && [ -e "$$3/node_modules/.package-lock.json" ]; }; \
 	set -e; \
 	for part in node openclaw; do \
