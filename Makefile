@@ -2,8 +2,10 @@
 #
 #   make            build/bureaud, build/bureau, build/libbureau.so and .a
 #   make deps       install the Debian packages the build and tests need
+#   make deps-check install only what is missing (test, demo, bench run it)
 #   make test       unit + integration tests; ends with "N passed, N failed"
 #   make demo       private Xvfb desktop, bureaud, a scripted agent loop
+#   make format-check  the C sources against .clang-format (changes nothing)
 #   make bench      bureau against scrot+convert and xdotool, as ratios
 #   make SANITIZE=address,undefined test   the same under ASan/UBSan
 #   make fuzz       libFuzzer targets (clang), FUZZ_SECONDS each (default 60)
@@ -25,7 +27,9 @@ DEPS_TEST := nng-utils xvfb xterm x11-apps x11-utils xdotool xclip wmctrl \
 	python3 procps psmisc
 DEPS_HOST := qemu-system-x86 qemu-utils mmdebstrap e2fsprogs debhelper \
 	dpkg-dev lintian
-DEPS := $(DEPS_BUILD) $(DEPS_TEST) $(DEPS_HOST)
+# Debian 12's clang-format (14): another version formats differently.
+DEPS_CHECK := clang-format
+DEPS := $(DEPS_BUILD) $(DEPS_TEST) $(DEPS_HOST) $(DEPS_CHECK)
 
 PKGS := x11 xext xtst xdamage xfixes libpng zlib libturbojpeg jansson libsodium
 
@@ -68,7 +72,8 @@ T_BIN := $(T_SRC:tests/tools/%.c=$(BUILD)/tests/%)
 
 BINS := $(BUILD)/bureaud $(BUILD)/bureau $(BUILD)/libbureau.so $(BUILD)/libbureau.a
 
-.PHONY: all deps test unit integration demo bench clean format install deb image
+.PHONY: all deps deps-check test unit integration demo bench clean format \
+	format-check install deb image
 all: $(BINS) $(U_BIN) $(T_BIN)
 
 # Relink whenever the variant changes (plain <-> sanitized).
@@ -116,22 +121,43 @@ $(BUILD)/tests/benchcli: tests/bench/benchcli.c $(L_OBJ) $(BUILD)/.variant-$(VAR
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $< $(L_OBJ) -lnng -ljansson -lsodium -lpthread
 
+# Root installs directly, anyone else through sudo.
+SUDO_IF := if [ "$$(id -u)" = 0 ]; then SUDO=; else SUDO=sudo; fi
 deps:
-	@if [ "$$(id -u)" = 0 ]; then SUDO=; else SUDO=sudo; fi; \
+	@$(SUDO_IF); \
 	$$SUDO apt-get update -q && \
 	DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -q --no-install-recommends $(DEPS)
 	$(MAKE) openclaw-deps
 
-test: all
+# What `make deps` installs, but only the packages missing, so that it costs
+# one dpkg-query when all are there (and needs no root then).
+deps-check:
+	@missing=$$(dpkg-query -W -f='$${Package} $${db:Status-Abbrev}\n' $(DEPS) 2>/dev/null | \
+	    awk '$$2 == "ii" { ok[$$1] = 1 } END { n = split("$(strip $(DEPS))", w, " "); \
+	    for (i = 1; i <= n; i++) if (!(w[i] in ok)) printf "%s ", w[i] }'); \
+	if [ -n "$$missing" ]; then \
+		echo "deps-check: installing $$missing"; \
+		$(SUDO_IF); \
+		$$SUDO apt-get update -q && \
+		DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -q --no-install-recommends $$missing; \
+	fi
+
+# test, demo and bench check the packages first, then build in a sub-make:
+# the compiler flags come from pkg-config when the Makefile is read, so a
+# make that started before the -dev packages were there has them wrong.
+test: deps-check openclaw-deps-check
+	@$(MAKE) --no-print-directory all
 	@tests/run.sh $(BUILD)
 
 unit: $(U_BIN)
 	@tests/run.sh --unit-only $(BUILD)
 
-demo: all
+demo: deps-check
+	@$(MAKE) --no-print-directory all
 	tests/demo.sh $(BUILD)
 
-bench: all $(BUILD)/tests/benchcli $(BUILD)/tests/capbench
+bench: deps-check
+	@$(MAKE) --no-print-directory all $(BUILD)/tests/benchcli $(BUILD)/tests/capbench
 	tests/bench/run.sh $(BUILD)
 
 # The Debian package, built by dpkg-buildpackage from packaging/debian in
@@ -148,8 +174,18 @@ deb:
 image: $(BUILD)/bureau deb
 	$(BUILD)/bureau image build --deb $(DEB) $(IMAGE_FLAGS)
 
+# Every C source and header of the tree, tests and tools included.
+FMT_SRC := $(sort $(wildcard */*.[ch] host-bridge/*/*.[ch] tests/*/*.[ch]))
 format:
-	clang-format -i $(D_SRC) $(L_SRC) $(C_SRC) $(wildcard */*.h host-bridge/*/*.h)
+	clang-format -i $(FMT_SRC)
+
+# Fails, naming the files and lines, if `make format` would change any.
+format-check: deps-check
+	@clang-format --dry-run --Werror $(FMT_SRC) 2>&1 | \
+	    sed -n 's/^\([^ :]*\.[ch]\):[0-9]*:[0-9]*: .*clang-format-violations.*/\1/p' | uniq -c | \
+	    awk '{ print "format-check: " $$2 ": " $$1 " places differ" } END { if (NR) exit 1 }' || \
+	    { echo "format-check: the files above differ from .clang-format (make format fixes them)"; exit 1; }
+	@echo "format-check: $(words $(FMT_SRC)) files match .clang-format"
 
 clean:
 	rm -rf $(BUILD) demo-out
@@ -205,14 +241,34 @@ soak: $(BUILD)/bureaud
 # directory holds its own bundled plugins) and is linked in for the SDK.
 OC_PLUGIN := host-bridge/openclaw
 OC_DEPS := .deps
-.PHONY: openclaw-deps
+OC_PATH := PATH=$(CURDIR)/$(OC_DEPS)/node/node_modules/.bin:$$PATH
+.PHONY: openclaw-deps openclaw-deps-check
+# Each of the three npm installs runs only when missing or installed from
+# another lock file than the committed one (OC_FORCE=1: always). npm ci
+# empties node_modules first and writes node_modules/.package-lock.json
+# last, so that file says an install finished. The parts are separate
+# because .deps may be shared between checkouts (a symlink) while
+# $(OC_PLUGIN)/node_modules is not.
 openclaw-deps:
-	@command -v npm >/dev/null || { if [ "$$(id -u)" = 0 ]; then SUDO=; else SUDO=sudo; fi; \
-		$$SUDO apt-get install -y -q --no-install-recommends npm; }
-	mkdir -p $(OC_DEPS)/node $(OC_DEPS)/openclaw
-	cp $(OC_PLUGIN)/deps/node/package.json $(OC_PLUGIN)/deps/node/package-lock.json $(OC_DEPS)/node/
-	cd $(OC_DEPS)/node && npm ci --no-audit --no-fund
-	cp $(OC_PLUGIN)/deps/openclaw/package.json $(OC_PLUGIN)/deps/openclaw/package-lock.json $(OC_DEPS)/openclaw/
-	cd $(OC_DEPS)/openclaw && PATH=$(CURDIR)/$(OC_DEPS)/node/node_modules/.bin:$$PATH npm ci --no-audit --no-fund
-	cd $(OC_PLUGIN) && PATH=$(CURDIR)/$(OC_DEPS)/node/node_modules/.bin:$$PATH npm ci --no-audit --no-fund --legacy-peer-deps
-	ln -sfn ../../../$(OC_DEPS)/openclaw/node_modules/openclaw $(OC_PLUGIN)/node_modules/openclaw
+	$(MAKE) --no-print-directory OC_FORCE=1 openclaw-deps-check
+openclaw-deps-check: deps-check
+	@need_npm() { command -v npm >/dev/null || { $(SUDO_IF); $$SUDO apt-get update -q && \
+		DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -q --no-install-recommends npm; }; }; \
+	fresh() { [ -z "$(OC_FORCE)" ] && cmp -s "$$1" "$$2" && [ -e "$$3/node_modules/.package-lock.json" ]; }; \
+	set -e; \
+	for part in node openclaw; do \
+		d=$(OC_DEPS)/$$part; src=$(OC_PLUGIN)/deps/$$part; \
+		fresh $$src/package-lock.json $$d/package-lock.json $$d && continue; \
+		echo "openclaw-deps: npm ci in $$d"; need_npm; \
+		mkdir -p $$d && cp $$src/package.json $$src/package-lock.json $$d/; \
+		if [ $$part = node ]; then (cd $$d && npm ci --no-audit --no-fund); \
+		else (cd $$d && $(OC_PATH) npm ci --no-audit --no-fund); fi; \
+	done; \
+	p=$(OC_PLUGIN); \
+	if ! fresh $$p/package-lock.json $$p/node_modules/.bureau-installed-lock $$p || \
+	    [ ! -e $$p/node_modules/openclaw/package.json ]; then \
+		echo "openclaw-deps: npm ci in $$p"; need_npm; \
+		(cd $$p && $(OC_PATH) npm ci --no-audit --no-fund --legacy-peer-deps); \
+		ln -sfn ../../../$(OC_DEPS)/openclaw/node_modules/openclaw $$p/node_modules/openclaw; \
+		cp $$p/package-lock.json $$p/node_modules/.bureau-installed-lock; \
+	fi

@@ -1,11 +1,27 @@
 #!/usr/bin/env bash
-# tests/run.sh [--unit-only] BUILD_DIR
+# tests/run.sh [--unit-only | --daemon | --no-unit] BUILD_DIR [SUITE...]
 # Runs the cmocka unit tests, then every tests/integration/test_* and
 # tests/e2e/test_* script, and ends with the line "N passed, N failed".
+#   --unit-only  the unit tests only
+#   --daemon     the unit tests and the integration suites that need only
+#                bureaud on Xvfb (no QEMU, Node or client library): what CI
+#                runs under the sanitizers
+#   --no-unit    the scripts only
+#   SUITE...     these scripts (paths, or names under tests/integration or
+#                tests/e2e) instead of all
+# Every test runs under a time limit (BUREAU_TEST_TIMEOUT seconds overrides
+# them all): one that hangs is killed, with what it started, and counted
+# as a failure under its name. The logs of the failures are printed again
+# after the summary of each, the full ones kept in a directory it names.
 set -u
-unit_only=0
-if [ "${1:-}" = "--unit-only" ]; then unit_only=1; shift; fi
-build=$(cd "${1:-build}" && pwd)
+mode=all
+case "${1:-}" in
+--unit-only) mode=unit; shift ;;
+--daemon) mode=daemon; shift ;;
+--no-unit) mode=scripts; shift ;;
+esac
+build=$(cd "${1:-build}" && pwd) || exit 2
+[ $# -gt 0 ] && shift
 top=$(cd "$(dirname "$0")/.." && pwd)
 export BUREAU_BUILD=$build
 export PYTHONPATH=$top/tests/lib:$top/host-bridge/python${PYTHONPATH:+:$PYTHONPATH}
@@ -16,7 +32,7 @@ failed=0
 failures=()
 log=$(mktemp -d /tmp/bureau-tests.XXXXXX)
 
-count() { # name, output file
+count() { # name, output file, exit status
 	local p f
 	p=$(grep -cE '^(PASS |\[       OK \])' "$2")
 	f=$(grep -cE '^(FAIL |\[  FAILED  \] [a-z_])' "$2")
@@ -32,47 +48,86 @@ count() { # name, output file
 	fi
 }
 
+# run LIMIT NAME CMD...: CMD's output into $log/NAME.out, its status in rc.
+# timeout signals its whole process group (CMD and what CMD started, unless
+# that left the group), TERM first so traps clean up, KILL 20 s later.
+run() {
+	local limit=${BUREAU_TEST_TIMEOUT:-$1} name=$2
+	shift 2
+	timeout -k 20 "$limit" "$@" >"$log/$name.out" 2>&1 </dev/null
+	rc=$?
+	if [ $rc = 124 ] || [ $rc = 137 ]; then
+		echo "FAIL $name: timed out after $limit s (killed)" >>"$log/$name.out"
+	fi
+}
+
 # The unit tests that need an X server (keyboard) get a private Xvfb.
 xdisp=
-if command -v Xvfb >/dev/null; then
+xpid=
+trap '[ -z "$xpid" ] || kill $xpid 2>/dev/null' EXIT
+trap 'exit 130' INT TERM
+if [ $mode != scripts ] && command -v Xvfb >/dev/null; then
 	n=200
 	while [ -e /tmp/.X$n-lock ] || [ -e /tmp/.X11-unix/X$n ]; do n=$((n + 1)); done
 	Xvfb ":$n" -screen 0 1280x800x24 -nolisten tcp >/dev/null 2>&1 &
 	xpid=$!
-	trap 'kill $xpid 2>/dev/null' EXIT
 	for _ in $(seq 50); do [ -e /tmp/.X11-unix/X$n ] && break; sleep 0.1; done
 	xdisp=:$n
 fi
 
-for t in "$build"/tests/test_*; do
-	[ -x "$t" ] || continue
-	name=$(basename "$t")
-	echo "== unit $name"
-	DISPLAY=$xdisp "$t" >"$log/$name.out" 2>&1
-	rc=$?
-	grep -E '^\[  (FAILED|ERROR)|^\[  PASSED' "$log/$name.out"
-	grep -B2 -A8 -E '^\[  FAILED  \] [a-z_]|ERROR' "$log/$name.out" | head -40
-	count "$name" "$log/$name.out" "$rc"
-done
-
-if [ "$unit_only" = 0 ]; then
-	for t in "$top"/tests/integration/test_* "$top"/tests/e2e/test_*; do
-		case "$t" in *.py | *.sh) ;; *) continue ;; esac
+if [ $mode != scripts ]; then
+	for t in "$build"/tests/test_*; do
+		[ -x "$t" ] || continue
 		name=$(basename "$t")
-		echo "== $name"
-		case "$t" in
-		*.py) timeout 1800 "$PY" "$t" "$build" >"$log/$name.out" 2>&1 ;;
-		*.sh) timeout 3600 bash "$t" "$build" >"$log/$name.out" 2>&1 ;;
-		*) continue ;;
-		esac
-		rc=$?
-		cat "$log/$name.out"
+		echo "== unit $name"
+		DISPLAY=$xdisp run 300 "$name" "$t"
+		grep -E '^\[  (FAILED|ERROR)|^\[  PASSED' "$log/$name.out"
 		count "$name" "$log/$name.out" "$rc"
 	done
 fi
 
+if [ $# -gt 0 ]; then
+	suites=("$@")
+elif [ $mode = daemon ]; then
+	# The Python suites drive bureaud alone; test_client.py is the Python
+	# client's, which test_client.sh starts (alone it skips).
+	suites=()
+	for t in "$top"/tests/integration/test_*.py; do
+		[ "${t##*/}" = test_client.py ] || suites+=("$t")
+	done
+elif [ $mode = unit ]; then
+	suites=()
+else
+	suites=("$top"/tests/integration/test_* "$top"/tests/e2e/test_*)
+fi
+for t in "${suites[@]}"; do
+	case "$t" in
+	*/*) ;;
+	*) [ -e "$top/tests/integration/$t" ] && t=$top/tests/integration/$t ||
+		t=$top/tests/e2e/$t ;;
+	esac
+	name=$(basename "$t")
+	case "$t" in
+	*.py) echo "== $name"; run 900 "$name" "$PY" "$t" "$build" ;;
+	# The end-to-end test builds an image the first time: minutes more.
+	*/e2e/*.sh) echo "== $name"; run 3600 "$name" bash "$t" "$build" ;;
+	*.sh) echo "== $name"; run 900 "$name" bash "$t" "$build" ;;
+	*) continue ;;
+	esac
+	cat "$log/$name.out"
+	count "$name" "$log/$name.out" "$rc"
+done
+
 if [ "${#failures[@]}" -gt 0 ]; then
+	# Again at the end, where a CI log is read: the unit tests' output was
+	# only summed up above.
+	for f in "${failures[@]}"; do
+		echo "==== $f: the last 60 lines of $log/$f.out"
+		tail -n 60 "$log/$f.out"
+	done
 	echo "failed: ${failures[*]} (logs in $log)"
+else
+	rm -rf "$log"
 fi
 echo "$passed passed, $failed failed"
 [ "$failed" -eq 0 ]
