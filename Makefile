@@ -29,7 +29,9 @@ DEPS_HOST := qemu-system-x86 qemu-utils mmdebstrap e2fsprogs debhelper \
 	dpkg-dev lintian
 # Debian 12's clang-format (14): another version formats differently.
 DEPS_CHECK := clang-format
-DEPS := $(DEPS_BUILD) $(DEPS_TEST) $(DEPS_HOST) $(DEPS_CHECK)
+# make fuzz: libFuzzer and the sanitizer runtimes come with Debian's clang.
+DEPS_FUZZ := clang-14 libclang-rt-14-dev
+DEPS := $(DEPS_BUILD) $(DEPS_TEST) $(DEPS_HOST) $(DEPS_CHECK) $(DEPS_FUZZ)
 
 PKGS := x11 xext xtst xdamage xfixes libpng zlib libturbojpeg jansson libsodium
 
@@ -222,14 +224,19 @@ $(FUZZ)/fuzz_%: tests/fuzz/fuzz_%.c $(FUZZ)/libbd.a
 .PHONY: fuzz fuzz-build fuzz-regress soak
 fuzz-build: $(F_BIN)
 
-fuzz: fuzz-build
+# Each installs what is missing first, then builds in a sub-make (the
+# compiler flags come from pkg-config when the Makefile is read).
+fuzz: deps-check
+	@$(MAKE) --no-print-directory fuzz-build
 	@tests/fuzz/run.sh $(FUZZ) $(FUZZ_SECONDS)
 
-fuzz-regress: fuzz-build
+fuzz-regress: deps-check
+	@$(MAKE) --no-print-directory fuzz-build
 	@tests/fuzz/run.sh $(FUZZ) 0
 
-soak: $(BUILD)/bureaud
-	@python3 tests/soak/soak.py
+soak: deps-check
+	@$(MAKE) --no-print-directory $(BUILD)/bureaud
+	@/usr/bin/python3 tests/soak/soak.py
 
 -include $(F_DOBJ:.o=.d) $(F_BIN:=.d)
 

@@ -242,7 +242,7 @@ def test_audit_trail_unauthenticated():
     # not, and must not show up there with its tool or arguments.
     X6 = bt.Xvfb("640x480")
     D6 = bt.Daemon(X6, ["--scale", "none"])
-    sub = bt.Sub(D6.events, b"action ", timeout_ms=1000)
+    sub = bt.Sub(D6.events, b"action ", timeout_ms=1000, token=D6.token)
     # the subscription connects in the background: ping until it hears
     for i in range(50):
         D6.call(tool="system", action="ping", id="warm-%d" % i)
