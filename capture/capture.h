@@ -65,9 +65,9 @@ uint64_t cap_hash(const struct cap_image *img);
 /* --- geometry: screen space <-> screenshot space ------------------------ */
 
 enum cap_scale_mode {
-	CAP_SCALE_NONE, /* screenshots at screen size */
-	CAP_SCALE_AUTO, /* the largest of 1024x768, 1280x800, 1366x768 that
-	                   matches the screen's aspect ratio */
+	CAP_SCALE_NONE,  /* screenshots at screen size */
+	CAP_SCALE_AUTO,  /* the largest of 1024x768, 1280x800, 1366x768 that
+	                    matches the screen's aspect ratio */
 	CAP_SCALE_FIXED, /* a fixed WxH given by the operator */
 };
 

@@ -99,8 +99,8 @@ static const struct {
 };
 
 void
-cap_scaled_size(enum cap_scale_mode mode, int w, int h, int sw, int sh,
-    int *dw, int *dh)
+cap_scaled_size(enum cap_scale_mode mode, int w, int h, int sw, int sh, int *dw,
+    int *dh)
 {
 	int64_t tw, th, best = 0;
 	size_t i;
@@ -120,7 +120,7 @@ cap_scaled_size(enum cap_scale_mode mode, int w, int h, int sw, int sh,
 	if (sw <= 0 || sh <= 0)
 		return;
 	for (i = 0; i < sizeof geometry_targets / sizeof geometry_targets[0];
-	    i++) {
+	     i++) {
 		tw = geometry_targets[i].w;
 		th = geometry_targets[i].h;
 		if (tw > sw || th > sh)

@@ -13,10 +13,10 @@
 
 #include "capture/capture.h"
 
-#define P1 0x9E3779B185EBCA87ULL
-#define P2 0xC2B2AE3D27D4EB4FULL
-#define P3 0x165667B19E3779F9ULL
-#define P4 0x85EBCA77C2B2AE63ULL
+#define P1   0x9E3779B185EBCA87ULL
+#define P2   0xC2B2AE3D27D4EB4FULL
+#define P3   0x165667B19E3779F9ULL
+#define P4   0x85EBCA77C2B2AE63ULL
 #define MASK 0x00FFFFFF00FFFFFFULL /* B, G, R of two pixels, no X */
 
 static inline uint64_t

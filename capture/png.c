@@ -43,7 +43,7 @@
  * favour SUB+RLE (12% faster there); agent screens are mostly text and
  * flat colour, where no filter is 20% faster and half the size.
  */
-#define CAPNG_FILTERS PNG_FILTER_NONE
+#define CAPNG_FILTERS  PNG_FILTER_NONE
 #define CAPNG_STRATEGY Z_DEFAULT_STRATEGY
 
 /* Everything that lives across setjmp is reached through this. */
@@ -110,9 +110,8 @@ capng_run(png_structp png, png_infop info, const struct cap_image *img,
 		return -1;
 	png_set_write_fn(png, st, capng_write, capng_flush);
 	png_set_IHDR(png, info, (png_uint_32)img->width,
-	    (png_uint_32)img->height, 8, PNG_COLOR_TYPE_RGB,
-	    PNG_INTERLACE_NONE, PNG_COMPRESSION_TYPE_DEFAULT,
-	    PNG_FILTER_TYPE_DEFAULT);
+	    (png_uint_32)img->height, 8, PNG_COLOR_TYPE_RGB, PNG_INTERLACE_NONE,
+	    PNG_COMPRESSION_TYPE_DEFAULT, PNG_FILTER_TYPE_DEFAULT);
 	png_set_compression_level(png, level);
 	png_set_compression_strategy(png, strategy);
 	png_set_filter(png, PNG_FILTER_TYPE_BASE, filters);
@@ -120,8 +119,9 @@ capng_run(png_structp png, png_infop info, const struct cap_image *img,
 	png_set_bgr(png);
 	png_set_filler(png, 0, PNG_FILLER_AFTER);
 	for (y = 0; y < img->height; y++)
-		png_write_row(png, (png_const_bytep)(img->data +
-		    (size_t)y * (size_t)img->stride));
+		png_write_row(png,
+		    (png_const_bytep)(img->data +
+		        (size_t)y * (size_t)img->stride));
 	png_write_end(png, NULL);
 	return 0;
 }
@@ -137,15 +137,17 @@ cap_png_encode_tuned(const struct cap_image *img, int level, int filters,
 
 	if (img == NULL || img->data == NULL || img->width <= 0 ||
 	    img->height <= 0 || img->stride / 4 < img->width) {
-		if (cause != NULL && asprintf(cause, "invalid image '%dx%d'",
-		    img == NULL ? 0 : img->width,
-		    img == NULL ? 0 : img->height) < 0)
+		if (cause != NULL &&
+		    asprintf(cause, "invalid image '%dx%d'",
+		        img == NULL ? 0 : img->width,
+		        img == NULL ? 0 : img->height) < 0)
 			*cause = NULL;
 		return -1;
 	}
 	if (level < 0 || level > 9) {
-		if (cause != NULL && asprintf(cause,
-		    "invalid png level '%d': expected 0 to 9", level) < 0)
+		if (cause != NULL &&
+		    asprintf(cause, "invalid png level '%d': expected 0 to 9",
+		        level) < 0)
 			*cause = NULL;
 		return -1;
 	}
@@ -162,9 +164,9 @@ cap_png_encode_tuned(const struct cap_image *img, int level, int filters,
 	if (capng_run(png, info, img, level, filters, strategy, st) != 0) {
 		if (st->nomem)
 			goto nomem;
-		if (cause != NULL && asprintf(cause,
-		    "png encoding of '%dx%d' failed: %s", img->width,
-		    img->height, st->msg) < 0)
+		if (cause != NULL &&
+		    asprintf(cause, "png encoding of '%dx%d' failed: %s",
+		        img->width, img->height, st->msg) < 0)
 			*cause = NULL;
 		goto out;
 	}
@@ -174,9 +176,9 @@ cap_png_encode_tuned(const struct cap_image *img, int level, int filters,
 	rc = 0;
 	goto out;
 nomem:
-	if (cause != NULL && asprintf(cause,
-	    "out of memory encoding '%dx%d' as png", img->width,
-	    img->height) < 0)
+	if (cause != NULL &&
+	    asprintf(cause, "out of memory encoding '%dx%d' as png", img->width,
+	        img->height) < 0)
 		*cause = NULL;
 out:
 	if (png != NULL)
@@ -186,7 +188,6 @@ out:
 	free(st);
 	return rc;
 }
-
 
 /* --- the parallel path --------------------------------------------------- */
 
@@ -201,7 +202,7 @@ out:
  * reads. Rows are unfiltered, as cap_png_encode's measured settings say.
  */
 #define CAPNG_MAX_PARTS 4
-#define CAPNG_MIN_ROWS 64 /* fewer rows per part: not worth a thread */
+#define CAPNG_MIN_ROWS  64 /* fewer rows per part: not worth a thread */
 
 struct capng_part {
 	const struct cap_image *img;
@@ -235,11 +236,12 @@ capng_part_run(void *arg)
 	zs.avail_out = (uInt)cap;
 	row[0] = 0; /* filter type None */
 	for (y = p->y0; y < p->y1; y++) {
-		const uint8_t *src = p->img->data + (size_t)y *
-		    (size_t)p->img->stride;
+		const uint8_t *src = p->img->data +
+		    (size_t)y * (size_t)p->img->stride;
 		uint8_t *dst = row + 1;
-		int flush = y + 1 < p->y1 ? Z_NO_FLUSH : p->last ? Z_FINISH :
-		    Z_SYNC_FLUSH;
+		int flush = y + 1 < p->y1 ? Z_NO_FLUSH :
+		    p->last               ? Z_FINISH :
+		                            Z_SYNC_FLUSH;
 
 		for (int x = 0; x < p->img->width; x++, src += 4, dst += 3) {
 			dst[0] = src[2];
@@ -280,8 +282,8 @@ capng_chunk(uint8_t *p, const char *type, size_t len)
 {
 	capng_put32(p, (uint32_t)len);
 	memcpy(p + 4, type, 4);
-	return capng_put32(p + 8 + len, (uint32_t)crc32(0, p + 4,
-	    (uInt)(len + 4)));
+	return capng_put32(p + 8 + len,
+	    (uint32_t)crc32(0, p + 4, (uInt)(len + 4)));
 }
 
 static int
@@ -298,13 +300,14 @@ capng_parallel(const struct cap_image *img, int level, int nparts,
 	for (i = 0; i < nparts; i++) {
 		parts[i] = (struct capng_part){ .img = img,
 			.y0 = img->height * i / nparts,
-			.y1 = img->height * (i + 1) / nparts, .level = level,
+			.y1 = img->height * (i + 1) / nparts,
+			.level = level,
 			.last = i == nparts - 1 };
 	}
 	/* part 0 on this thread, the others on their own */
 	for (i = 1; i < nparts; i++)
 		started[i] = pthread_create(&threads[i], NULL, capng_part_run,
-		    &parts[i]) == 0;
+		                 &parts[i]) == 0;
 	capng_part_run(&parts[0]);
 	for (i = 1; i < nparts; i++) {
 		if (started[i])
@@ -349,9 +352,10 @@ capng_parallel(const struct cap_image *img, int level, int nparts,
 	rc = 0;
 	goto out;
 fail:
-	if (cause != NULL && asprintf(cause,
-	    "png encoding of '%dx%d' failed: out of memory or zlib error",
-	    img->width, img->height) < 0)
+	if (cause != NULL &&
+	    asprintf(cause,
+	        "png encoding of '%dx%d' failed: out of memory or zlib error",
+	        img->width, img->height) < 0)
 		*cause = NULL;
 out:
 	for (i = 0; i < nparts; i++)
@@ -369,7 +373,9 @@ capng_nparts(const struct cap_image *img)
 
 	if (ncpu == 0) {
 		long c = sysconf(_SC_NPROCESSORS_ONLN);
-		ncpu = c < 1 ? 1 : c > CAPNG_MAX_PARTS ? CAPNG_MAX_PARTS : (int)c;
+		ncpu = c < 1            ? 1 :
+		    c > CAPNG_MAX_PARTS ? CAPNG_MAX_PARTS :
+		                          (int)c;
 	}
 	n = img->height / CAPNG_MIN_ROWS;
 	return n < ncpu ? n : ncpu;

@@ -34,8 +34,8 @@
  * fit SSE2's signed 16x16->32 multiply-add (pmaddwd). Both code paths below
  * do the same integer arithmetic and give identical results.
  */
-#define WBITS 14
-#define TBITS 7
+#define WBITS  14
+#define TBITS  7
 #define VSHIFT (WBITS - TBITS)
 #define HSHIFT (WBITS + TBITS)
 
@@ -64,16 +64,16 @@ static int
 scale_check(const struct cap_image *img, const char *what, char **cause)
 {
 	if (img == NULL || img->data == NULL) {
-		if (cause != NULL && asprintf(cause, "%s image has no pixels",
-		    what) < 0)
+		if (cause != NULL &&
+		    asprintf(cause, "%s image has no pixels", what) < 0)
 			*cause = NULL;
 		return -1;
 	}
 	if (img->width <= 0 || img->height <= 0 ||
 	    img->stride / 4 < img->width) {
-		if (cause != NULL && asprintf(cause,
-		    "invalid %s image '%dx%d' (stride %d)", what, img->width,
-		    img->height, img->stride) < 0)
+		if (cause != NULL &&
+		    asprintf(cause, "invalid %s image '%dx%d' (stride %d)",
+		        what, img->width, img->height, img->stride) < 0)
 			*cause = NULL;
 		return -1;
 	}
@@ -107,7 +107,8 @@ scale_axis_init(struct scale_axis *a, int n, int m)
 	a->taps = 2;
 	for (i = 0; i < m && m < n; i++) {
 		count = (int)(((int64_t)i * n + n - 1) / m -
-		    (int64_t)i * n / m) + 1;
+		            (int64_t)i * n / m) +
+		    1;
 		if (count > a->taps)
 			a->taps = (count + 1) & ~1;
 	}
@@ -173,8 +174,8 @@ scale_axis_init(struct scale_axis *a, int n, int m)
  * 4 per pixel, TBITS of fraction). rows[] and w[] have span entries.
  */
 static void
-scale_vertical(const uint8_t *const *rows, const int16_t *w, int span,
-    size_t n, int16_t *tmp)
+scale_vertical(const uint8_t *const *rows, const int16_t *w, int span, size_t n,
+    int16_t *tmp)
 {
 	size_t i = 0;
 	int32_t acc;
@@ -196,14 +197,14 @@ scale_vertical(const uint8_t *const *rows, const int16_t *w, int span,
 			/* a0 b0 a1 b1 ... as 16-bit pairs for pmaddwd. */
 			lo = _mm_unpacklo_epi8(a, b);
 			hi = _mm_unpackhi_epi8(a, b);
-			s0 = _mm_add_epi32(s0, _mm_madd_epi16(
-			    _mm_unpacklo_epi8(lo, zero), wv));
-			s1 = _mm_add_epi32(s1, _mm_madd_epi16(
-			    _mm_unpackhi_epi8(lo, zero), wv));
-			s2 = _mm_add_epi32(s2, _mm_madd_epi16(
-			    _mm_unpacklo_epi8(hi, zero), wv));
-			s3 = _mm_add_epi32(s3, _mm_madd_epi16(
-			    _mm_unpackhi_epi8(hi, zero), wv));
+			s0 = _mm_add_epi32(s0,
+			    _mm_madd_epi16(_mm_unpacklo_epi8(lo, zero), wv));
+			s1 = _mm_add_epi32(s1,
+			    _mm_madd_epi16(_mm_unpackhi_epi8(lo, zero), wv));
+			s2 = _mm_add_epi32(s2,
+			    _mm_madd_epi16(_mm_unpacklo_epi8(hi, zero), wv));
+			s3 = _mm_add_epi32(s3,
+			    _mm_madd_epi16(_mm_unpackhi_epi8(hi, zero), wv));
 		}
 		s0 = _mm_srai_epi32(s0, VSHIFT);
 		s1 = _mm_srai_epi32(s1, VSHIFT);
@@ -238,7 +239,8 @@ scale_hsum(const int16_t *tmp, const struct scale_axis *xa, int x)
 		/* b0 g0 r0 x0 b1 g1 r1 x1 -> b0 b1 g0 g1 r0 r1 x0 x1 */
 		v = _mm_loadu_si128((const __m128i *)p);
 		v = _mm_unpacklo_epi16(v, _mm_srli_si128(v, 8));
-		acc = _mm_add_epi32(acc, _mm_madd_epi16(v, _mm_set1_epi32(pair)));
+		acc = _mm_add_epi32(acc,
+		    _mm_madd_epi16(v, _mm_set1_epi32(pair)));
 	}
 	return _mm_srai_epi32(acc, HSHIFT);
 }
@@ -246,8 +248,8 @@ scale_hsum(const int16_t *tmp, const struct scale_axis *xa, int x)
 
 /* Combines tmp's pixels into one destination row. */
 static void
-scale_horizontal(const int16_t *tmp, const struct scale_axis *xa,
-    uint8_t *out, int width)
+scale_horizontal(const int16_t *tmp, const struct scale_axis *xa, uint8_t *out,
+    int width)
 {
 	int x = 0;
 
@@ -322,8 +324,8 @@ scale_rows(void *arg)
 			r = ya->first[y] + k;
 			if (r > j->src->height - 1)
 				r = j->src->height - 1;
-			rows[k] = j->src->data + (size_t)r *
-			    (size_t)j->src->stride;
+			rows[k] = j->src->data +
+			    (size_t)r * (size_t)j->src->stride;
 		}
 		scale_vertical(rows, ya->w + (size_t)y * (size_t)ya->taps,
 		    ya->span[y], n, tmp);
@@ -380,12 +382,15 @@ cap_scale(const struct cap_image *src, struct cap_image *dst, char **cause)
 	 * first share on this one. */
 	njobs = scale_njobs(dst->height);
 	for (i = 0; i < njobs; i++)
-		jobs[i] = (struct scale_job){ .src = src, .dst = dst,
-			.xa = &xa, .ya = &ya, .y0 = dst->height * i / njobs,
+		jobs[i] = (struct scale_job){ .src = src,
+			.dst = dst,
+			.xa = &xa,
+			.ya = &ya,
+			.y0 = dst->height * i / njobs,
 			.y1 = dst->height * (i + 1) / njobs };
 	for (i = 1; i < njobs; i++)
 		started[i] = pthread_create(&threads[i], NULL, scale_rows,
-		    &jobs[i]) == 0;
+		                 &jobs[i]) == 0;
 	scale_rows(&jobs[0]);
 	for (i = 1; i < njobs; i++) {
 		if (started[i])
@@ -419,14 +424,13 @@ cap_crop(const struct cap_image *src, int x, int y, int w, int h,
 		return -1;
 	}
 	if (x < 0 || y < 0 || x > src->width - w || y > src->height - h) {
-		if (cause != NULL && asprintf(cause,
-		    "invalid crop '%d,%d %dx%d': outside %dx%d", x, y, w, h,
-		    src->width, src->height) < 0)
+		if (cause != NULL &&
+		    asprintf(cause, "invalid crop '%d,%d %dx%d': outside %dx%d",
+		        x, y, w, h, src->width, src->height) < 0)
 			*cause = NULL;
 		return -1;
 	}
-	dst->data = src->data + (size_t)y * (size_t)src->stride +
-	    (size_t)x * 4;
+	dst->data = src->data + (size_t)y * (size_t)src->stride + (size_t)x * 4;
 	dst->width = w;
 	dst->height = h;
 	dst->stride = src->stride;

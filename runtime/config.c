@@ -98,8 +98,10 @@ static int
 bd_num_fail(char **cause, const char *name, const char *v, const char *why,
     long long min, long long max)
 {
-	if (asprintf(cause, "invalid %s '%s': %s (expected an integer in "
-	        "%lld..%lld%s)", name, v, why, min, max,
+	if (asprintf(cause,
+	        "invalid %s '%s': %s (expected an integer in "
+	        "%lld..%lld%s)",
+	        name, v, why, min, max,
 	        max >= 1024 ? ", optionally with a K, M or G suffix" : "") < 0)
 		*cause = NULL;
 	return (-1);
@@ -131,9 +133,21 @@ bd_parse_num(const char *name, const char *v, long long min, long long max,
 	if (errno == ERANGE)
 		return (bd_num_fail(cause, name, v, "too large", min, max));
 	switch (*end) {
-	case 'k': case 'K': mul = 1ULL << 10; end++; break;
-	case 'm': case 'M': mul = 1ULL << 20; end++; break;
-	case 'g': case 'G': mul = 1ULL << 30; end++; break;
+	case 'k':
+	case 'K':
+		mul = 1ULL << 10;
+		end++;
+		break;
+	case 'm':
+	case 'M':
+		mul = 1ULL << 20;
+		end++;
+		break;
+	case 'g':
+	case 'G':
+		mul = 1ULL << 30;
+		end++;
+		break;
 	}
 	if (*end != '\0')
 		return (bd_num_fail(cause, name, v, "trailing characters", min,
@@ -168,8 +182,8 @@ bd_parse_bool(const char *name, const char *v, int *out, char **cause)
 			return (0);
 		}
 	}
-	return (bd_cfail(cause, "invalid %s '%s': expected true or false",
-	    name, v));
+	return (bd_cfail(cause, "invalid %s '%s': expected true or false", name,
+	    v));
 }
 
 static int
@@ -180,9 +194,9 @@ bd_parse_allow(struct bd_config *cfg, const char *list, char **cause)
 	if ((copy = strdup(list)) == NULL)
 		return (bd_cfail(cause, "out of memory%s%s", "", ""));
 	for (tok = strtok_r(copy, ", \t", &save); tok != NULL;
-	    tok = strtok_r(NULL, ", \t", &save)) {
-		char **n = realloc(cfg->allow, sizeof *n * (size_t)(cfg->nallow +
-		    1));
+	     tok = strtok_r(NULL, ", \t", &save)) {
+		char **n = realloc(cfg->allow,
+		    sizeof *n * (size_t)(cfg->nallow + 1));
 		if (n == NULL || (n[cfg->nallow] = strdup(tok)) == NULL) {
 			if (n != NULL)
 				cfg->allow = n;
@@ -214,11 +228,15 @@ bd_apply(struct bd_config *cfg, int opt, const char *name, const char *v,
 			cfg->listen_default = 0;
 		}
 		if (cfg->nlisten == BD_MAX_LISTEN)
-			return (bd_cfail(cause, "too many --listen URLs "
-			    "(at most 16)%s%s", "", ""));
+			return (bd_cfail(cause,
+			    "too many --listen URLs "
+			    "(at most 16)%s%s",
+			    "", ""));
 		if (strstr(v, "://") == NULL)
-			return (bd_cfail(cause, "invalid listen URL '%s': "
-			    "expected tcp://HOST:PORT or ipc:///PATH%s", v, ""));
+			return (bd_cfail(cause,
+			    "invalid listen URL '%s': "
+			    "expected tcp://HOST:PORT or ipc:///PATH%s",
+			    v, ""));
 		if ((cfg->listen[cfg->nlisten] = strdup(v)) == NULL)
 			return (-1);
 		cfg->nlisten++;
@@ -236,8 +254,10 @@ bd_apply(struct bd_config *cfg, int opt, const char *name, const char *v,
 		return (bd_parse_bool(name, v, &cfg->insecure, cause));
 	case OPT_LOG_LEVEL:
 		if (bd_log_parse(v, &bd_log_level) != 0)
-			return (bd_cfail(cause, "invalid log level '%s': "
-			    "expected error, warn, info or debug%s", v, ""));
+			return (bd_cfail(cause,
+			    "invalid log level '%s': "
+			    "expected error, warn, info or debug%s",
+			    v, ""));
 		return (0);
 	case OPT_WORKERS:
 		if (bd_parse_num(name, v, BD_QUICK_RESERVE + 1, 256, &n,
@@ -314,8 +334,10 @@ bd_load_file(struct bd_config *cfg, const char *path, char **cause)
 		if (*k == '#' || *k == '\0')
 			continue;
 		if ((v = strchr(k, '=')) == NULL) {
-			if (asprintf(cause, "config '%s' line %d: expected "
-			        "'key = value'", path, lineno) < 0)
+			if (asprintf(cause,
+			        "config '%s' line %d: expected "
+			        "'key = value'",
+			        path, lineno) < 0)
 				*cause = NULL;
 			fclose(f);
 			return (-1);
@@ -326,7 +348,7 @@ bd_load_file(struct bd_config *cfg, const char *path, char **cause)
 		for (v++; isspace((unsigned char)*v); v++)
 			;
 		for (e = v + strlen(v); e > v && isspace((unsigned char)e[-1]);
-		    e--)
+		     e--)
 			;
 		*e = '\0';
 		for (o = bd_options; o->name != NULL; o++)
@@ -334,8 +356,10 @@ bd_load_file(struct bd_config *cfg, const char *path, char **cause)
 				break;
 		if (o->name == NULL || o->val == OPT_CONFIG ||
 		    o->val == OPT_HELP || o->val == OPT_VERSION) {
-			if (asprintf(cause, "config '%s' line %d: unknown key "
-			        "'%s'", path, lineno, k) < 0)
+			if (asprintf(cause,
+			        "config '%s' line %d: unknown key "
+			        "'%s'",
+			        path, lineno, k) < 0)
 				*cause = NULL;
 			fclose(f);
 			return (-1);
@@ -395,7 +419,8 @@ bd_default_events(const struct bd_config *cfg)
 		port = strtol(colon + 1, &end, 10);
 		if (*end != '\0' || port <= 0 || port >= 65535)
 			continue;
-		if (asprintf(&url, "%.*s:%ld", (int)(colon - u), u, port + 1) < 0)
+		if (asprintf(&url, "%.*s:%ld", (int)(colon - u), u, port + 1) <
+		    0)
 			return (NULL);
 		return (url);
 	}
@@ -452,8 +477,10 @@ bd_config_load(struct bd_config *cfg, int argc, char **argv, char **cause)
 		const char *name = bd_options[idx].name;
 
 		if (opt == '?' || opt == ':') {
-			return (bd_cfail(cause, "unknown or incomplete option "
-			    "'%s'\n%s", argv[optind - 1], bd_usage));
+			return (bd_cfail(cause,
+			    "unknown or incomplete option "
+			    "'%s'\n%s",
+			    argv[optind - 1], bd_usage));
 		}
 		if (opt == OPT_HELP) {
 			fputs(bd_usage, stdout);
@@ -521,15 +548,18 @@ bd_read_token(const char *path, char **tok, size_t *len, char **cause)
 	fclose(f);
 	if (n > BD_TOKEN_MAX) {
 		free(buf);
-		return (bd_cfail(cause, "token file '%s' is larger than 4096 "
-		    "bytes%s", path, ""));
+		return (bd_cfail(cause,
+		    "token file '%s' is larger than 4096 "
+		    "bytes%s",
+		    path, ""));
 	}
 	while (n > 0 && isspace((unsigned char)buf[n - 1]))
 		n--;
 	buf[n] = '\0';
 	if (n == 0) {
 		free(buf);
-		return (bd_cfail(cause, "token file '%s' is empty%s", path, ""));
+		return (
+		    bd_cfail(cause, "token file '%s' is empty%s", path, ""));
 	}
 	*tok = buf;
 	*len = n;
@@ -623,7 +653,7 @@ bd_config_allows(const struct bd_config *cfg, const char *tool,
 			return (1);
 		if (strncmp(a, tool, tl) == 0 && a[tl] == '.' &&
 		    (strcmp(a + tl + 1, "*") == 0 ||
-		     (action != NULL && strcmp(a + tl + 1, action) == 0)))
+		        (action != NULL && strcmp(a + tl + 1, action) == 0)))
 			return (1);
 	}
 	return (0);

@@ -17,16 +17,16 @@ struct bd_config {
 	char *display;
 	char *listen[BD_MAX_LISTEN];
 	int nlisten;
-	int listen_default;    /* listen[] holds the defaults */
-	char *events;          /* PUB socket URL, "" to disable */
+	int listen_default; /* listen[] holds the defaults */
+	char *events;       /* PUB socket URL, "" to disable */
 	char *token_file;
-	char *token;           /* NULL: no auth */
+	char *token; /* NULL: no auth */
 	size_t token_len;
 	int insecure;
-	int workers;           /* REP contexts served at once */
+	int workers; /* REP contexts served at once */
 	size_t max_request;
-	int reply_timeout_ms;  /* bound on a reply waiting for its peer */
-	char **allow;          /* policy: "tool" or "tool.action" */
+	int reply_timeout_ms; /* bound on a reply waiting for its peer */
+	char **allow;         /* policy: "tool" or "tool.action" */
 	int nallow;
 	char *scale;
 	char *root;
@@ -38,8 +38,7 @@ struct bd_config {
  * command line asked for --help or --version (already printed), or -1
  * with *cause.
  */
-int bd_config_load(struct bd_config *cfg, int argc, char **argv,
-    char **cause);
+int bd_config_load(struct bd_config *cfg, int argc, char **argv, char **cause);
 
 /* Find the token: --token-file, $BUREAU_TOKEN, then QEMU fw_cfg. */
 int bd_config_token(struct bd_config *cfg, char **cause);

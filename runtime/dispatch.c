@@ -14,7 +14,7 @@
 #include "runtime/protocol.h"
 #include "runtime/reqscan.h"
 
-#define BD_SUMMARY_MAX 240
+#define BD_SUMMARY_MAX   240
 #define BD_SUMMARY_VALUE 60
 
 static void
@@ -54,7 +54,8 @@ bd_scan_fail(struct tool_call *call, const struct bd_reqscan *scan)
 	case BD_REQSCAN_DEPTH:
 		return (tool_fail(call, BD_EBADREQ,
 		    "request nests arrays and objects deeper than %d levels "
-		    "(the limit) at byte %zu", BUREAU_MAX_DEPTH, scan->pos));
+		    "(the limit) at byte %zu",
+		    BUREAU_MAX_DEPTH, scan->pos));
 	case BD_REQSCAN_VALUES:
 		return (tool_fail(call, BD_ETOOLARGE,
 		    "request holds more than %d JSON values (the limit)",
@@ -80,7 +81,8 @@ bd_summary(json_t *req, const char *akey)
 	json_t *v;
 
 	buf[0] = '\0';
-	json_object_foreach(req, key, v) {
+	json_object_foreach(req, key, v)
+	{
 		char val[BD_SUMMARY_VALUE + 8];
 
 		if (strcmp(key, "token") == 0 || strcmp(key, "id") == 0 ||
@@ -96,7 +98,7 @@ bd_summary(json_t *req, const char *akey)
 			size_t k = n > BD_SUMMARY_VALUE ? BD_SUMMARY_VALUE : n;
 			while (k > 0 && k < n &&
 			    ((unsigned char)json_string_value(v)[k] & 0xc0) ==
-			    0x80)
+			        0x80)
 				k--;
 			snprintf(val, sizeof val, "%.*s%s", (int)k,
 			    json_string_value(v), k < n ? "..." : "");
@@ -105,7 +107,7 @@ bd_summary(json_t *req, const char *akey)
 			snprintf(val, sizeof val, "%.*s%s", BD_SUMMARY_VALUE,
 			    d != NULL ? d : "?",
 			    d != NULL && strlen(d) > BD_SUMMARY_VALUE ? "..." :
-			    "");
+			                                                "");
 			free(d);
 		}
 		int w = snprintf(buf + off, sizeof buf - off, "%s%s=%s",
@@ -134,18 +136,20 @@ bd_publish_action(const struct bd_config *cfg, json_t *req, const char *tool,
 	clock_gettime(CLOCK_REALTIME, &ts);
 	ev = json_pack("{s:f, s:s?, s:s?, s:b, s:f}", "time",
 	    (double)ts.tv_sec + (double)ts.tv_nsec / 1e9, "tool", tool,
-	    "action", act != NULL ? act->name : NULL, "ok", code == 0, "elapsed_ms", elapsed);
+	    "action", act != NULL ? act->name : NULL, "ok", code == 0,
+	    "elapsed_ms", elapsed);
 	if (ev == NULL)
 		return;
 	if (req != NULL) {
 		json_t *id = json_object_get(req, "id");
 		if (id != NULL)
 			json_object_set(ev, "id", id);
-		json_object_set_new(ev, "summary", bd_summary(req,
-		    act != NULL ? act->key : NULL));
+		json_object_set_new(ev, "summary",
+		    bd_summary(req, act != NULL ? act->key : NULL));
 	}
 	if (code != 0)
-		json_object_set_new(ev, "error", json_string(bd_err_name(code)));
+		json_object_set_new(ev, "error",
+		    json_string(bd_err_name(code)));
 	if ((text = json_dumps(ev, JSON_COMPACT)) != NULL) {
 		cfg->tool.publish("action", text, NULL, 0);
 		free(text);
@@ -162,7 +166,7 @@ bd_finish(json_t *reply, size_t *outlen)
 	if (text == NULL) {
 		/* only when out of memory; the client still gets an answer */
 		text = strdup("{\"ok\":false,\"error\":{\"code\":\"internal\","
-		    "\"message\":\"cannot encode the reply\"}}");
+		              "\"message\":\"cannot encode the reply\"}}");
 	}
 	*outlen = text != NULL ? strlen(text) : 0;
 	return (text);
@@ -189,7 +193,7 @@ bd_action_keys(const struct tool_entry *entry, const char *keys[3])
 
 	keys[n++] = "action";
 	for (const struct tool_action *a = entry->actions; a->name != NULL;
-	    a++) {
+	     a++) {
 		int seen = 0;
 
 		for (int i = 0; i < n; i++)
@@ -204,8 +208,7 @@ bd_action_keys(const struct tool_entry *entry, const char *keys[3])
 static int
 bd_key_used(const struct tool_entry *entry, const char *key)
 {
-	for (const struct tool_action *a = entry->actions; a->name != NULL;
-	    a++)
+	for (const struct tool_action *a = entry->actions; a->name != NULL; a++)
 		if (strcmp(a->key, key) == 0)
 			return (1);
 	return (0);
@@ -238,9 +241,9 @@ bd_resolve(struct tool_call *call, const struct tool_entry *entry,
 	if (np > 1)
 		return (tool_fail(call, BD_EBADREQ,
 		    "fields '%s' and '%s'%s%s%s both name the action of tool "
-		    "'%s': send one", present[0], present[1],
-		    np > 2 ? " and '" : "", np > 2 ? present[2] : "",
-		    np > 2 ? "'" : "", entry->name));
+		    "'%s': send one",
+		    present[0], present[1], np > 2 ? " and '" : "",
+		    np > 2 ? present[2] : "", np > 2 ? "'" : "", entry->name));
 	if (np == 0) {
 		list[0] = '\0';
 		for (int i = 0; i < n; i++)
@@ -254,7 +257,8 @@ bd_resolve(struct tool_call *call, const struct tool_entry *entry,
 	if (!bd_key_used(entry, key))
 		return (tool_fail(call, BD_EBADREQ,
 		    "field '%s' is not used by tool '%s': it names its action "
-		    "in field '%s'", key, entry->name, keys[1]));
+		    "in field '%s'",
+		    key, entry->name, keys[1]));
 	v = json_object_get(call->req, key);
 	if (!json_is_string(v))
 		return (tool_fail(call, BD_EBADREQ,
@@ -262,7 +266,7 @@ bd_resolve(struct tool_call *call, const struct tool_entry *entry,
 	name = json_string_value(v);
 	list[0] = '\0';
 	for (const struct tool_action *a = entry->actions; a->name != NULL;
-	    a++) {
+	     a++) {
 		if (strcmp(a->key, key) != 0)
 			continue;
 		if (strcmp(a->name, name) == 0) {
@@ -286,8 +290,8 @@ static const struct bd_reqscan_limits bd_limits = {
 };
 
 char *
-bd_dispatch(const struct bd_config *cfg, const char *buf, size_t len,
-    int load, size_t *outlen)
+bd_dispatch(const struct bd_config *cfg, const char *buf, size_t len, int load,
+    size_t *outlen)
 {
 	struct tool_call call = { 0 };
 	const struct tool_entry *entry = NULL;
@@ -318,8 +322,9 @@ bd_dispatch(const struct bd_config *cfg, const char *buf, size_t len,
 
 		/* Over a limit: only an authenticated client learns which.
 		 * Syntax errors are told to anyone (they reveal nothing). */
-		if (cfg->token == NULL || (scan.status != BD_REQSCAN_DEPTH &&
-		    scan.status != BD_REQSCAN_VALUES))
+		if (cfg->token == NULL ||
+		    (scan.status != BD_REQSCAN_DEPTH &&
+		        scan.status != BD_REQSCAN_VALUES))
 			code = bd_scan_fail(&call, &scan);
 		else if (bd_reqscan_token(buf, len, &found) <= 0 ||
 		    !bd_token_ok(cfg, buf + found.token_off, found.token_len))
@@ -337,8 +342,8 @@ bd_dispatch(const struct bd_config *cfg, const char *buf, size_t len,
 			    "missing field 'token': this daemon requires one");
 			goto reply;
 		}
-		if (scan.token < 0 || !bd_token_ok(cfg, buf + scan.token_off,
-		    scan.token_len)) {
+		if (scan.token < 0 ||
+		    !bd_token_ok(cfg, buf + scan.token_off, scan.token_len)) {
 			code = tool_fail(&call, BD_EUNAUTH,
 			    "invalid token in field 'token'");
 			goto reply;
@@ -383,7 +388,7 @@ bd_dispatch(const struct bd_config *cfg, const char *buf, size_t len,
 
 		names[0] = '\0';
 		for (const struct tool_entry *const *t = tool_table; *t != NULL;
-		    t++)
+		     t++)
 			off += (size_t)snprintf(names + off, sizeof names - off,
 			    "%s%s", off > 0 ? ", " : "", (*t)->name);
 		code = tool_fail(&call, BD_EUNKNOWN_TOOL,
@@ -411,21 +416,21 @@ bd_dispatch(const struct bd_config *cfg, const char *buf, size_t len,
 		code = tool_fail(&call, BD_EBUSY,
 		    "%d of %d workers are busy; the last %d are kept for quick "
 		    "requests (screenshots, input): retry later or start "
-		    "bureaud with more --workers", load - 1, cfg->workers,
-		    BD_QUICK_RESERVE);
+		    "bureaud with more --workers",
+		    load - 1, cfg->workers, BD_QUICK_RESERVE);
 		goto reply;
 	}
 	if (entry->prepare != NULL && (code = entry->prepare(&call)) != 0)
 		goto reply;
 	code = call.act != NULL ? call.act->handle(&call) :
-	    entry->handle(&call);
+	                          entry->handle(&call);
 	if (code != 0 && call.code == 0)
 		code = tool_fail(&call, code, "tool '%s' failed", tool);
 
 reply:
 	if (code != 0) {
 		const char *m = call.message != NULL ? call.message :
-		    "unknown error";
+		                                       "unknown error";
 		/* A message quoting the request cut with "%.64s" can end
 		 * inside a UTF-8 character, which json_pack's "s" refuses:
 		 * the reply then had no error at all. tool_json_text
@@ -452,8 +457,7 @@ reply:
 	 * goes into the audit trail: its readers trust what they see there,
 	 * and a flood of refusals must not push real actions out. */
 	if (authed)
-		bd_publish_action(cfg, call.req, tool, call.act, code,
-		    elapsed);
+		bd_publish_action(cfg, call.req, tool, call.act, code, elapsed);
 	free(call.message);
 	json_decref(req);
 	return (bd_finish(reply, outlen));

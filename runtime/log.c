@@ -8,8 +8,7 @@
 
 enum bd_log_level bd_log_level = BD_LOG_INFO;
 
-static const char *const bd_log_names[] = { "error", "warn", "info",
-	"debug" };
+static const char *const bd_log_names[] = { "error", "warn", "info", "debug" };
 
 int
 bd_log_parse(const char *s, enum bd_log_level *out)

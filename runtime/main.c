@@ -42,9 +42,12 @@ main(int argc, char **argv)
 		if (bd_url_is_local(cfg.listen[i]))
 			continue;
 		if (!cfg.insecure) {
-			if (asprintf(&cause, "refusing to listen on '%s' without "
-			        "a token: give --token-file or $BUREAU_TOKEN, or "
-			        "--insecure", cfg.listen[i]) < 0)
+			if (asprintf(&cause,
+			        "refusing to listen on '%s' without "
+			        "a token: give --token-file or $BUREAU_TOKEN, "
+			        "or "
+			        "--insecure",
+			        cfg.listen[i]) < 0)
 				cause = NULL;
 			status = 2;
 			goto out;
@@ -57,16 +60,20 @@ main(int argc, char **argv)
 	if (cfg.token == NULL && cfg.events != NULL && *cfg.events != '\0' &&
 	    !bd_url_is_local(cfg.events)) {
 		if (!cfg.insecure) {
-			if (asprintf(&cause, "refusing to publish events on "
+			if (asprintf(&cause,
+			        "refusing to publish events on "
 			        "'%s' without a token: they would be readable "
-			        "by anyone; give --token-file or $BUREAU_TOKEN, "
-			        "or --insecure", cfg.events) < 0)
+			        "by anyone; give --token-file or "
+			        "$BUREAU_TOKEN, "
+			        "or --insecure",
+			        cfg.events) < 0)
 				cause = NULL;
 			status = 2;
 			goto out;
 		}
 		bd_warn("publishing plain events on '%s' without a token "
-		    "(--insecure)", cfg.events);
+		        "(--insecure)",
+		    cfg.events);
 	}
 
 	/* Signals go to this thread alone (sigwait below); every thread
@@ -82,7 +89,8 @@ main(int argc, char **argv)
 		goto out;
 	events = 1;
 	cfg.tool.publish = cfg.events != NULL && *cfg.events != '\0' ?
-	    bd_events_publish : NULL;
+	    bd_events_publish :
+	    NULL;
 	tools = 1;
 	for (const struct tool_entry *const *t = tool_table; *t != NULL; t++) {
 		char *why = NULL;
@@ -117,7 +125,7 @@ out:
 	free(cause);
 	if (tools)
 		for (const struct tool_entry *const *t = tool_table; *t != NULL;
-		    t++)
+		     t++)
 			if ((*t)->fini != NULL)
 				(*t)->fini();
 	if (events)

@@ -38,8 +38,9 @@ sc_fail(struct sc *s, enum bd_reqscan_status st, const char *why)
 static void
 sc_ws(struct sc *s)
 {
-	while (s->i < s->len && (s->p[s->i] == ' ' || s->p[s->i] == '\t' ||
-	                            s->p[s->i] == '\n' || s->p[s->i] == '\r'))
+	while (s->i < s->len &&
+	    (s->p[s->i] == ' ' || s->p[s->i] == '\t' || s->p[s->i] == '\n' ||
+	        s->p[s->i] == '\r'))
 		s->i++;
 }
 
@@ -141,8 +142,8 @@ sc_string(struct sc *s, size_t *off, size_t *n)
 			return (sc_fail(s, BD_REQSCAN_SYNTAX,
 			    "invalid escape in a string"));
 		if (u == 0)
-			return (sc_fail(
-			    s, BD_REQSCAN_SYNTAX, "\\u0000 in a string"));
+			return (sc_fail(s, BD_REQSCAN_SYNTAX,
+			    "\\u0000 in a string"));
 		if (u >= 0xdc00 && u <= 0xdfff)
 			return (sc_fail(s, BD_REQSCAN_SYNTAX,
 			    "lone low surrogate in a string"));
@@ -179,7 +180,7 @@ sc_number(struct sc *s)
 	if (s->i < s->len && s->p[s->i] == '0')
 		s->i++;
 	else if (s->i >= s->len || s->p[s->i] < '1' || s->p[s->i] > '9' ||
-	         sc_digits(s) != 0)
+	    sc_digits(s) != 0)
 		return (sc_fail(s, BD_REQSCAN_SYNTAX, "invalid number"));
 	if (s->i < s->len && s->p[s->i] == '.') {
 		s->i++;
@@ -257,7 +258,7 @@ sc_match_sink(void *arg, const char *p, size_t n)
 static int
 sc_key_is(const struct sc *s, size_t off, size_t n, const char *want)
 {
-	struct sc_match m = {want, 0, 0};
+	struct sc_match m = { want, 0, 0 };
 
 	bd_reqscan_unescape((const char *)s->p + off, n, sc_match_sink, &m);
 	return (!m.differs && m.off == strlen(want));
@@ -335,8 +336,8 @@ value:
 		break;
 	default:
 		if (s.p[s.i] != '-' && (s.p[s.i] < '0' || s.p[s.i] > '9'))
-			return (sc_fail(
-			    &s, BD_REQSCAN_SYNTAX, "unexpected character"));
+			return (sc_fail(&s, BD_REQSCAN_SYNTAX,
+			    "unexpected character"));
 		if (sc_number(&s) != 0)
 			return (out->status);
 		break;
@@ -367,11 +368,11 @@ after:
 	sc_ws(&s);
 	if (s.depth == 0) {
 		if (s.i != s.len)
-			return (sc_fail(
-			    &s, BD_REQSCAN_SYNTAX, "data after the end"));
+			return (sc_fail(&s, BD_REQSCAN_SYNTAX,
+			    "data after the end"));
 		if (!object)
-			return (sc_fail(
-			    &s, BD_REQSCAN_NOT_OBJECT, "not an object"));
+			return (sc_fail(&s, BD_REQSCAN_NOT_OBJECT,
+			    "not an object"));
 		return (BD_REQSCAN_OK);
 	}
 	if (s.i >= s.len)
@@ -382,16 +383,16 @@ after:
 			goto key;
 		}
 		if (s.p[s.i] != '}')
-			return (sc_fail(
-			    &s, BD_REQSCAN_SYNTAX, "expected ',' or '}'"));
+			return (sc_fail(&s, BD_REQSCAN_SYNTAX,
+			    "expected ',' or '}'"));
 	} else {
 		if (s.p[s.i] == ',') {
 			s.i++;
 			goto value;
 		}
 		if (s.p[s.i] != ']')
-			return (sc_fail(
-			    &s, BD_REQSCAN_SYNTAX, "expected ',' or ']'"));
+			return (sc_fail(&s, BD_REQSCAN_SYNTAX,
+			    "expected ',' or ']'"));
 	}
 	s.depth--;
 	s.i++;
@@ -401,7 +402,7 @@ after:
 int
 bd_reqscan_token(const char *buf, size_t len, struct bd_reqscan *out)
 {
-	struct bd_reqscan_limits none = {0, 0};
+	struct bd_reqscan_limits none = { 0, 0 };
 	struct sc s;
 	size_t depth = 0, off, n;
 	int want_key = 0, token_next = 0;

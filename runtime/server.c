@@ -91,14 +91,15 @@ bd_events_open(const char *url, const char *token, size_t token_len,
 		    rv));
 	if ((rv = nng_listen(bd_events.sock, url, NULL, 0)) != 0) {
 		nng_close(bd_events.sock);
-		return (bd_nng_fail(cause, "cannot listen for events on", url,
-		    rv));
+		return (
+		    bd_nng_fail(cause, "cannot listen for events on", url, rv));
 	}
 	pthread_mutex_lock(&bd_events.lock);
 	bd_events.open = 1;
 	pthread_mutex_unlock(&bd_events.lock);
-	bd_info("events on %s (%s)", url, bd_events.sealed ?
-	    "encrypted with the token's key" : "plain: no token");
+	bd_info("events on %s (%s)", url,
+	    bd_events.sealed ? "encrypted with the token's key" :
+	                       "plain: no token");
 	return (0);
 }
 
@@ -134,18 +135,20 @@ bd_events_seal(nng_msg *msg, const char *topic, size_t tl, const char *json,
 		memcpy(plain + jl + 1, body, bodylen);
 	}
 	off = tl + 1;
-	if (nng_msg_realloc(msg, off +
-	    crypto_aead_xchacha20poly1305_ietf_NPUBBYTES + clen) != 0) {
+	if (nng_msg_realloc(msg,
+	        off + crypto_aead_xchacha20poly1305_ietf_NPUBBYTES + clen) !=
+	    0) {
 		free(plain);
 		return (-1);
 	}
 	out = nng_msg_body(msg);
 	memcpy(out, topic, tl);
 	out[tl] = ' ';
-	randombytes_buf(out + off, crypto_aead_xchacha20poly1305_ietf_NPUBBYTES);
+	randombytes_buf(out + off,
+	    crypto_aead_xchacha20poly1305_ietf_NPUBBYTES);
 	crypto_aead_xchacha20poly1305_ietf_encrypt(out + off +
-	    crypto_aead_xchacha20poly1305_ietf_NPUBBYTES, &outlen, plain, plen,
-	    out, off, NULL, out + off, bd_events.key);
+	        crypto_aead_xchacha20poly1305_ietf_NPUBBYTES,
+	    &outlen, plain, plen, out, off, NULL, out + off, bd_events.key);
 	/* the copy holds what was typed or shown; free does not clear */
 	sodium_memzero(plain, plen);
 	free(plain);
@@ -171,14 +174,16 @@ bd_events_publish(const char *topic, const char *json, const void *body,
 		rv = bd_events_seal(msg, topic, tl, json, jl, body, bodylen);
 	else
 		rv = nng_msg_append(msg, topic, tl) != 0 ||
-		    nng_msg_append(msg, " ", 1) != 0 ||
-		    nng_msg_append(msg, json, jl) != 0 ||
-		    (body != NULL && (nng_msg_append(msg, "\n", 1) != 0 ||
-		    nng_msg_append(msg, body, bodylen) != 0)) ? -1 : 0;
+		        nng_msg_append(msg, " ", 1) != 0 ||
+		        nng_msg_append(msg, json, jl) != 0 ||
+		        (body != NULL &&
+		            (nng_msg_append(msg, "\n", 1) != 0 ||
+		                nng_msg_append(msg, body, bodylen) != 0)) ?
+		    -1 :
+		    0;
 	/* PUB never blocks: a slow subscriber loses messages, not us. The
 	 * send takes the message only when it succeeds. */
-	if (rv != 0 || nng_sendmsg(bd_events.sock, msg, NNG_FLAG_NONBLOCK) !=
-	    0)
+	if (rv != 0 || nng_sendmsg(bd_events.sock, msg, NNG_FLAG_NONBLOCK) != 0)
 		nng_msg_free(msg);
 	pthread_mutex_unlock(&bd_events.lock);
 }
@@ -263,7 +268,7 @@ bd_worker_main(void *arg)
 				break;
 			if (rv == NNG_ETIMEDOUT) {
 				bd_warn("a client has not read its replies for "
-				    "%d ms: disconnecting it",
+				        "%d ms: disconnecting it",
 				    cfg->reply_timeout_ms);
 				pthread_rwlock_rdlock(&w->srv->closing);
 				if (w->srv->open)
@@ -299,8 +304,8 @@ bd_server_start(struct bd_config *cfg, struct bd_server **out, char **cause)
 		const char *url = cfg->listen[i];
 
 		if ((rv = nng_listen(srv->sock, url, NULL, 0)) != 0) {
-			if (cfg->listen_default && strncmp(url, "ipc://", 6) ==
-			    0) {
+			if (cfg->listen_default &&
+			    strncmp(url, "ipc://", 6) == 0) {
 				bd_warn("not listening on %s: %s", url,
 				    nng_strerror(rv));
 				continue;
@@ -312,7 +317,7 @@ bd_server_start(struct bd_config *cfg, struct bd_server **out, char **cause)
 	}
 	srv->nworkers = cfg->workers;
 	if ((srv->workers = calloc((size_t)srv->nworkers,
-	    sizeof *srv->workers)) == NULL)
+	         sizeof *srv->workers)) == NULL)
 		goto fail;
 	for (int i = 0; i < srv->nworkers; i++) {
 		struct bd_worker *w = &srv->workers[i];
@@ -358,10 +363,11 @@ bd_server_stop(struct bd_server *srv)
 	for (int i = 0; i < srv->nworkers; i++) {
 		struct bd_worker *w = &srv->workers[i];
 
-		if (w->started && pthread_timedjoin_np(w->thread, NULL, &ts) !=
-		    0) {
+		if (w->started &&
+		    pthread_timedjoin_np(w->thread, NULL, &ts) != 0) {
 			bd_warn("a worker is still busy after %d s; exiting "
-			    "without it", BD_STOP_WAIT_S);
+			        "without it",
+			    BD_STOP_WAIT_S);
 			return (-1); /* its memory goes with the process */
 		}
 		if (w->aio != NULL)

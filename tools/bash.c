@@ -47,16 +47,16 @@
 #include "tools/spawn.h"
 #include "tools/tool.h"
 
-#define BASH_SESSIONS_MAX 16
-#define BASH_NAME_MAX 64
-#define BASH_TIMEOUT_DEFAULT 120.0 /* s */
-#define BASH_TIMEOUT_MAX 3600.0    /* s */
-#define BASH_COMMAND_MAX (1u << 20)
-#define BASH_CHUNK 65536
-#define BASH_SPILL_MAX 4096        /* output that arrived after a marker */
-#define BASH_REAP_MS 5000          /* wait for a killed shell to be reaped */
-#define BASH_MARK_LEN 45           /* "\n__bureau_end_" + 32 hex + "__ " */
-#define BASH_IDLE_DEFAULT_S 1800   /* an unused session is closed after */
+#define BASH_SESSIONS_MAX    16
+#define BASH_NAME_MAX        64
+#define BASH_TIMEOUT_DEFAULT 120.0  /* s */
+#define BASH_TIMEOUT_MAX     3600.0 /* s */
+#define BASH_COMMAND_MAX     (1u << 20)
+#define BASH_CHUNK           65536
+#define BASH_SPILL_MAX       4096 /* output that arrived after a marker */
+#define BASH_REAP_MS         5000 /* wait for a killed shell to be reaped */
+#define BASH_MARK_LEN        45   /* "\n__bureau_end_" + 32 hex + "__ " */
+#define BASH_IDLE_DEFAULT_S  1800 /* an unused session is closed after */
 
 struct bash_session {
 	char name[BASH_NAME_MAX + 1]; /* "" = a free slot */
@@ -68,8 +68,8 @@ struct bash_session {
 	int exited, status;           /* from the reaper (under bs.lock) */
 	char spill[BASH_SPILL_MAX];   /* background output after a marker */
 	size_t nspill;
-	double last;                  /* when last used (under bs.lock) */
-	int expiring;                 /* the idle thread is closing it (ditto) */
+	double last;  /* when last used (under bs.lock) */
+	int expiring; /* the idle thread is closing it (ditto) */
 };
 
 static struct {
@@ -78,7 +78,7 @@ static struct {
 	pthread_cond_t quit;  /* the idle thread is to stop */
 	const struct tool_config *cfg;
 	int ready;
-	double idle_ms;       /* 0: sessions never expire */
+	double idle_ms; /* 0: sessions never expire */
 	pthread_t idler;
 	int idler_started, stopping;
 	struct bash_session s[BASH_SESSIONS_MAX];
@@ -86,7 +86,7 @@ static struct {
 	 * one can say its shell is new (a ring: the oldest names go) */
 	char expired[BASH_SESSIONS_MAX][BASH_NAME_MAX + 1];
 	int nexpired;
-	char why[128];        /* why init failed, for the replies */
+	char why[128]; /* why init failed, for the replies */
 } bs = {
 	.lock = PTHREAD_MUTEX_INITIALIZER,
 	.cv = PTHREAD_COND_INITIALIZER,
@@ -180,7 +180,8 @@ bash_out_text(const struct bash_out *o, size_t *len, int *truncated)
 
 	*truncated = o->total > (unsigned long long)(o->hlen + o->tlen);
 	if (*truncated)
-		nn = (size_t)snprintf(note, sizeof note, "\n[output truncated: "
+		nn = (size_t)snprintf(note, sizeof note,
+		    "\n[output truncated: "
 		    "%llu bytes, showing the first %zu and last %zu]\n",
 		    o->total, o->hlen, o->tlen);
 	if ((s = malloc(o->hlen + nn + o->tlen + 1)) == NULL)
@@ -273,9 +274,12 @@ bash_begin(struct bash_session *s, char **cause)
 {
 	static char *const argv[] = { "bash", "--noprofile", "--norc", NULL };
 	const char *names[6], *values[6];
-	struct spawn_opts o = { .argv = argv, .stdin_pipe = 1,
-	    .merge_stderr = 1, .on_exit = bash_on_exit, .arg = s,
-	    .want_pidfd = 1 };
+	struct spawn_opts o = { .argv = argv,
+		.stdin_pipe = 1,
+		.merge_stderr = 1,
+		.on_exit = bash_on_exit,
+		.arg = s,
+		.want_pidfd = 1 };
 	struct spawn_child c;
 	const char *home = getenv("HOME");
 	struct stat st;
@@ -318,8 +322,13 @@ bash_begin(struct bash_session *s, char **cause)
 
 /* --- running a command --------------------------------------------------- */
 
-enum bash_end { BASH_DONE, BASH_EXITED, BASH_TIMEDOUT, BASH_FAILED,
-	BASH_STOPPED };
+enum bash_end {
+	BASH_DONE,
+	BASH_EXITED,
+	BASH_TIMEDOUT,
+	BASH_FAILED,
+	BASH_STOPPED
+};
 
 /* The text sent to the shell for one command; malloc'd. */
 static char *
@@ -355,10 +364,11 @@ bash_mark(char *mark, size_t size)
 
 	if (getrandom(r, sizeof r, 0) != (ssize_t)sizeof r)
 		return (-1);
-	snprintf(mark, size, "__bureau_end_%02x%02x%02x%02x%02x%02x%02x%02x"
-	    "%02x%02x%02x%02x%02x%02x%02x%02x__", r[0], r[1], r[2], r[3], r[4],
-	    r[5], r[6], r[7], r[8], r[9], r[10], r[11], r[12], r[13], r[14],
-	    r[15]);
+	snprintf(mark, size,
+	    "__bureau_end_%02x%02x%02x%02x%02x%02x%02x%02x"
+	    "%02x%02x%02x%02x%02x%02x%02x%02x__",
+	    r[0], r[1], r[2], r[3], r[4], r[5], r[6], r[7], r[8], r[9], r[10],
+	    r[11], r[12], r[13], r[14], r[15]);
 	return (0);
 }
 
@@ -412,14 +422,14 @@ bash_exec(struct bash_session *s, const char *cmd, size_t len, double timeout,
 		pfd[np++] = (struct pollfd){ .fd = s->out, .events = POLLIN };
 		if (woff < wlen && s->in >= 0)
 			pfd[np++] = (struct pollfd){ .fd = s->in,
-			    .events = POLLOUT };
+				.events = POLLOUT };
 		/* a short wait: a shell that exited while a background job
 		 * holds the pipe open never shows EOF, see below */
 		if (poll(pfd, np, left > 200 ? 200 : (int)ceil(left)) < 0) {
 			if (errno == EINTR)
 				continue;
 			if (asprintf(cause, "cannot wait for output: %s",
-			    strerror(errno)) < 0)
+			        strerror(errno)) < 0)
 				*cause = NULL;
 			goto out;
 		}
@@ -443,8 +453,8 @@ bash_exec(struct bash_session *s, const char *cmd, size_t len, double timeout,
 				goto oom;
 			while ((r = read(s->out, hold, holdcap)) > 0 ||
 			    (r < 0 && errno == EINTR))
-				if (r > 0 && bash_out_add(o, hold, (size_t)r) !=
-				    0)
+				if (r > 0 &&
+				    bash_out_add(o, hold, (size_t)r) != 0)
 					goto oom;
 			end = BASH_EXITED;
 			break;
@@ -460,8 +470,8 @@ bash_exec(struct bash_session *s, const char *cmd, size_t len, double timeout,
 				break;
 			}
 			holdlen += (size_t)r;
-			if (!found && (p = memmem(hold, holdlen, needle,
-			    nlen)) != NULL) {
+			if (!found &&
+			    (p = memmem(hold, holdlen, needle, nlen)) != NULL) {
 				if (bash_out_add(o, hold, (size_t)(p - hold)) !=
 				    0)
 					goto oom;
@@ -532,7 +542,8 @@ bash_set_output(struct tool_call *call, struct bash_out *o, const char *extra)
 		char *t;
 
 		if (asprintf(&t, "%.*s%s%s", (int)len, text,
-		    len > 0 && text[len - 1] != '\n' ? "\n" : "", extra) >= 0) {
+		        len > 0 && text[len - 1] != '\n' ? "\n" : "",
+		        extra) >= 0) {
 			free(text);
 			text = t;
 			len = strlen(t);
@@ -555,8 +566,9 @@ bash_run(struct tool_call *call, struct bash_session *s, const char *cmd,
 	int code = -1, status = 0, rv = 0;
 	enum bash_end end;
 
-	bash_out_init(&o, call->cfg->bash_output_max > 0 ?
-	    call->cfg->bash_output_max : 64u << 10);
+	bash_out_init(&o,
+	    call->cfg->bash_output_max > 0 ? call->cfg->bash_output_max :
+	                                     64u << 10);
 	end = bash_exec(s, cmd, len, timeout, &o, &code, &cause);
 	switch (end) {
 	case BASH_DONE:
@@ -567,15 +579,17 @@ bash_run(struct tool_call *call, struct bash_session *s, const char *cmd,
 		if (!bash_wait_exit(s, BASH_REAP_MS, &status))
 			status = 255 << 8;
 		code = WIFSIGNALED(status) ? 128 + WTERMSIG(status) :
-		    WEXITSTATUS(status);
+		                             WEXITSTATUS(status);
 		bash_stop(s);
 		if (bash_begin(s, &cause) == 0)
-			rv = asprintf(&note, "[the shell exited with status "
+			rv = asprintf(&note,
+			    "[the shell exited with status "
 			    "%d; session '%s' has a new shell: working "
-			    "directory and environment are reset]", code,
-			    s->name);
+			    "directory and environment are reset]",
+			    code, s->name);
 		else
-			rv = asprintf(&note, "[the shell exited with status "
+			rv = asprintf(&note,
+			    "[the shell exited with status "
 			    "%d; session '%s' could not start a new one: %s]",
 			    code, s->name, cause != NULL ? cause : "?");
 		bash_set_output(call, &o, rv >= 0 ? note : NULL);
@@ -587,29 +601,35 @@ bash_run(struct tool_call *call, struct bash_session *s, const char *cmd,
 		bash_set_output(call, &o, NULL);
 		bash_stop(s);
 		if (bash_begin(s, &cause) == 0)
-			rv = tool_fail(call, BD_ETIMEOUT, "command timed out "
+			rv = tool_fail(call, BD_ETIMEOUT,
+			    "command timed out "
 			    "after %g s: its process group was killed and "
 			    "session '%s' restarted (working directory and "
-			    "environment are reset)", timeout, s->name);
+			    "environment are reset)",
+			    timeout, s->name);
 		else
-			rv = tool_fail(call, BD_ETIMEOUT, "command timed out "
+			rv = tool_fail(call, BD_ETIMEOUT,
+			    "command timed out "
 			    "after %g s: its process group was killed; session "
 			    "'%s' could not restart (%s) and will try again on "
-			    "the next command", timeout, s->name,
-			    cause != NULL ? cause : "?");
+			    "the next command",
+			    timeout, s->name, cause != NULL ? cause : "?");
 		break;
 	case BASH_STOPPED:
 		/* no new shell: the session ends with the daemon */
 		bash_set_output(call, &o, NULL);
 		bash_stop(s);
-		rv = tool_fail(call, BD_EBUSY, "command interrupted: bureaud "
+		rv = tool_fail(call, BD_EBUSY,
+		    "command interrupted: bureaud "
 		    "is shutting down; its process group was killed");
 		break;
 	case BASH_FAILED:
 		bash_set_output(call, &o, NULL);
 		bash_stop(s);
-		rv = tool_fail(call, BD_EINTERNAL, "session '%s': %s; its "
-		    "shell was stopped", s->name, cause != NULL ? cause : "?");
+		rv = tool_fail(call, BD_EINTERNAL,
+		    "session '%s': %s; its "
+		    "shell was stopped",
+		    s->name, cause != NULL ? cause : "?");
 		break;
 	}
 	free(note);
@@ -629,9 +649,9 @@ bash_name_ok(const char *name)
 		return (0);
 	for (size_t i = 0; i < n; i++)
 		if (!((name[i] >= 'a' && name[i] <= 'z') ||
-		    (name[i] >= 'A' && name[i] <= 'Z') ||
-		    (name[i] >= '0' && name[i] <= '9') || name[i] == '_' ||
-		    name[i] == '-' || name[i] == '.'))
+		        (name[i] >= 'A' && name[i] <= 'Z') ||
+		        (name[i] >= '0' && name[i] <= '9') || name[i] == '_' ||
+		        name[i] == '-' || name[i] == '.'))
 			return (0);
 	return (1);
 }
@@ -796,10 +816,12 @@ bash_note_expired(struct tool_call *call, const char *name)
 	char *t;
 
 	tool_set_bool(call, "session_expired", 1);
-	if (asprintf(&t, "%s%s[session '%s' had been idle for more than %.0f "
-	    "s and was closed; this is a new shell: working directory and "
-	    "environment are reset]", text, len > 0 && text[len - 1] != '\n' ?
-	    "\n" : "", name, bs.idle_ms / 1000.0) >= 0) {
+	if (asprintf(&t,
+	        "%s%s[session '%s' had been idle for more than %.0f "
+	        "s and was closed; this is a new shell: working directory and "
+	        "environment are reset]",
+	        text, len > 0 && text[len - 1] != '\n' ? "\n" : "", name,
+	        bs.idle_ms / 1000.0) >= 0) {
 		tool_set_str(call, "output", t);
 		free(t);
 	}
@@ -816,53 +838,66 @@ bash_handle(struct tool_call *call)
 	char *cause = NULL;
 
 	if (tool_arg_strn(call, "command", 0, BASH_COMMAND_MAX, &cmd, &len) !=
-	    0 || tool_arg_bool(call, "restart", 0, &restart) != 0 ||
+	        0 ||
+	    tool_arg_bool(call, "restart", 0, &restart) != 0 ||
 	    tool_arg_bool(call, "close", 0, &closing) != 0 ||
 	    tool_arg_str(call, "session", 0, "default", &name) != 0 ||
 	    tool_arg_num(call, "timeout", 0, 0.001, BASH_TIMEOUT_MAX,
-	    BASH_TIMEOUT_DEFAULT, &timeout) != 0)
+	        BASH_TIMEOUT_DEFAULT, &timeout) != 0)
 		return (call->code);
 	if (cmd != NULL && strlen(cmd) != len)
-		return (tool_fail(call, BD_EINVAL, "invalid command: field "
+		return (tool_fail(call, BD_EINVAL,
+		    "invalid command: field "
 		    "'command' contains a NUL byte"));
 	if (closing && (cmd != NULL || restart))
-		return (tool_fail(call, BD_EINVAL, "field 'close': give it "
+		return (tool_fail(call, BD_EINVAL,
+		    "field 'close': give it "
 		    "alone, without 'command' or 'restart'"));
 	if (cmd == NULL && !restart && !closing)
-		return (tool_fail(call, BD_EINVAL, "missing field 'command' "
+		return (tool_fail(call, BD_EINVAL,
+		    "missing field 'command' "
 		    "(or 'restart': true, or 'close': true)"));
 	if (!bash_name_ok(name))
-		return (tool_fail(call, BD_EINVAL, "invalid session '%.80s': "
-		    "expected 1 to %d letters, digits, '_', '-' or '.'", name,
-		    BASH_NAME_MAX));
+		return (tool_fail(call, BD_EINVAL,
+		    "invalid session '%.80s': "
+		    "expected 1 to %d letters, digits, '_', '-' or '.'",
+		    name, BASH_NAME_MAX));
 	if (!bs.ready)
-		return (tool_fail(call, BD_EINTERNAL, "the bash tool did not "
-		    "start%s%s", bs.why[0] != '\0' ? ": " : "", bs.why));
+		return (tool_fail(call, BD_EINTERNAL,
+		    "the bash tool did not "
+		    "start%s%s",
+		    bs.why[0] != '\0' ? ": " : "", bs.why));
 again:
 	if ((s = bash_session(name, !closing, &expired)) == NULL) {
 		char names[BASH_SESSIONS_MAX * (BASH_NAME_MAX + 4) + 1];
 		char idle[80] = "";
 
 		if (closing)
-			return (tool_fail(call, BD_ENOTFOUND, "session '%s': "
+			return (tool_fail(call, BD_ENOTFOUND,
+			    "session '%s': "
 			    "no such session (never opened, or already "
-			    "closed)", name));
+			    "closed)",
+			    name));
 		bash_names(names, sizeof names);
 		if (bs.idle_ms > 0)
-			snprintf(idle, sizeof idle, "; a session idle for %.0f "
-			    "s closes by itself", bs.idle_ms / 1000.0);
-		return (tool_fail(call, BD_EBUSY, "session '%s': all %d bash "
+			snprintf(idle, sizeof idle,
+			    "; a session idle for %.0f "
+			    "s closes by itself",
+			    bs.idle_ms / 1000.0);
+		return (tool_fail(call, BD_EBUSY,
+		    "session '%s': all %d bash "
 		    "sessions are in use (%s): free one with {\"session\": "
-		    "NAME, \"close\": true}, or use one of them%s", name,
-		    BASH_SESSIONS_MAX, names, idle));
+		    "NAME, \"close\": true}, or use one of them%s",
+		    name, BASH_SESSIONS_MAX, names, idle));
 	}
 	if (pthread_mutex_trylock(&s->run) != 0 && !bash_wait_expiring(s)) {
 		if (!restart && !closing)
-			return (tool_fail(call, BD_EBUSY, "session '%s' is "
+			return (tool_fail(call, BD_EBUSY,
+			    "session '%s' is "
 			    "running another command (for %.0f s): wait for "
 			    "it, restart the session, or use another "
-			    "'session'", name,
-			    (tool_now_ms() - s->since) / 1000.0));
+			    "'session'",
+			    name, (tool_now_ms() - s->since) / 1000.0));
 		/* restart is the way out of a stuck command: kill the
 		 * group, and the request running it ends at once (its shell
 		 * exited) and lets go of the session */
@@ -888,23 +923,28 @@ again:
 	s->since = tool_now_ms();
 	if (closing) {
 		bash_close(s, 0);
-		tool_set_output(call, "session '%s' closed: its shell and "
-		    "process group were killed%s", name, interrupted ?
-		    " (including the command it was running)" : "");
+		tool_set_output(call,
+		    "session '%s' closed: its shell and "
+		    "process group were killed%s",
+		    name,
+		    interrupted ? " (including the command it was running)" :
+		                  "");
 		goto out;
 	}
 	if (restart) {
 		bash_stop(s);
 		if (bash_begin(s, &cause) != 0) {
-			rv = tool_fail(call, BD_EINTERNAL, "cannot restart "
-			    "session '%s': %s", name,
-			    cause != NULL ? cause : "?");
+			rv = tool_fail(call, BD_EINTERNAL,
+			    "cannot restart "
+			    "session '%s': %s",
+			    name, cause != NULL ? cause : "?");
 			goto out;
 		}
 		if (cmd == NULL) {
 			tool_set_output(call, "session '%s' restarted%s", name,
 			    interrupted ? " (the command it was running was "
-			    "killed)" : "");
+			                  "killed)" :
+			                  "");
 			goto out;
 		}
 	}
@@ -916,8 +956,10 @@ again:
 	if (dead)
 		bash_stop(s);
 	if (s->pid == 0 && bash_begin(s, &cause) != 0) {
-		rv = tool_fail(call, BD_EINTERNAL, "cannot start a shell for "
-		    "session '%s': %s", name, cause != NULL ? cause : "?");
+		rv = tool_fail(call, BD_EINTERNAL,
+		    "cannot start a shell for "
+		    "session '%s': %s",
+		    name, cause != NULL ? cause : "?");
 		goto out;
 	}
 	rv = bash_run(call, s, cmd, len, timeout);
@@ -950,9 +992,11 @@ bash_init(const struct tool_config *cfg, char **cause)
 		double v = strtod(env, &end);
 
 		if (*end != '\0' || !(v >= 0) || v > 1e9) {
-			snprintf(bs.why, sizeof bs.why, "invalid "
+			snprintf(bs.why, sizeof bs.why,
+			    "invalid "
 			    "$BUREAU_BASH_IDLE_S '%.40s': expected seconds (0: "
-			    "never)", env);
+			    "never)",
+			    env);
 			*cause = strdup(bs.why);
 			spawn_fini();
 			return (-1);
@@ -960,8 +1004,8 @@ bash_init(const struct tool_config *cfg, char **cause)
 		bs.idle_ms = v * 1000.0;
 	}
 	bs.stopping = 0;
-	if (bs.idle_ms > 0 && pthread_create(&bs.idler, NULL, bash_idler,
-	    NULL) == 0)
+	if (bs.idle_ms > 0 &&
+	    pthread_create(&bs.idler, NULL, bash_idler, NULL) == 0)
 		bs.idler_started = 1;
 	bs.ready = 1;
 	return (0);

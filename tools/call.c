@@ -149,8 +149,9 @@ tool_arg_int(struct tool_call *call, const char *field, int required,
 	}
 	if (json_is_integer(v))
 		n = json_integer_value(v);
-	else if (json_is_real(v) && json_real_value(v) ==
-	    floor(json_real_value(v)) && fabs(json_real_value(v)) < 9e15)
+	else if (json_is_real(v) &&
+	    json_real_value(v) == floor(json_real_value(v)) &&
+	    fabs(json_real_value(v)) < 9e15)
 		n = (long long)json_real_value(v); /* 3.0 is an integer */
 	else
 		return (tool_wrong_type(call, field, "an integer", v));
@@ -201,8 +202,8 @@ tool_arg_bool(struct tool_call *call, const char *field, int def, int *out)
 }
 
 int
-tool_arg_pair(struct tool_call *call, const char *field, int required,
-    int *a, int *b, int *present)
+tool_arg_pair(struct tool_call *call, const char *field, int required, int *a,
+    int *b, int *present)
 {
 	json_t *v = tool_field(call, field);
 	json_t *e[2];
@@ -222,7 +223,8 @@ tool_arg_pair(struct tool_call *call, const char *field, int required,
 		    fabs(json_number_value(e[i])) > 1e9)
 			return (tool_fail(call, BD_EBADREQ,
 			    "field '%s' must be an array of two integers "
-			    "[x, y]", field));
+			    "[x, y]",
+			    field));
 	}
 	*a = (int)json_number_value(e[0]);
 	*b = (int)json_number_value(e[1]);
@@ -278,8 +280,11 @@ tool_json_text(const char *s, size_t len)
 		return (NULL);
 	for (size_t i = 0; i < len;) {
 		unsigned char c = (unsigned char)s[i];
-		size_t k = c < 0x80 ? 1 : (c >> 5) == 6 ? 2 : (c >> 4) == 14 ?
-		    3 : (c >> 3) == 30 ? 4 : 0;
+		size_t k = c < 0x80 ? 1 :
+		    (c >> 5) == 6   ? 2 :
+		    (c >> 4) == 14  ? 3 :
+		    (c >> 3) == 30  ? 4 :
+		                      0;
 
 		if (k > 0 && i + k <= len &&
 		    (v = json_stringn(s + i, k)) != NULL) {
@@ -355,9 +360,8 @@ tool_set_image(struct tool_call *call, const char *mime, const void *buf,
 
 	if (s == NULL)
 		return (tool_fail(call, BD_EINTERNAL, "out of memory"));
-	img = json_pack("{s:s, s:s%, s:i, s:i, s:I}", "mime_type", mime,
-	    "data", s, n, "width", width, "height", height, "frame",
-	    (json_int_t)frame);
+	img = json_pack("{s:s, s:s%, s:i, s:i, s:I}", "mime_type", mime, "data",
+	    s, n, "width", width, "height", height, "frame", (json_int_t)frame);
 	free(s);
 	if (img == NULL)
 		return (tool_fail(call, BD_EINTERNAL, "out of memory"));

@@ -9,8 +9,8 @@
 #include "tools/tool.h"
 #include "x11/selection.h"
 
-#define CB_MAX (16u << 20)         /* bytes of a clipboard value */
-#define CB_TIMEOUT 5.0             /* s, default wait for the owner */
+#define CB_MAX         (16u << 20) /* bytes of a clipboard value */
+#define CB_TIMEOUT     5.0         /* s, default wait for the owner */
 #define CB_TIMEOUT_MAX 60.0
 
 static struct {
@@ -28,26 +28,30 @@ cb_get(struct tool_call *call)
 	int ours, rv;
 
 	if (tool_arg_num(call, "timeout", 0, 0.1, CB_TIMEOUT_MAX, CB_TIMEOUT,
-	    &timeout) != 0)
+	        &timeout) != 0)
 		return (call->code);
 	rv = x11_sel_get(cb.sel, (int)(timeout * 1000), &text, &len, &owner,
 	    &ours, &cause);
 	if (rv == X11_SEL_TIMEOUT)
-		return (tool_fail(call, BD_ETIMEOUT, "the clipboard owner "
+		return (tool_fail(call, BD_ETIMEOUT,
+		    "the clipboard owner "
 		    "(window 0x%lx) did not answer within %.1f s (field "
-		    "'timeout')", owner, timeout));
+		    "'timeout')",
+		    owner, timeout));
 	if (rv == X11_SEL_TOOLARGE)
-		return (tool_fail(call, BD_ETOOLARGE, "the clipboard holds "
-		    "more than %u bytes", CB_MAX));
+		return (tool_fail(call, BD_ETOOLARGE,
+		    "the clipboard holds "
+		    "more than %u bytes",
+		    CB_MAX));
 	if (rv != 0) {
-		tool_fail(call, BD_EIO, "%s", cause != NULL ? cause :
-		    "cannot read the clipboard");
+		tool_fail(call, BD_EIO, "%s",
+		    cause != NULL ? cause : "cannot read the clipboard");
 		free(cause);
 		return (call->code);
 	}
 	tool_set_strn(call, "text", text, len);
-	tool_set_json(call, "owner", owner != 0 ? json_integer(
-	    (json_int_t)owner) : json_null());
+	tool_set_json(call, "owner",
+	    owner != 0 ? json_integer((json_int_t)owner) : json_null());
 	tool_set_bool(call, "ours", ours);
 	if (owner == 0)
 		tool_set_output(call, "the clipboard is empty (no owner)");
@@ -68,11 +72,13 @@ cb_set(struct tool_call *call)
 	if (tool_arg_strn(call, "text", 1, CB_MAX, &text, &len) != 0)
 		return (call->code);
 	if ((rv = x11_sel_set(cb.sel, text, len, &cause)) == X11_SEL_TOOLARGE)
-		return (tool_fail(call, BD_ETOOLARGE, "field 'text' is %zu "
-		    "bytes, more than the limit of %u", len, CB_MAX));
+		return (tool_fail(call, BD_ETOOLARGE,
+		    "field 'text' is %zu "
+		    "bytes, more than the limit of %u",
+		    len, CB_MAX));
 	if (rv != 0) {
-		tool_fail(call, BD_EIO, "%s", cause != NULL ? cause :
-		    "cannot own the clipboard");
+		tool_fail(call, BD_EIO, "%s",
+		    cause != NULL ? cause : "cannot own the clipboard");
 		free(cause);
 		return (call->code);
 	}

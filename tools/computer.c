@@ -18,11 +18,11 @@
 #include "tools/computer.h"
 #include "x11/x11.h"
 
-#define CM_TEXT_MAX (64u << 10)  /* bytes of text one `type` may carry */
-#define CM_DURATION_MAX 100.0    /* seconds, wait and hold_key */
-#define CM_SCROLL_MAX 100        /* wheel clicks in one scroll */
-#define CM_PATH_MAX 1000         /* points in an OpenAI drag path */
-#define CM_DRAG_STEPS 8          /* motion events between drag ends */
+#define CM_TEXT_MAX     (64u << 10) /* bytes of text one `type` may carry */
+#define CM_DURATION_MAX 100.0       /* seconds, wait and hold_key */
+#define CM_SCROLL_MAX   100         /* wheel clicks in one scroll */
+#define CM_PATH_MAX     1000        /* points in an OpenAI drag path */
+#define CM_DRAG_STEPS   8           /* motion events between drag ends */
 
 enum cm_format { CM_PNG, CM_JPEG };
 
@@ -210,8 +210,8 @@ cm_format_args(struct tool_call *call, enum cm_format *format, int *quality)
 }
 
 static int
-cm_reply_shot(struct tool_call *call, int zx, int zy, int zw, int zh,
-    int out_w, int out_h)
+cm_reply_shot(struct tool_call *call, int zx, int zy, int zw, int zh, int out_w,
+    int out_h)
 {
 	struct cm_shot shot;
 	enum cm_format format = CM_PNG;
@@ -229,9 +229,10 @@ cm_reply_shot(struct tool_call *call, int zx, int zy, int zw, int zh,
 	}
 	rv = tool_set_image(call, format == CM_PNG ? "image/png" : "image/jpeg",
 	    shot.buf, shot.len, shot.width, shot.height, shot.frame);
-	tool_set_json(call, "timing", json_pack("{s:f, s:f, s:f, s:b}",
-	    "capture_ms", shot.capture_ms, "scale_ms", shot.scale_ms,
-	    "encode_ms", shot.encode_ms, "cached", shot.cached));
+	tool_set_json(call, "timing",
+	    json_pack("{s:f, s:f, s:f, s:b}", "capture_ms", shot.capture_ms,
+	        "scale_ms", shot.scale_ms, "encode_ms", shot.encode_ms,
+	        "cached", shot.cached));
 	free(shot.buf);
 	return (rv);
 }
@@ -272,8 +273,8 @@ cm_point(struct tool_call *call, const char *field, int x, int y, int *sx,
 {
 	if (x < 0 || y < 0 || x >= cm.dw || y >= cm.dh)
 		return (tool_fail(call, BD_EBOUNDS,
-		    "invalid %s '[%d, %d]': outside the screen %dx%d", field,
-		    x, y, cm.dw, cm.dh));
+		    "invalid %s '[%d, %d]': outside the screen %dx%d", field, x,
+		    y, cm.dw, cm.dh));
 	*sx = cap_map(x, cm.dw, cm.sw);
 	*sy = cap_map(y, cm.dh, cm.sh);
 	return (0);
@@ -281,8 +282,8 @@ cm_point(struct tool_call *call, const char *field, int x, int y, int *sx,
 
 /* "coordinate": [x, y], optional unless required. *have says if given. */
 static int
-cm_coordinate(struct tool_call *call, const char *field, int required,
-    int *sx, int *sy, int *have)
+cm_coordinate(struct tool_call *call, const char *field, int required, int *sx,
+    int *sy, int *have)
 {
 	int x, y, present;
 
@@ -551,7 +552,8 @@ cm_scroll(struct tool_call *call)
 	else
 		return (tool_fail(call, BD_EINVAL,
 		    "invalid scroll_direction '%s': expected up, down, left "
-		    "or right", dir));
+		    "or right",
+		    dir));
 	return (cm_wheel(call, have, sx, sy, dx, dy, mods));
 }
 
@@ -599,15 +601,16 @@ cm_zoom(struct tool_call *call)
 	if (v[0] >= v[2] || v[1] >= v[3] || v[2] > cm.dw || v[3] > cm.dh)
 		return (tool_fail(call, BD_EBOUNDS,
 		    "invalid region '[%d, %d, %d, %d]': need x1 < x2 <= %d and "
-		    "y1 < y2 <= %d", v[0], v[1], v[2], v[3], cm.dw, cm.dh));
+		    "y1 < y2 <= %d",
+		    v[0], v[1], v[2], v[3], cm.dw, cm.dh));
 	/* Screen pixels under the region, at full detail. Edges map as
 	 * pixel boundaries: v * screen / shot. */
 	x0 = (int)((long long)v[0] * cm.sw / cm.dw);
 	y0 = (int)((long long)v[1] * cm.sh / cm.dh);
 	x1 = (int)(((long long)v[2] * cm.sw + cm.dw - 1) / cm.dw);
 	y1 = (int)(((long long)v[3] * cm.sh + cm.dh - 1) / cm.dh);
-	return (cm_reply_shot(call, x0, y0, x1 - x0, y1 - y0, x1 - x0,
-	    y1 - y0));
+	return (
+	    cm_reply_shot(call, x0, y0, x1 - x0, y1 - y0, x1 - x0, y1 - y0));
 }
 
 /* --- keyboard actions ---------------------------------------------------- */
@@ -654,7 +657,7 @@ cm_key_combos(struct tool_call *call, const char *field, const char *text)
 	if ((copy = strdup(text)) == NULL)
 		return (tool_fail(call, BD_EINTERNAL, "out of memory"));
 	for (tok = strtok_r(copy, " \t\n", &save); tok != NULL;
-	    tok = strtok_r(NULL, " \t\n", &save), n++)
+	     tok = strtok_r(NULL, " \t\n", &save), n++)
 		if ((rv = cm_check_combo(call, field, tok)) != 0)
 			goto out;
 	if (n == 0) {
@@ -667,7 +670,7 @@ cm_key_combos(struct tool_call *call, const char *field, const char *text)
 		return (tool_fail(call, BD_EINTERNAL, "out of memory"));
 	x11_lock(cm.x);
 	for (tok = strtok_r(copy, " \t\n", &save); tok != NULL && rv == 0;
-	    tok = strtok_r(NULL, " \t\n", &save))
+	     tok = strtok_r(NULL, " \t\n", &save))
 		rv = cm_kbd(call, tok, X11_KEY_TAP);
 	t = tool_now_ns();
 	x11_unlock(cm.x);
@@ -697,7 +700,8 @@ cm_sleep(struct tool_call *call, double seconds)
 {
 	if (tool_sleep(seconds) == 0)
 		return (0);
-	return (tool_fail(call, BD_EBUSY, "the wait was cut short: bureaud "
+	return (tool_fail(call, BD_EBUSY,
+	    "the wait was cut short: bureaud "
 	    "is shutting down"));
 }
 
@@ -767,7 +771,8 @@ oa_click(struct tool_call *call)
 			    1, NULL));
 	return (tool_fail(call, BD_EINVAL,
 	    "invalid button '%s': expected left, right, wheel, back or "
-	    "forward", b));
+	    "forward",
+	    b));
 }
 
 static int
@@ -816,15 +821,16 @@ oa_drag(struct tool_call *call)
 		return (tool_fail(call, BD_EINTERNAL, "out of memory"));
 	for (int i = 0; i < n; i++) {
 		json_t *p = json_array_get(path, (size_t)i);
-		json_t *jx = json_object_get(p, "x"), *jy = json_object_get(p,
-		    "y");
+		json_t *jx = json_object_get(p, "x"),
+		       *jy = json_object_get(p, "y");
 		if (!json_is_integer(jx) || !json_is_integer(jy) ||
 		    llabs(json_integer_value(jx)) > 1000000 ||
 		    llabs(json_integer_value(jy)) > 1000000) {
 			free(pts);
 			return (tool_fail(call, BD_EBADREQ,
 			    "field 'path' point %d must be {\"x\": int, "
-			    "\"y\": int}", i));
+			    "\"y\": int}",
+			    i));
 		}
 		if (cm_point(call, "path point", (int)json_integer_value(jx),
 		        (int)json_integer_value(jy), &pts[2 * i],
@@ -863,7 +869,8 @@ oa_keypress(struct tool_call *call)
 		if (s == NULL || *s == '\0')
 			return (tool_fail(call, BD_EBADREQ,
 			    "field 'keys' entry %zu must be a non-empty "
-			    "string", i));
+			    "string",
+			    i));
 		n = strlen(s);
 		if (off + n + 2 > sizeof combo)
 			return (tool_fail(call, BD_ETOOLARGE,
@@ -1112,8 +1119,8 @@ cm_fini(void)
 }
 
 int
-tool_computer_geometry(int *sw, int *sh, int *dw, int *dh,
-    const char **display, const char **cause)
+tool_computer_geometry(int *sw, int *sh, int *dw, int *dh, const char **display,
+    const char **cause)
 {
 	if (cm.x == NULL) {
 		*cause = cm.cause != NULL ? cm.cause : "display not open";

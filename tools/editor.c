@@ -30,25 +30,26 @@
 #include "tools/policy.h"
 #include "tools/tool.h"
 
-#define ED_NAME "str_replace_based_edit_tool"
-#define ED_FILE_MAX (16u << 20)    /* bytes a file may have to be edited */
-#define ED_RESPONSE_MAX 16000      /* characters of file shown, as edit.py */
-#define ED_SNIPPET_LINES 4
+#define ED_NAME             "str_replace_based_edit_tool"
+#define ED_FILE_MAX         (16u << 20) /* bytes a file may have to be edited */
+#define ED_RESPONSE_MAX     16000 /* characters of file shown, as edit.py */
+#define ED_SNIPPET_LINES    4
 #define ED_HISTORY_PER_FILE 10
-#define ED_HISTORY_BYTES (64u << 20)
-#define ED_HISTORY_ENTRIES 1000
-#define ED_BUSY_WAIT_S 10          /* an edit waits this long for another */
+#define ED_HISTORY_BYTES    (64u << 20)
+#define ED_HISTORY_ENTRIES  1000
+#define ED_BUSY_WAIT_S      10 /* an edit waits this long for another */
 
-#define ED_TRUNCATED "<response clipped><NOTE>To save on context only part " \
-	"of this file has been shown to you. You should retry this tool " \
-	"after you have searched inside the file with `grep -n` in order to " \
+#define ED_TRUNCATED                                                           \
+	"<response clipped><NOTE>To save on context only part "                \
+	"of this file has been shown to you. You should retry this tool "      \
+	"after you have searched inside the file with `grep -n` in order to "  \
 	"find the line numbers of what you are looking for.</NOTE>"
 
 /* One saved state of a file, newest last. */
 struct ed_hist {
 	struct ed_hist *next;
-	char *key;       /* the file's real path */
-	char *data;      /* its bytes before the edit, NULL if it was absent */
+	char *key;  /* the file's real path */
+	char *data; /* its bytes before the edit, NULL if it was absent */
 	size_t len;
 };
 
@@ -71,8 +72,7 @@ static struct {
 	struct ed_busy *busy;
 	struct ed_hist *head;
 	size_t bytes, n;
-} ed = { .lock = PTHREAD_MUTEX_INITIALIZER,
-	.done = PTHREAD_COND_INITIALIZER };
+} ed = { .lock = PTHREAD_MUTEX_INITIALIZER, .done = PTHREAD_COND_INITIALIZER };
 
 static int
 ed_init(const struct tool_config *cfg, char **cause)
@@ -186,16 +186,18 @@ ed_claim(struct tool_call *call, struct ed_busy *me, const char *key,
 	pthread_mutex_lock(&ed.lock);
 	for (;;) {
 		for (b = ed.busy; b != NULL && strcmp(b->key, key) != 0;
-		    b = b->next)
+		     b = b->next)
 			;
 		if (b == NULL)
 			break;
 		if (pthread_cond_timedwait(&ed.done, &ed.lock, &ts) ==
 		    ETIMEDOUT) {
 			pthread_mutex_unlock(&ed.lock);
-			return (tool_fail(call, BD_EBUSY, "path '%s': another "
+			return (tool_fail(call, BD_EBUSY,
+			    "path '%s': another "
 			    "edit of this file has not finished in %d s; try "
-			    "again later", path, ED_BUSY_WAIT_S));
+			    "again later",
+			    path, ED_BUSY_WAIT_S));
 		}
 	}
 	me->next = ed.busy;
@@ -342,9 +344,11 @@ ed_read(struct tool_call *call, struct tool_fspath *fp, const char *path,
 		goto fail;
 	}
 	if ((size_t)st.st_size > ED_FILE_MAX) {
-		tool_fail(call, BD_ETOOLARGE, "path '%s': %lld bytes, more than "
+		tool_fail(call, BD_ETOOLARGE,
+		    "path '%s': %lld bytes, more than "
 		    "the editor's limit of %u MiB (the file tool reads it in "
-		    "parts)", path, (long long)st.st_size, ED_FILE_MAX >> 20);
+		    "parts)",
+		    path, (long long)st.st_size, ED_FILE_MAX >> 20);
 		goto fail;
 	}
 	if ((buf = malloc((size_t)st.st_size + 1)) == NULL) {
@@ -438,14 +442,17 @@ ed_find(FILE *f, int fd, const char *prefix, int depth, size_t *chars)
 		if (*chars <= 2 * ED_RESPONSE_MAX) {
 			*chars += (size_t)fprintf(f, "%s/%s\n", prefix,
 			    names[i]);
-			if (depth < 2 && fstatat(fd, names[i], &st,
-			    AT_SYMLINK_NOFOLLOW) == 0 && S_ISDIR(st.st_mode) &&
-			    (sub = openat(fd, names[i], O_RDONLY |
-			    O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)) >= 0) {
+			if (depth < 2 &&
+			    fstatat(fd, names[i], &st, AT_SYMLINK_NOFOLLOW) ==
+			        0 &&
+			    S_ISDIR(st.st_mode) &&
+			    (sub = openat(fd, names[i],
+			         O_RDONLY | O_DIRECTORY | O_NOFOLLOW |
+			             O_CLOEXEC)) >= 0) {
 				char *p;
 
-				if (asprintf(&p, "%s/%s", prefix,
-				    names[i]) >= 0) {
+				if (asprintf(&p, "%s/%s", prefix, names[i]) >=
+				    0) {
 					ed_find(f, sub, p, depth + 1, chars);
 					free(p);
 				}
@@ -470,14 +477,15 @@ ed_view_dir(struct tool_call *call, struct tool_fspath *fp, const char *path)
 
 		/* edit.py: `if view_range:` lets an empty list through */
 		if (!json_is_array(v) || json_array_size(v) > 0)
-			return (tool_fail(call, BD_EINVAL, "The `view_range` "
+			return (tool_fail(call, BD_EINVAL,
+			    "The `view_range` "
 			    "parameter is not allowed when `path` points to a "
 			    "directory."));
 	}
 	if (tool_fs_open(fp, O_RDONLY | O_DIRECTORY, 0, &fd) != 0)
 		return (tool_fs_fail(call, fp, errno, "list"));
-	if ((p = strdup(path)) == NULL || (f = open_memstream(&list,
-	    &listlen)) == NULL) {
+	if ((p = strdup(path)) == NULL ||
+	    (f = open_memstream(&list, &listlen)) == NULL) {
 		free(p);
 		close(fd);
 		return (tool_fail(call, BD_EINTERNAL, "out of memory"));
@@ -497,8 +505,10 @@ ed_view_dir(struct tool_call *call, struct tool_fspath *fp, const char *path)
 		free(list);
 		return (tool_fail(call, BD_EINTERNAL, "out of memory"));
 	}
-	fprintf(f, "Here's the files and directories up to 2 levels deep in "
-	    "%s, excluding hidden items:\n", path);
+	fprintf(f,
+	    "Here's the files and directories up to 2 levels deep in "
+	    "%s, excluding hidden items:\n",
+	    path);
 	/* run()'s output is clipped like a file's */
 	{
 		size_t c = 0, i;
@@ -538,7 +548,8 @@ ed_view(struct tool_call *call, struct tool_fspath *fp, const char *path)
 		    !json_is_integer(json_array_get(v, 0)) ||
 		    !json_is_integer(json_array_get(v, 1))) {
 			free(text);
-			return (tool_fail(call, BD_EINVAL, "Invalid "
+			return (tool_fail(call, BD_EINVAL,
+			    "Invalid "
 			    "`view_range`. It should be a list of two "
 			    "integers."));
 		}
@@ -547,21 +558,26 @@ ed_view(struct tool_call *call, struct tool_fspath *fp, const char *path)
 		snprintf(range, sizeof range, "[%lld, %lld]", init, final);
 		if (init < 1 || init > (long long)n) {
 			free(text);
-			return (tool_fail(call, BD_EBOUNDS, "Invalid "
+			return (tool_fail(call, BD_EBOUNDS,
+			    "Invalid "
 			    "`view_range`: %s. Its first element `%lld` should "
 			    "be within the range of lines of the file: [1, "
-			    "%zu]", range, init, n));
+			    "%zu]",
+			    range, init, n));
 		}
 		if (final > (long long)n) {
 			free(text);
-			return (tool_fail(call, BD_EBOUNDS, "Invalid "
+			return (tool_fail(call, BD_EBOUNDS,
+			    "Invalid "
 			    "`view_range`: %s. Its second element `%lld` "
 			    "should be smaller than the number of lines in the "
-			    "file: `%zu`", range, final, n));
+			    "file: `%zu`",
+			    range, final, n));
 		}
 		if (final != -1 && final < init) {
 			free(text);
-			return (tool_fail(call, BD_EBOUNDS, "Invalid "
+			return (tool_fail(call, BD_EBOUNDS,
+			    "Invalid "
 			    "`view_range`: %s. Its second element `%lld` "
 			    "should be larger or equal than its first `%lld`",
 			    range, final, init));
@@ -574,7 +590,8 @@ ed_view(struct tool_call *call, struct tool_fspath *fp, const char *path)
 		else if (final < -1) {
 			long long end = (long long)n + final;
 
-			to = end <= init - 1 ? from :
+			to = end <= init - 1 ?
+			    from :
 			    ed_line_end(text, len, (size_t)(end - 1));
 		}
 	}
@@ -597,7 +614,8 @@ ed_create(struct tool_call *call, struct tool_fspath *fp, const char *path,
 	size_t len;
 
 	if (!tool_arg_has(call, "file_text"))
-		return (tool_fail(call, BD_EINVAL, "Parameter `file_text` is "
+		return (tool_fail(call, BD_EINVAL,
+		    "Parameter `file_text` is "
 		    "required for command: create"));
 	if (tool_arg_strn(call, "file_text", 1, ED_FILE_MAX, &text, &len) != 0)
 		return (call->code);
@@ -610,8 +628,8 @@ ed_create(struct tool_call *call, struct tool_fspath *fp, const char *path,
 }
 
 static int
-ed_str_replace(struct tool_call *call, struct tool_fspath *fp,
-    const char *path, const char *key)
+ed_str_replace(struct tool_call *call, struct tool_fspath *fp, const char *path,
+    const char *key)
 {
 	const char *old, *new;
 	char *text = NULL, *res = NULL, *out = NULL, *p;
@@ -622,7 +640,8 @@ ed_str_replace(struct tool_call *call, struct tool_fspath *fp,
 	size_t lbuflen = 0;
 
 	if (!tool_arg_has(call, "old_str"))
-		return (tool_fail(call, BD_EINVAL, "Parameter `old_str` is "
+		return (tool_fail(call, BD_EINVAL,
+		    "Parameter `old_str` is "
 		    "required for command: str_replace"));
 	if (tool_arg_strn(call, "old_str", 1, ED_FILE_MAX, &old, &olen) != 0 ||
 	    tool_arg_strn(call, "new_str", 0, ED_FILE_MAX, &new, &nlen) != 0)
@@ -630,7 +649,8 @@ ed_str_replace(struct tool_call *call, struct tool_fspath *fp,
 	if (new == NULL)
 		new = "";
 	if (olen == 0)
-		return (tool_fail(call, BD_EINVAL, "Parameter `old_str` must "
+		return (tool_fail(call, BD_EINVAL,
+		    "Parameter `old_str` must "
 		    "not be empty for command: str_replace"));
 	if (ed_read(call, fp, path, &text, &len) != 0)
 		return (call->code);
@@ -660,19 +680,25 @@ ed_str_replace(struct tool_call *call, struct tool_fspath *fp,
 	lines = NULL;
 	tool_set_int(call, "occurrences", (long long)count);
 	if (count == 0) {
-		tool_fail(call, BD_EINVAL, "No replacement was performed, "
-		    "old_str `%s` did not appear verbatim in %s.", old, path);
+		tool_fail(call, BD_EINVAL,
+		    "No replacement was performed, "
+		    "old_str `%s` did not appear verbatim in %s.",
+		    old, path);
 		goto out;
 	}
 	if (count > 1) {
-		tool_fail(call, BD_EINVAL, "No replacement was performed. "
-		    "Multiple occurrences of old_str `%s` in lines [%s]. Please "
-		    "ensure it is unique", old, lbuf);
+		tool_fail(call, BD_EINVAL,
+		    "No replacement was performed. "
+		    "Multiple occurrences of old_str `%s` in lines [%s]. "
+		    "Please "
+		    "ensure it is unique",
+		    old, lbuf);
 		goto out;
 	}
 	rlen = len - olen + nlen;
 	if (rlen > ED_FILE_MAX) {
-		tool_fail(call, BD_ETOOLARGE, "path '%s': the edit would make "
+		tool_fail(call, BD_ETOOLARGE,
+		    "path '%s': the edit would make "
 		    "it %zu bytes, more than the editor's limit of %u MiB",
 		    path, rlen, ED_FILE_MAX >> 20);
 		goto out;
@@ -708,7 +734,8 @@ ed_str_replace(struct tool_call *call, struct tool_fspath *fp,
 		fprintf(f, "The file %s has been edited. ", path);
 		ed_make_output(f, res + a, b - a, what, (long long)start + 1);
 		fputs("Review the changes and make sure they are as expected. "
-		    "Edit the file again if necessary.", f);
+		      "Edit the file again if necessary.",
+		    f);
 	}
 	ed_reply(call, f, &out, &outlen);
 	goto out;
@@ -734,13 +761,15 @@ ed_insert(struct tool_call *call, struct tool_fspath *fp, const char *path,
 	FILE *f;
 
 	if (!tool_arg_has(call, "insert_line"))
-		return (tool_fail(call, BD_EINVAL, "Parameter `insert_line` is "
+		return (tool_fail(call, BD_EINVAL,
+		    "Parameter `insert_line` is "
 		    "required for command: insert"));
 	if (tool_arg_int(call, "insert_line", 1, -(1LL << 53), 1LL << 53, 0,
 	        &il) != 0)
 		return (call->code);
 	if (!tool_arg_has(call, "new_str"))
-		return (tool_fail(call, BD_EINVAL, "Parameter `new_str` is "
+		return (tool_fail(call, BD_EINVAL,
+		    "Parameter `new_str` is "
 		    "required for command: insert"));
 	if (tool_arg_strn(call, "new_str", 1, ED_FILE_MAX, &new, &nlen) != 0)
 		return (call->code);
@@ -748,14 +777,17 @@ ed_insert(struct tool_call *call, struct tool_fspath *fp, const char *path,
 		return (call->code);
 	n = ed_count_lines(text, len);
 	if (il < 0 || il > (long long)n) {
-		tool_fail(call, BD_EBOUNDS, "Invalid `insert_line` parameter: "
+		tool_fail(call, BD_EBOUNDS,
+		    "Invalid `insert_line` parameter: "
 		    "%lld. It should be within the range of lines of the file: "
-		    "[0, %zu]", il, n);
+		    "[0, %zu]",
+		    il, n);
 		goto out;
 	}
 	rlen = len + nlen + 1;
 	if (rlen > ED_FILE_MAX) {
-		tool_fail(call, BD_ETOOLARGE, "path '%s': the edit would make "
+		tool_fail(call, BD_ETOOLARGE,
+		    "path '%s': the edit would make "
 		    "it %zu bytes, more than the editor's limit of %u MiB",
 		    path, rlen, ED_FILE_MAX >> 20);
 		goto out;
@@ -792,12 +824,13 @@ ed_insert(struct tool_call *call, struct tool_fspath *fp, const char *path,
 		size_t b = ed_line_end(res, rlen, to - 1);
 
 		fprintf(f, "The file %s has been edited. ", path);
-		ed_make_output(f, res + a, b - a, "a snippet of the edited file",
-		    (long long)from + 1);
+		ed_make_output(f, res + a, b - a,
+		    "a snippet of the edited file", (long long)from + 1);
 	}
 	fputs("Review the changes and make sure they are as expected (correct "
-	    "indentation, no duplicate lines, etc). Edit the file again if "
-	    "necessary.", f);
+	      "indentation, no duplicate lines, etc). Edit the file again if "
+	      "necessary.",
+	    f);
 	ed_reply(call, f, &out, &outlen);
 	goto out;
 oom:
@@ -818,15 +851,18 @@ ed_undo(struct tool_call *call, struct tool_fspath *fp, const char *path,
 	FILE *f;
 
 	if (h == NULL)
-		return (tool_fail(call, BD_EINVAL, "No edit history found for "
-		    "%s.", path));
+		return (tool_fail(call, BD_EINVAL,
+		    "No edit history found for "
+		    "%s.",
+		    path));
 	if (h->data == NULL) {
 		/* the edit was the create: before it there was no file */
 		if (unlinkat(fp->dirfd, fp->name, 0) != 0 && errno != ENOENT) {
 			tool_fs_fail(call, fp, errno, "remove");
 			goto fail;
 		}
-		tool_set_output(call, "Last edit to %s undone successfully. The "
+		tool_set_output(call,
+		    "Last edit to %s undone successfully. The "
 		    "file did not exist before it and has been removed.",
 		    path);
 		ed_hist_free(h);
@@ -866,9 +902,11 @@ ed_handle(struct tool_call *call)
 	if (tool_arg_str(call, "path", 1, NULL, &path) != 0)
 		return (call->code);
 	if (path[0] != '/')
-		return (tool_fail(call, BD_EINVAL, "The path %s is not an "
+		return (tool_fail(call, BD_EINVAL,
+		    "The path %s is not an "
 		    "absolute path, it should start with `/`. Maybe you meant "
-		    "/%s?", path, path));
+		    "/%s?",
+		    path, path));
 	if (tool_fs_resolve(call, "path", path, &fp) != 0)
 		goto out;
 	/* Path.exists() follows a final symlink: so does this, confined */
@@ -883,27 +921,34 @@ ed_handle(struct tool_call *call)
 		goto out;
 	}
 	if (!exists && strcmp(cmd, "create") != 0) {
-		tool_fail(call, BD_ENOTFOUND, "The path %s does not exist. "
-		    "Please provide a valid path.", path);
+		tool_fail(call, BD_ENOTFOUND,
+		    "The path %s does not exist. "
+		    "Please provide a valid path.",
+		    path);
 		goto out;
 	}
 	if (exists && strcmp(cmd, "create") == 0) {
-		tool_fail(call, BD_EINVAL, "File already exists at: %s. Cannot "
-		    "overwrite files using command `create`.", path);
+		tool_fail(call, BD_EINVAL,
+		    "File already exists at: %s. Cannot "
+		    "overwrite files using command `create`.",
+		    path);
 		goto out;
 	}
 	if (isdir && strcmp(cmd, "view") != 0) {
-		tool_fail(call, BD_EINVAL, "The path %s is a directory and only "
-		    "the `view` command can be used on directories", path);
+		tool_fail(call, BD_EINVAL,
+		    "The path %s is a directory and only "
+		    "the `view` command can be used on directories",
+		    path);
 		goto out;
 	}
 	if (exists && !isdir && !S_ISREG(st.st_mode)) {
 		/* Before any open: opening a FIFO waits for a writer, a
 		 * device can block, never end or act on being opened.
 		 * ed_read checks again on the descriptor (a swap since). */
-		tool_fail(call, BD_EINVAL, "path '%s': not a regular file (%s): "
-		    "the editor works on regular files and directories", path,
-		    ed_type(st.st_mode));
+		tool_fail(call, BD_EINVAL,
+		    "path '%s': not a regular file (%s): "
+		    "the editor works on regular files and directories",
+		    path, ed_type(st.st_mode));
 		goto out;
 	}
 	if (strcmp(cmd, "view") == 0) {
@@ -946,9 +991,10 @@ static const struct tool_action ed_commands[] = {
 static int
 ed_unknown(struct tool_call *call, const char *name, const char *expected)
 {
-	return (tool_fail(call, BD_EUNKNOWN_ACTION, "Unrecognized command %s. "
-	    "The allowed commands for the %s tool are: %s", name, ED_NAME,
-	    expected));
+	return (tool_fail(call, BD_EUNKNOWN_ACTION,
+	    "Unrecognized command %s. "
+	    "The allowed commands for the %s tool are: %s",
+	    name, ED_NAME, expected));
 }
 
 const struct tool_entry tool_editor_entry = {

@@ -28,10 +28,10 @@
 #include "tools/tool.h"
 
 /* The largest read in one reply: its base64 (4/3) fits a 64 MiB message. */
-#define FILE_READ_MAX (48LL << 20)
-#define FILE_LIST_MAX 100000   /* entries in one list reply */
-#define FILE_DEPTH_MAX 512     /* directory depth a recursive remove walks */
-#define FILE_SIZE_MAX (1LL << 50)
+#define FILE_READ_MAX  (48LL << 20)
+#define FILE_LIST_MAX  100000 /* entries in one list reply */
+#define FILE_DEPTH_MAX 512    /* directory depth a recursive remove walks */
+#define FILE_SIZE_MAX  (1LL << 50)
 
 static int
 file_init(const struct tool_config *cfg, char **cause)
@@ -149,7 +149,8 @@ refuse:
 		tool_fail(call, BD_EINVAL, "%s '%s': is a directory (%s)",
 		    fp->field, fp->client, dirmsg);
 	else
-		tool_fail(call, BD_EINVAL, "%s '%s': not a regular file (%s): "
+		tool_fail(call, BD_EINVAL,
+		    "%s '%s': not a regular file (%s): "
 		    "the file tool reads and writes regular files only",
 		    fp->field, fp->client, file_type(st->st_mode));
 fail:
@@ -179,7 +180,8 @@ file_arg_mode(struct tool_call *call, int *mode)
 		n = strtoll(s, &end, 8);
 		if (*s == '\0' || *end != '\0' || errno != 0 || n < 0 ||
 		    n > 07777)
-			return (tool_fail(call, BD_EINVAL, "mode '%s': expected "
+			return (tool_fail(call, BD_EINVAL,
+			    "mode '%s': expected "
 			    "an octal mode such as \"0644\"",
 			    json_string_value(v)));
 		*mode = (int)n;
@@ -207,7 +209,7 @@ file_read(struct tool_call *call, struct tool_fspath *fp)
 	        &want) != 0)
 		return (call->code);
 	if (file_open_reg(call, fp, O_RDONLY, 0, "use the 'list' action", &fd,
-	    &st) != 0)
+	        &st) != 0)
 		return (call->code);
 	/* /proc files say size 0 and still have data: grow as it comes */
 	cap = st.st_size > off ? (size_t)(st.st_size - off) : 0;
@@ -223,7 +225,7 @@ file_read(struct tool_call *call, struct tool_fspath *fp)
 
 		if (got == cap) {
 			size_t ncap = cap * 2 < (size_t)want ? cap * 2 :
-			    (size_t)want;
+			                                       (size_t)want;
 			uint8_t *nb = realloc(buf, ncap);
 
 			if (nb == NULL) {
@@ -233,7 +235,8 @@ file_read(struct tool_call *call, struct tool_fspath *fp)
 			buf = nb;
 			cap = ncap;
 		}
-		n = pread(fd, buf + got, cap - got, (off_t)(off + (long long)got));
+		n = pread(fd, buf + got, cap - got,
+		    (off_t)(off + (long long)got));
 		if (n < 0) {
 			if (errno == EINTR)
 				continue;
@@ -255,8 +258,10 @@ file_read(struct tool_call *call, struct tool_fspath *fp)
 	tool_set_int(call, "offset", off);
 	tool_set_int(call, "length", (long long)got);
 	tool_set_bool(call, "eof", eof);
-	tool_set_output(call, "read %zu bytes of '%s' at offset %lld (size "
-	    "%lld%s)", got, fp->client, off, (long long)st.st_size,
+	tool_set_output(call,
+	    "read %zu bytes of '%s' at offset %lld (size "
+	    "%lld%s)",
+	    got, fp->client, off, (long long)st.st_size,
 	    eof ? ", end of file" : "");
 out:
 	free(buf);
@@ -296,14 +301,16 @@ file_write_at(struct tool_call *call, struct tool_fspath *fp,
 	if (append)
 		flags |= O_APPEND;
 	if (file_open_reg(call, fp, flags, mode >= 0 ? (mode_t)mode : 0666,
-	    NULL, &fd, &st) != 0)
+	        NULL, &fd, &st) != 0)
 		return (call->code);
 	if (append)
 		off = (long long)st.st_size;
 	else if (off > (long long)st.st_size) {
 		/* a lost chunk would leave a hole of zeros: refuse */
-		tool_fail(call, BD_EBOUNDS, "offset %lld: past the end of '%s' "
-		    "(size %lld)", off, fp->client, (long long)st.st_size);
+		tool_fail(call, BD_EBOUNDS,
+		    "offset %lld: past the end of '%s' "
+		    "(size %lld)",
+		    off, fp->client, (long long)st.st_size);
 		goto out;
 	}
 	if (mode >= 0 && fchmod(fd, (mode_t)mode) != 0) {
@@ -311,7 +318,7 @@ file_write_at(struct tool_call *call, struct tool_fspath *fp,
 		goto out;
 	}
 	if ((append ? file_pwrite_all(fd, buf, len, 0) :
-	    file_pwrite_all(fd, buf, len, (off_t)off)) != 0 ||
+	              file_pwrite_all(fd, buf, len, (off_t)off)) != 0 ||
 	    (trunc && ftruncate(fd, (off_t)(off + (long long)len)) != 0) ||
 	    fsync(fd) != 0) {
 		tool_fs_fail(call, fp, errno, "write");
@@ -361,7 +368,8 @@ file_replaceable(struct tool_call *call, struct tool_fspath *fp)
 	if (tool_fs_open(fp, O_PATH, 0, &fd) != 0)
 		return (0); /* absent (or a dangling link): created */
 	if (fstat(fd, &st) == 0 && !S_ISREG(st.st_mode) && !S_ISDIR(st.st_mode))
-		tool_fail(call, BD_EINVAL, "%s '%s': not a regular file (%s): "
+		tool_fail(call, BD_EINVAL,
+		    "%s '%s': not a regular file (%s): "
 		    "the file tool reads and writes regular files only",
 		    fp->field, fp->client, file_type(st.st_mode));
 	close(fd);
@@ -380,7 +388,8 @@ file_write(struct tool_call *call, const char *path, struct tool_fspath *fp)
 	struct stat st;
 
 	if (tool_arg_has(call, "data") == tool_arg_has(call, "text"))
-		return (tool_fail(call, BD_EINVAL, "fields 'data' and 'text': "
+		return (tool_fail(call, BD_EINVAL,
+		    "fields 'data' and 'text': "
 		    "give exactly one (base64 bytes or UTF-8 text)"));
 	if (tool_arg_bool(call, "parents", 0, &parents) != 0 ||
 	    tool_arg_bool(call, "append", 0, &append) != 0 ||
@@ -391,10 +400,12 @@ file_write(struct tool_call *call, const char *path, struct tool_fspath *fp)
 	    tool_arg_int(call, "offset", 1, 0, FILE_SIZE_MAX, 0, &off) != 0)
 		return (call->code);
 	if (append && off >= 0)
-		return (tool_fail(call, BD_EINVAL, "fields 'offset' and "
+		return (tool_fail(call, BD_EINVAL,
+		    "fields 'offset' and "
 		    "'append': give at most one"));
 	if (trunc && off < 0)
-		return (tool_fail(call, BD_EINVAL, "field 'truncate': only "
+		return (tool_fail(call, BD_EINVAL,
+		    "field 'truncate': only "
 		    "with 'offset' (a plain write replaces the whole file)"));
 	if (tool_arg_has(call, "text")) {
 		if (tool_arg_strn(call, "text", 1, (size_t)-1, &text, &len) !=
@@ -409,11 +420,12 @@ file_write(struct tool_call *call, const char *path, struct tool_fspath *fp)
 	if (off < 0 && !append && file_replaceable(call, fp) != 0)
 		goto out;
 	if (off >= 0 || append)
-		rv = file_write_at(call, fp, text != NULL ?
-		    (const uint8_t *)text : data, len, off, append, trunc, mode);
+		rv = file_write_at(call, fp,
+		    text != NULL ? (const uint8_t *)text : data, len, off,
+		    append, trunc, mode);
 	else {
-		rv = tool_fs_replace(call, fp, text != NULL ?
-		    (const void *)text : data, len, mode);
+		rv = tool_fs_replace(call, fp,
+		    text != NULL ? (const void *)text : data, len, mode);
 		int fd;
 
 		if (rv == 0 && tool_fs_open(fp, O_PATH, 0, &fd) == 0) {
@@ -426,8 +438,10 @@ file_write(struct tool_call *call, const char *path, struct tool_fspath *fp)
 	if (rv == 0) {
 		tool_set_int(call, "written", (long long)len);
 		tool_set_output(call, "wrote %zu bytes to '%s'%s", len,
-		    fp->client, append ? " (appended)" : off >= 0 ?
-		    " (in place)" : "");
+		    fp->client,
+		    append       ? " (appended)" :
+		        off >= 0 ? " (in place)" :
+		                   "");
 	}
 out:
 	free(data);
@@ -497,8 +511,8 @@ file_list(struct tool_call *call, struct tool_fspath *fp)
 		if (json_object_get(e, "name") == NULL ||
 		    json_is_null(json_object_get(e, "name")))
 			/* not UTF-8: the name still has to reach the client */
-			json_object_set_new(e, "name", json_string(
-			    "(name not UTF-8)"));
+			json_object_set_new(e, "name",
+			    json_string("(name not UTF-8)"));
 		json_array_append_new(entries, e);
 	}
 	tool_set_output(call, "%zu entries in '%s'%s", json_array_size(entries),
@@ -529,8 +543,7 @@ file_stat(struct tool_call *call, struct tool_fspath *fp)
 		return (tool_fs_fail(call, fp, errno, "stat"));
 	if ((e = file_entry(fp->dirfd, fp->name, &st, 1)) == NULL)
 		return (tool_fail(call, BD_EINTERNAL, "out of memory"));
-	json_object_foreach(e, k, v)
-		json_object_set(call->reply, k, v);
+	json_object_foreach(e, k, v) json_object_set(call->reply, k, v);
 	tool_set_output(call, "'%s': %s, %lld bytes, mode %s", fp->client,
 	    file_type(st.st_mode), (long long)st.st_size,
 	    json_string_value(json_object_get(e, "mode")));
@@ -552,8 +565,8 @@ file_rm_tree(int dirfd, const char *name, int depth, long long *count)
 		errno = ELOOP;
 		return (-1);
 	}
-	fd = openat(dirfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW |
-	    O_CLOEXEC);
+	fd = openat(dirfd, name,
+	    O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 	if (fd < 0)
 		return (-1);
 	if ((d = fdopendir(fd)) == NULL) {
@@ -595,8 +608,8 @@ file_rm_tree(int dirfd, const char *name, int depth, long long *count)
 static int
 file_is_root(struct tool_fspath *fp)
 {
-	return (tool_fs_root() != NULL && (strcmp(fp->rel, ".") == 0 ||
-	    strcmp(fp->name, ".") == 0));
+	return (tool_fs_root() != NULL &&
+	    (strcmp(fp->rel, ".") == 0 || strcmp(fp->name, ".") == 0));
 }
 
 static int
@@ -609,8 +622,9 @@ file_remove(struct tool_call *call, struct tool_fspath *fp)
 	if (tool_arg_bool(call, "recursive", 0, &recursive) != 0)
 		return (call->code);
 	if (file_is_root(fp) || strcmp(fp->name, ".") == 0)
-		return (tool_fail(call, recursive && tool_fs_root() != NULL ?
-		    BD_EPERM : BD_EINVAL, "%s '%s': names a directory through "
+		return (tool_fail(call,
+		    recursive && tool_fs_root() != NULL ? BD_EPERM : BD_EINVAL,
+		    "%s '%s': names a directory through "
 		    "'.', '..' or the root; name it by its own name",
 		    fp->field, fp->client));
 	if (tool_fs_lstat(fp, &st) != 0)
@@ -622,7 +636,8 @@ file_remove(struct tool_call *call, struct tool_fspath *fp)
 	} else if (!recursive) {
 		if (unlinkat(fp->dirfd, fp->name, AT_REMOVEDIR) != 0) {
 			if (errno == ENOTEMPTY || errno == EEXIST)
-				return (tool_fail(call, BD_EINVAL, "%s '%s': "
+				return (tool_fail(call, BD_EINVAL,
+				    "%s '%s': "
 				    "directory not empty (pass \"recursive\": "
 				    "true to remove it and all it holds)",
 				    fp->field, fp->client));
@@ -674,7 +689,8 @@ file_move(struct tool_call *call, struct tool_fspath *fp)
 	    tool_arg_bool(call, "overwrite", 1, &overwrite) != 0)
 		return (call->code);
 	if (file_is_root(fp) || strcmp(fp->name, ".") == 0)
-		return (tool_fail(call, BD_EINVAL, "%s '%s': names a directory "
+		return (tool_fail(call, BD_EINVAL,
+		    "%s '%s': names a directory "
 		    "through '.', '..' or the root; name it by its own name",
 		    fp->field, fp->client));
 	if (tool_fs_resolve(call, "to", dest, &to) != 0) {
@@ -685,13 +701,15 @@ file_move(struct tool_call *call, struct tool_fspath *fp)
 	rv = renameat2(fp->dirfd, fp->name, to.dirfd, to.name,
 	    overwrite ? 0 : RENAME_NOREPLACE);
 	if (rv != 0) {
-		if (errno == ENOENT && fstatat(fp->dirfd, fp->name,
-		    &(struct stat){ 0 }, AT_SYMLINK_NOFOLLOW) != 0)
+		if (errno == ENOENT &&
+		    fstatat(fp->dirfd, fp->name, &(struct stat){ 0 },
+		        AT_SYMLINK_NOFOLLOW) != 0)
 			tool_fs_fail(call, fp, errno, "move");
 		else if (errno == EXDEV)
-			tool_fail(call, BD_EINVAL, "to '%s': on another file "
-			    "system than '%s' (a move cannot copy)", dest,
-			    fp->client);
+			tool_fail(call, BD_EINVAL,
+			    "to '%s': on another file "
+			    "system than '%s' (a move cannot copy)",
+			    dest, fp->client);
 		else
 			tool_fs_fail(call, &to, errno, "move there");
 	} else
@@ -724,10 +742,10 @@ file_run(struct tool_call *call,
 	return (call->code);
 }
 
-#define FILE_ACTION(name, fn, fn_path)                                        \
-	static int file_do_##name(struct tool_call *call)                     \
-	{                                                                     \
-		return (file_run(call, fn, fn_path));                         \
+#define FILE_ACTION(name, fn, fn_path)                                         \
+	static int file_do_##name(struct tool_call *call)                      \
+	{                                                                      \
+		return (file_run(call, fn, fn_path));                          \
 	}
 FILE_ACTION(read, file_read, NULL)
 FILE_ACTION(write, NULL, file_write)

@@ -25,18 +25,18 @@
 
 #include "tools/policy.h"
 
-#define FS_LINKS_MAX 40   /* symlinks followed in one lookup, as Linux */
-#define FS_RETRIES 8      /* openat2 EAGAIN (a rename raced the lookup) */
+#define FS_LINKS_MAX 40 /* symlinks followed in one lookup, as Linux */
+#define FS_RETRIES   8  /* openat2 EAGAIN (a rename raced the lookup) */
 #define FS_TMP_TRIES 16
 
 static struct {
 	pthread_mutex_t lock;
 	int inited;
-	int rootfd;     /* O_PATH directory, -1 when paths are not confined */
-	char *real;     /* the root's real path */
-	char *given;    /* the root as configured, cleaned */
+	int rootfd;  /* O_PATH directory, -1 when paths are not confined */
+	char *real;  /* the root's real path */
+	char *given; /* the root as configured, cleaned */
 	int have_openat2;
-	char *cause;    /* why the root cannot be used */
+	char *cause; /* why the root cannot be used */
 } fs = {
 	.lock = PTHREAD_MUTEX_INITIALIZER,
 	.rootfd = -1,
@@ -128,16 +128,19 @@ tool_fs_init(const struct tool_config *cfg, char **cause)
 		goto done;
 	fs.rootfd = open(cfg->root, O_PATH | O_DIRECTORY | O_CLOEXEC);
 	if (fs.rootfd < 0) {
-		if (asprintf(&fs.cause, "root directory '%s' cannot be used: %s",
-		        cfg->root, strerror(errno)) < 0)
+		if (asprintf(&fs.cause,
+		        "root directory '%s' cannot be used: %s", cfg->root,
+		        strerror(errno)) < 0)
 			fs.cause = NULL;
 		goto done;
 	}
 	fs.real = fs_fdpath(fs.rootfd);
 	fs.given = fs_clean(cfg->root);
 	if (fs.real == NULL || fs.given == NULL) {
-		if (asprintf(&fs.cause, "root directory '%s' cannot be used: "
-		        "its path cannot be read from /proc", cfg->root) < 0)
+		if (asprintf(&fs.cause,
+		        "root directory '%s' cannot be used: "
+		        "its path cannot be read from /proc",
+		        cfg->root) < 0)
 			fs.cause = NULL;
 		close(fs.rootfd);
 		fs.rootfd = -1;
@@ -147,8 +150,9 @@ tool_fs_init(const struct tool_config *cfg, char **cause)
 	fs.have_openat2 = getenv("BUREAU_NO_OPENAT2") == NULL;
 	if (fs.have_openat2) {
 		struct open_how how = { .flags = O_PATH | O_CLOEXEC,
-		    .resolve = RESOLVE_BENEATH };
-		long fd = syscall(SYS_openat2, fs.rootfd, ".", &how, sizeof how);
+			.resolve = RESOLVE_BENEATH };
+		long fd = syscall(SYS_openat2, fs.rootfd, ".", &how,
+		    sizeof how);
 
 		if (fd >= 0)
 			close((int)fd);
@@ -246,7 +250,7 @@ fs_walk(int root, const char *rel, int flags, mode_t mode)
 			char *spliced;
 
 			if ((tn = readlinkat(cur, comp, target,
-			        sizeof target - 1)) < 0) {
+			         sizeof target - 1)) < 0) {
 				err = errno;
 				break;
 			}
@@ -281,13 +285,14 @@ fs_walk(int root, const char *rel, int flags, mode_t mode)
 				err = errno;
 			break;
 		}
-		fd = openat(cur, comp, O_PATH | O_DIRECTORY | O_NOFOLLOW |
-		    O_CLOEXEC);
+		fd = openat(cur, comp,
+		    O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 		if (fd < 0) {
 			/* a symlink swapped in since the fstatat: look again */
 			err = errno;
-			if (err == ENOTDIR && fstatat(cur, comp, &sb,
-			    AT_SYMLINK_NOFOLLOW) == 0 && S_ISLNK(sb.st_mode))
+			if (err == ENOTDIR &&
+			    fstatat(cur, comp, &sb, AT_SYMLINK_NOFOLLOW) == 0 &&
+			    S_ISLNK(sb.st_mode))
 				err = EAGAIN;
 			break;
 		}
@@ -327,8 +332,10 @@ fs_openat(const char *rel, int flags, mode_t mode)
 	for (int i = 0; i < FS_RETRIES; i++) {
 		if (fs.have_openat2) {
 			struct open_how how = { .flags = (unsigned)flags,
-			    .mode = (flags & (O_CREAT | O_TMPFILE)) ? mode : 0,
-			    .resolve = RESOLVE_BENEATH | RESOLVE_NO_MAGICLINKS };
+				.mode = (flags & (O_CREAT | O_TMPFILE)) ? mode :
+				                                          0,
+				.resolve = RESOLVE_BENEATH |
+				    RESOLVE_NO_MAGICLINKS };
 
 			fd = (int)syscall(SYS_openat2, fs.rootfd, rel, &how,
 			    sizeof how);
@@ -352,8 +359,10 @@ fs_relative(struct tool_call *call, const char *field, const char *path,
 	if (*path == '\0')
 		return (tool_fail(call, BD_EINVAL, "%s '': empty path", field));
 	if (strlen(path) >= PATH_MAX)
-		return (tool_fail(call, BD_EINVAL, "%s '%.64s...': longer than "
-		    "%d bytes", field, path, PATH_MAX - 1));
+		return (tool_fail(call, BD_EINVAL,
+		    "%s '%.64s...': longer than "
+		    "%d bytes",
+		    field, path, PATH_MAX - 1));
 	if (fs.cause != NULL)
 		return (tool_fail(call, BD_EIO, "%s", fs.cause));
 	if ((clean = fs_clean(path)) == NULL)
@@ -366,8 +375,10 @@ fs_relative(struct tool_call *call, const char *field, const char *path,
 		below = fs_below_one(clean, fs.given);
 	if (below == NULL) {
 		free(clean);
-		return (tool_fail(call, BD_EPERM, "%s '%s': outside the root "
-		    "directory '%s'", field, path, fs.real));
+		return (tool_fail(call, BD_EPERM,
+		    "%s '%s': outside the root "
+		    "directory '%s'",
+		    field, path, fs.real));
 	}
 	*rel = strdup(*below != '\0' ? below : ".");
 	free(clean);
@@ -395,8 +406,8 @@ fs_resolve_rel(struct tool_call *call, struct tool_fspath *fp, char *rel)
 		dir = strdup(".");
 		fp->name = strdup(rel);
 	} else {
-		dir = slash == rel ? strdup("/") : strndup(rel,
-		    (size_t)(slash - rel));
+		dir = slash == rel ? strdup("/") :
+		                     strndup(rel, (size_t)(slash - rel));
 		fp->name = strdup(base);
 	}
 	if (dir == NULL || fp->name == NULL) {
@@ -460,17 +471,28 @@ tool_fs_fail(struct tool_call *call, const struct tool_fspath *fp, int err,
 	int code;
 
 	if (err == EXDEV && fs.rootfd >= 0)
-		return (tool_fail(call, BD_EPERM, "%s '%s': leads outside the "
-		    "root directory '%s'", fp->field, fp->client, fs.real));
+		return (tool_fail(call, BD_EPERM,
+		    "%s '%s': leads outside the "
+		    "root directory '%s'",
+		    fp->field, fp->client, fs.real));
 	switch (err) {
-	case EACCES: case EPERM: case EROFS: case ETXTBSY:
+	case EACCES:
+	case EPERM:
+	case EROFS:
+	case ETXTBSY:
 		code = BD_EPERM;
 		break;
-	case ENOENT: case ENOTDIR:
+	case ENOENT:
+	case ENOTDIR:
 		code = BD_ENOTFOUND;
 		break;
-	case ELOOP: case ENAMETOOLONG: case EINVAL: case EISDIR:
-	case ENOTEMPTY: case EEXIST: case EBUSY:
+	case ELOOP:
+	case ENAMETOOLONG:
+	case EINVAL:
+	case EISDIR:
+	case ENOTEMPTY:
+	case EEXIST:
+	case EBUSY:
 		code = BD_EINVAL;
 		break;
 	case EFBIG:
@@ -484,8 +506,9 @@ tool_fs_fail(struct tool_call *call, const struct tool_fspath *fp, int err,
 	}
 	s = strerror_r(err, buf, sizeof buf);
 	return (tool_fail(call, code, "%s '%s': cannot %s: %c%s", fp->field,
-	    fp->client, what, s[0] >= 'A' && s[0] <= 'Z' ? s[0] - 'A' + 'a' :
-	    s[0], s + (s[0] != '\0')));
+	    fp->client, what,
+	    s[0] >= 'A' && s[0] <= 'Z' ? s[0] - 'A' + 'a' : s[0],
+	    s + (s[0] != '\0')));
 }
 
 /* --- shared operations --------------------------------------------------- */
@@ -535,13 +558,15 @@ tool_fs_replace(struct tool_call *call, const struct tool_fspath *fp,
 				return (tool_fs_fail(call, fp, errno,
 				    "follow the symlink"));
 			below = fs.rootfd >= 0 ? fs_below_one(path, fs.real) :
-			    path;
-			rel = below == NULL ? NULL :
+			                         path;
+			rel = below == NULL ?
+			    NULL :
 			    strdup(*below != '\0' ? below : ".");
 			free(path);
 			if (rel == NULL)
-				return (tool_fs_fail(call, fp, below == NULL ?
-				    EXDEV : ENOMEM, "follow the symlink"));
+				return (tool_fs_fail(call, fp,
+				    below == NULL ? EXDEV : ENOMEM,
+				    "follow the symlink"));
 			real.field = fp->field;
 			real.client = fp->client;
 			if (fs_resolve_rel(call, &real, rel) != 0) {
@@ -561,8 +586,8 @@ tool_fs_replace(struct tool_call *call, const struct tool_fspath *fp,
 	for (int i = 0; i < FS_TMP_TRIES && fd < 0; i++) {
 		snprintf(tmp, sizeof tmp, ".%.200s.bureau-%08x", at->name,
 		    randombytes_random());
-		fd = openat(at->dirfd, tmp, O_WRONLY | O_CREAT | O_EXCL |
-		    O_NOFOLLOW | O_CLOEXEC, 0666);
+		fd = openat(at->dirfd, tmp,
+		    O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0666);
 		if (fd < 0 && errno != EEXIST)
 			break;
 	}
@@ -573,8 +598,8 @@ tool_fs_replace(struct tool_call *call, const struct tool_fspath *fp,
 	if (mode >= 0 || (exists && S_ISREG(st.st_mode))) {
 		if (exists && S_ISREG(st.st_mode) && geteuid() == 0)
 			(void)!fchown(fd, st.st_uid, st.st_gid);
-		if (fchmod(fd, mode >= 0 ? (mode_t)mode :
-		    st.st_mode & 07777) != 0)
+		if (fchmod(fd, mode >= 0 ? (mode_t)mode : st.st_mode & 07777) !=
+		    0)
 			goto fail;
 	}
 	if (fs_write_all(fd, buf, len) != 0 || fsync(fd) != 0)
@@ -587,8 +612,8 @@ tool_fs_replace(struct tool_call *call, const struct tool_fspath *fp,
 	if (renameat(at->dirfd, tmp, at->dirfd, at->name) != 0)
 		goto fail;
 	/* the rename itself survives a crash once the directory is synced */
-	if ((dfd = openat(at->dirfd, ".", O_RDONLY | O_DIRECTORY |
-	    O_CLOEXEC)) >= 0) {
+	if ((dfd = openat(at->dirfd, ".",
+	         O_RDONLY | O_DIRECTORY | O_CLOEXEC)) >= 0) {
 		(void)fsync(dfd);
 		close(dfd);
 	}
@@ -617,8 +642,9 @@ tool_fs_mkdirs(struct tool_call *call, const char *field, const char *path,
 		return (call->code);
 	n = strlen(rel);
 	for (size_t i = 1; i <= n; i++) {
-		struct tool_fspath fp = { .dirfd = -1, .field = field,
-		    .client = path };
+		struct tool_fspath fp = { .dirfd = -1,
+			.field = field,
+			.client = path };
 		char *prefix;
 		int fd;
 
@@ -648,7 +674,7 @@ tool_fs_mkdirs(struct tool_call *call, const char *field, const char *path,
 		}
 		tool_fs_release(&fp);
 		continue;
-fail:
+	fail:
 		tool_fs_release(&fp);
 		free(rel);
 		return (call->code);
@@ -679,11 +705,12 @@ tool_path(struct tool_call *call, const char *field, const char *path,
 	 * not the file's own descriptor's path, which reads "PATH (deleted)"
 	 * once the file is replaced (a concurrent atomic write), so that two
 	 * edits of one file got different keys. */
-	if (strcmp(fp.name, ".") != 0 && (tool_fs_lstat(&fp, &st) == 0 ?
-	    !S_ISLNK(st.st_mode) : errno == ENOENT)) {
+	if (strcmp(fp.name, ".") != 0 &&
+	    (tool_fs_lstat(&fp, &st) == 0 ? !S_ISLNK(st.st_mode) :
+	                                    errno == ENOENT)) {
 		if ((dir = fs_fdpath(fp.dirfd)) != NULL) {
-			if (asprintf(out, "%s%s%s", dir, strcmp(dir, "/") ==
-			    0 ? "" : "/", fp.name) < 0)
+			if (asprintf(out, "%s%s%s", dir,
+			        strcmp(dir, "/") == 0 ? "" : "/", fp.name) < 0)
 				*out = NULL;
 			free(dir);
 		}
@@ -691,8 +718,8 @@ tool_path(struct tool_call *call, const char *field, const char *path,
 		*out = fs_fdpath(fd);
 		close(fd);
 	} else if (errno == ENOENT && (dir = fs_fdpath(fp.dirfd)) != NULL) {
-		if (asprintf(out, "%s%s%s", dir, strcmp(dir, "/") == 0 ? "" :
-		    "/", fp.name) < 0)
+		if (asprintf(out, "%s%s%s", dir,
+		        strcmp(dir, "/") == 0 ? "" : "/", fp.name) < 0)
 			*out = NULL;
 		free(dir);
 	} else {

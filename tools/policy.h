@@ -36,14 +36,13 @@ const char *tool_fs_root(void);
 
 /* Resolve `path` (the value of `field`) up to its last component, which
  * is not looked at. Errors name the field. tool_fs_release frees it. */
-int tool_fs_resolve(struct tool_call *call, const char *field,
-    const char *path, struct tool_fspath *fp);
+int tool_fs_resolve(struct tool_call *call, const char *field, const char *path,
+    struct tool_fspath *fp);
 void tool_fs_release(struct tool_fspath *fp);
 
 /* open(2) the object itself; a final symlink is followed, never out of
  * the root. Returns 0 with *fd, or -1 with errno (no reply touched). */
-int tool_fs_open(const struct tool_fspath *fp, int flags, mode_t mode,
-    int *fd);
+int tool_fs_open(const struct tool_fspath *fp, int flags, mode_t mode, int *fd);
 /* lstat(2) of the last component. 0 or -1 with errno. */
 int tool_fs_lstat(const struct tool_fspath *fp, struct stat *st);
 
@@ -58,12 +57,12 @@ int tool_fs_replace(struct tool_call *call, const struct tool_fspath *fp,
 
 /* mkdir -p: create `path` and the directories above it (mode for the new
  * ones), each confined. An existing directory is fine. */
-int tool_fs_mkdirs(struct tool_call *call, const char *field,
-    const char *path, mode_t mode);
+int tool_fs_mkdirs(struct tool_call *call, const char *field, const char *path,
+    mode_t mode);
 
 /* Turn errno from an operation on fp into a reply error:
  * "path '/x/y': cannot open: no such file or directory". */
-int tool_fs_fail(struct tool_call *call, const struct tool_fspath *fp,
-    int err, const char *what);
+int tool_fs_fail(struct tool_call *call, const struct tool_fspath *fp, int err,
+    const char *what);
 
 #endif

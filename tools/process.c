@@ -31,18 +31,18 @@
 #include "tools/spawn.h"
 #include "tools/tool.h"
 
-#define PROC_RING (1u << 20)         /* bytes kept per stream */
-#define PROC_OUTPUT_MAX (1u << 20)   /* bytes per stream in one reply */
-#define PROC_KEEP_S 600              /* finished entries kept this long */
-#define PROC_KEEP_N 64               /* and at most this many */
-#define PROC_RUNNING_MAX 256
-#define PROC_WAIT_DEFAULT 30.0       /* s */
-#define PROC_WAIT_MAX 300.0          /* s */
-#define PROC_ARGV_MAX 4096
-#define PROC_COMMAND_MAX (1u << 20)
-#define PROC_ENV_MAX 1024
-#define PROC_CHUNK 65536
-#define PROC_READS_PER_WAKE 4        /* chunks per stream before the next */
+#define PROC_RING           (1u << 20) /* bytes kept per stream */
+#define PROC_OUTPUT_MAX     (1u << 20) /* bytes per stream in one reply */
+#define PROC_KEEP_S         600        /* finished entries kept this long */
+#define PROC_KEEP_N         64         /* and at most this many */
+#define PROC_RUNNING_MAX    256
+#define PROC_WAIT_DEFAULT   30.0  /* s */
+#define PROC_WAIT_MAX       300.0 /* s */
+#define PROC_ARGV_MAX       4096
+#define PROC_COMMAND_MAX    (1u << 20)
+#define PROC_ENV_MAX        1024
+#define PROC_CHUNK          65536
+#define PROC_READS_PER_WAKE 4 /* chunks per stream before the next */
 
 struct proc_ring {
 	char *buf;
@@ -188,8 +188,10 @@ proc_prune(void)
 	for (struct proc **pp = &ps.list; *pp != NULL;) {
 		struct proc *p = *pp;
 
-		if (!p->running && (++finished > PROC_KEEP_N ||
-		    now - p->ended_ns > (uint64_t)PROC_KEEP_S * 1000000000u)) {
+		if (!p->running &&
+		    (++finished > PROC_KEEP_N ||
+		        now - p->ended_ns >
+		            (uint64_t)PROC_KEEP_S * 1000000000u)) {
 			*pp = p->next;
 			proc_free(p);
 			continue;
@@ -257,10 +259,10 @@ proc_reader(void *unused)
 		for (struct proc *p = ps.list; p != NULL; p = p->next) {
 			if (p->out.fd >= 0)
 				pfd[n++] = (struct pollfd){ .fd = p->out.fd,
-				    .events = POLLIN };
+					.events = POLLIN };
 			if (p->err.fd >= 0)
 				pfd[n++] = (struct pollfd){ .fd = p->err.fd,
-				    .events = POLLIN };
+					.events = POLLIN };
 		}
 		pthread_mutex_unlock(&ps.lock);
 
@@ -305,13 +307,13 @@ proc_status_json(const struct proc *p, json_t *o)
 		const char *name = sigabbrev_np(WTERMSIG(p->status));
 		char buf[32];
 
-		json_object_set_new(o, "signal", json_integer(WTERMSIG(
-		    p->status)));
+		json_object_set_new(o, "signal",
+		    json_integer(WTERMSIG(p->status)));
 		snprintf(buf, sizeof buf, "SIG%s", name != NULL ? name : "?");
 		json_object_set_new(o, "signal_name", json_string(buf));
 	} else
-		json_object_set_new(o, "exit_code", json_integer(WEXITSTATUS(
-		    p->status)));
+		json_object_set_new(o, "exit_code",
+		    json_integer(WEXITSTATUS(p->status)));
 	return (o);
 }
 
@@ -332,10 +334,11 @@ proc_arg_pid(struct tool_call *call, struct proc **out)
 		return (call->code);
 	proc_prune();
 	if ((*out = proc_find((pid_t)pid)) == NULL)
-		return (tool_fail(call, BD_ENOTFOUND, "no process with pid "
+		return (tool_fail(call, BD_ENOTFOUND,
+		    "no process with pid "
 		    "'%lld' started through bureaud (finished ones are kept "
-		    "for %d s, the last %d of them)", pid, PROC_KEEP_S,
-		    PROC_KEEP_N));
+		    "for %d s, the last %d of them)",
+		    pid, PROC_KEEP_S, PROC_KEEP_N));
 	return (0);
 }
 
@@ -350,8 +353,10 @@ proc_utf8_partial(const char *buf, size_t n)
 			continue; /* a continuation byte: look further back */
 		if (c < 0x80)
 			return (0);
-		size_t want = (c >> 5) == 6 ? 2 : (c >> 4) == 14 ? 3 :
-		    (c >> 3) == 30 ? 4 : 0;
+		size_t want = (c >> 5) == 6 ? 2 :
+		    (c >> 4) == 14          ? 3 :
+		    (c >> 3) == 30          ? 4 :
+		                              0;
 		return (want > k ? k : 0);
 	}
 	return (0);
@@ -381,7 +386,8 @@ proc_start(struct tool_call *call)
 	struct timespec now;
 
 	if (tool_arg_strn(call, "command", 0, PROC_COMMAND_MAX, &command,
-	    &clen) != 0 || tool_arg_str(call, "cwd", 0, NULL, &cwd) != 0)
+	        &clen) != 0 ||
+	    tool_arg_str(call, "cwd", 0, NULL, &cwd) != 0)
 		return (call->code);
 	jargv = json_object_get(call->req, "argv");
 	if (json_is_null(jargv))
@@ -390,10 +396,12 @@ proc_start(struct tool_call *call)
 	if (json_is_null(jenv))
 		jenv = NULL;
 	if (command != NULL && jargv != NULL)
-		return (tool_fail(call, BD_EINVAL, "give either 'command' or "
+		return (tool_fail(call, BD_EINVAL,
+		    "give either 'command' or "
 		    "'argv', not both"));
 	if (command == NULL && jargv == NULL)
-		return (tool_fail(call, BD_EINVAL, "missing field 'command' "
+		return (tool_fail(call, BD_EINVAL,
+		    "missing field 'command' "
 		    "or 'argv' (required by 'start')"));
 	if (command != NULL && (clen == 0 || strlen(command) != clen))
 		return (tool_fail(call, BD_EINVAL, "invalid command: %s",
@@ -402,35 +410,44 @@ proc_start(struct tool_call *call)
 		return (tool_fail(call, BD_EINVAL, "invalid cwd '%s': %s", cwd,
 		    strerror(errno)));
 	if (cwd != NULL && !S_ISDIR(st.st_mode))
-		return (tool_fail(call, BD_EINVAL, "invalid cwd '%s': not a "
-		    "directory", cwd));
+		return (tool_fail(call, BD_EINVAL,
+		    "invalid cwd '%s': not a "
+		    "directory",
+		    cwd));
 
 	if (jargv != NULL) {
 		if (!json_is_array(jargv) || json_array_size(jargv) == 0)
-			return (tool_fail(call, BD_EBADREQ, "field 'argv' must "
+			return (tool_fail(call, BD_EBADREQ,
+			    "field 'argv' must "
 			    "be a non-empty array of strings"));
 		nargv = json_array_size(jargv);
 		if (nargv > PROC_ARGV_MAX)
-			return (tool_fail(call, BD_ETOOLARGE, "field 'argv' has "
-			    "%zu elements, more than the limit of %d", nargv,
-			    PROC_ARGV_MAX));
+			return (tool_fail(call, BD_ETOOLARGE,
+			    "field 'argv' has "
+			    "%zu elements, more than the limit of %d",
+			    nargv, PROC_ARGV_MAX));
 		if ((argv = calloc(nargv + 1, sizeof *argv)) == NULL)
 			goto oom;
 		for (size_t i = 0; i < nargv; i++) {
 			json_t *a = json_array_get(jargv, i);
 
 			if (!json_is_string(a)) {
-				rv = tool_fail(call, BD_EBADREQ, "field "
-				    "'argv[%zu]' must be a string", i);
+				rv = tool_fail(call, BD_EBADREQ,
+				    "field "
+				    "'argv[%zu]' must be a string",
+				    i);
 				goto out;
 			}
 			if (strlen(json_string_value(a)) !=
-			    json_string_length(a) || (i == 0 &&
-			    json_string_length(a) == 0)) {
-				rv = tool_fail(call, BD_EINVAL, "invalid "
-				    "'argv[%zu]': %s", i, i == 0 &&
-				    json_string_length(a) == 0 ? "empty" :
-				    "it contains a NUL byte");
+			        json_string_length(a) ||
+			    (i == 0 && json_string_length(a) == 0)) {
+				rv = tool_fail(call, BD_EINVAL,
+				    "invalid "
+				    "'argv[%zu]': %s",
+				    i,
+				    i == 0 && json_string_length(a) == 0 ?
+				        "empty" :
+				        "it contains a NUL byte");
 				goto out;
 			}
 			argv[i] = (char *)json_string_value(a);
@@ -443,10 +460,12 @@ proc_start(struct tool_call *call)
 		argv[2] = (char *)command;
 	}
 
-	if (jenv != NULL && (!json_is_object(jenv) ||
-	    json_object_size(jenv) > PROC_ENV_MAX)) {
-		rv = tool_fail(call, BD_EBADREQ, "field 'env' must be an "
-		    "object of at most %d strings", PROC_ENV_MAX);
+	if (jenv != NULL &&
+	    (!json_is_object(jenv) || json_object_size(jenv) > PROC_ENV_MAX)) {
+		rv = tool_fail(call, BD_EBADREQ,
+		    "field 'env' must be an "
+		    "object of at most %d strings",
+		    PROC_ENV_MAX);
 		goto out;
 	}
 	n = 2 + (jenv != NULL ? json_object_size(jenv) : 0);
@@ -461,29 +480,35 @@ proc_start(struct tool_call *call)
 		const char *key;
 		json_t *v;
 
-		json_object_foreach(jenv, key, v) {
+		json_object_foreach(jenv, key, v)
+		{
 			if (!proc_env_name_ok(key, strlen(key))) {
-				rv = tool_fail(call, BD_EINVAL, "invalid name "
+				rv = tool_fail(call, BD_EINVAL,
+				    "invalid name "
 				    "'%.80s' in field 'env': empty or has '='",
 				    key);
 				goto out;
 			}
 			if (!json_is_string(v) && !json_is_null(v)) {
-				rv = tool_fail(call, BD_EBADREQ, "field "
+				rv = tool_fail(call, BD_EBADREQ,
+				    "field "
 				    "'env.%.80s' must be a string (or null to "
-				    "unset it)", key);
+				    "unset it)",
+				    key);
 				goto out;
 			}
 			if (v != NULL && json_is_string(v) &&
 			    strlen(json_string_value(v)) !=
-			    json_string_length(v)) {
-				rv = tool_fail(call, BD_EINVAL, "invalid "
-				    "'env.%.80s': it contains a NUL byte", key);
+			        json_string_length(v)) {
+				rv = tool_fail(call, BD_EINVAL,
+				    "invalid "
+				    "'env.%.80s': it contains a NUL byte",
+				    key);
 				goto out;
 			}
 			names[n] = key;
 			values[n++] = json_is_string(v) ? json_string_value(v) :
-			    NULL;
+			                                  NULL;
 		}
 	}
 	if ((envp = spawn_env(names, values, n)) == NULL)
@@ -520,19 +545,23 @@ proc_start(struct tool_call *call)
 		running += q->running;
 	if (running >= PROC_RUNNING_MAX) {
 		pthread_mutex_unlock(&ps.lock);
-		rv = tool_fail(call, BD_EBUSY, "already %d processes running, "
-		    "the most there can be: wait for or signal some", running);
+		rv = tool_fail(call, BD_EBUSY,
+		    "already %d processes running, "
+		    "the most there can be: wait for or signal some",
+		    running);
 		goto out;
 	}
 	/* under ps.lock: the reaper cannot report this pid before the
 	 * entry that waits for it is in the table */
-	struct spawn_opts o = { .argv = argv, .cwd = cwd, .envp = envp,
-	    .on_exit = proc_on_exit };
+	struct spawn_opts o = { .argv = argv,
+		.cwd = cwd,
+		.envp = envp,
+		.on_exit = proc_on_exit };
 	if ((rv = spawn_start(&o, &c, &cause)) != 0) {
 		pthread_mutex_unlock(&ps.lock);
 		/* spawn_start's code says why (not_found: the program) */
-		rv = tool_fail(call, rv, "%s", cause != NULL ? cause :
-		    "cannot start the process");
+		rv = tool_fail(call, rv, "%s",
+		    cause != NULL ? cause : "cannot start the process");
 		goto out;
 	}
 	/* a finished entry with the same pid is stale: the pid is reused */
@@ -589,9 +618,9 @@ proc_list(struct tool_call *call)
 		    "started", p->started);
 
 		if (o == NULL) /* a command that is not UTF-8 cannot be */
-			o = json_pack("{s:i, s:s, s:b, s:f}", "pid", (int)p->pid,
-			    "command", "?", "running", p->running, "started",
-			    p->started);
+			o = json_pack("{s:i, s:s, s:b, s:f}", "pid",
+			    (int)p->pid, "command", "?", "running", p->running,
+			    "started", p->started);
 		if (o != NULL)
 			json_array_insert_new(arr, 0, proc_status_json(p, o));
 		n++;
@@ -599,8 +628,8 @@ proc_list(struct tool_call *call)
 	}
 	pthread_mutex_unlock(&ps.lock);
 	tool_set_json(call, "processes", arr);
-	tool_set_output(call, "%d process%s, %d running", n, n == 1 ? "" :
-	    "es", running);
+	tool_set_output(call, "%d process%s, %d running", n, n == 1 ? "" : "es",
+	    running);
 	return (0);
 }
 
@@ -615,13 +644,16 @@ proc_arg_cursor(struct tool_call *call, json_t *cur, const char *stream,
 	if (v == NULL || json_is_null(v))
 		return (0);
 	if (!json_is_integer(v) || json_integer_value(v) < 0)
-		return (tool_fail(call, BD_EBADREQ, "field 'cursor.%s' must "
-		    "be a non-negative integer", stream));
+		return (tool_fail(call, BD_EBADREQ,
+		    "field 'cursor.%s' must "
+		    "be a non-negative integer",
+		    stream));
 	*off = (unsigned long long)json_integer_value(v);
 	if (*off > r->end)
-		return (tool_fail(call, BD_EBOUNDS, "field 'cursor.%s' is %llu, "
-		    "past the %llu bytes the process wrote there", stream, *off,
-		    r->end));
+		return (tool_fail(call, BD_EBOUNDS,
+		    "field 'cursor.%s' is %llu, "
+		    "past the %llu bytes the process wrote there",
+		    stream, *off, r->end));
 	return (0);
 }
 
@@ -637,7 +669,8 @@ proc_output(struct tool_call *call)
 	int rv = 0;
 
 	if (cur != NULL && !json_is_null(cur) && !json_is_object(cur))
-		return (tool_fail(call, BD_EBADREQ, "field 'cursor' must be an "
+		return (tool_fail(call, BD_EBADREQ,
+		    "field 'cursor' must be an "
 		    "object {\"stdout\": N, \"stderr\": M} as 'output' "
 		    "returned it"));
 	pthread_mutex_lock(&ps.lock);
@@ -656,7 +689,8 @@ proc_output(struct tool_call *call)
 		if (from[i] < oldest)
 			from[i] = oldest;
 		len[i] = r->end - from[i] < PROC_OUTPUT_MAX ?
-		    (size_t)(r->end - from[i]) : PROC_OUTPUT_MAX;
+		    (size_t)(r->end - from[i]) :
+		    PROC_OUTPUT_MAX;
 		if ((buf[i] = malloc(len[i] > 0 ? len[i] : 1)) == NULL) {
 			rv = tool_fail(call, BD_EINTERNAL, "out of memory");
 			goto fail;
@@ -677,17 +711,21 @@ proc_output(struct tool_call *call)
 			tool_set_int(call, f, (long long)lost[i]);
 		}
 	}
-	tool_set_json(call, "cursor", json_pack("{s:I, s:I}", "stdout",
-	    (json_int_t)next[0], "stderr", (json_int_t)next[1]));
+	tool_set_json(call, "cursor",
+	    json_pack("{s:I, s:I}", "stdout", (json_int_t)next[0], "stderr",
+	        (json_int_t)next[1]));
 	/* `running` false and nothing left means the output is complete */
-	tool_set_bool(call, "more", next[0] < p->out.end || next[1] <
-	    p->err.end || p->out.fd >= 0 || p->err.fd >= 0);
+	tool_set_bool(call, "more",
+	    next[0] < p->out.end || next[1] < p->err.end || p->out.fd >= 0 ||
+	        p->err.fd >= 0);
 	proc_set_status(call, p);
 	pthread_mutex_unlock(&ps.lock);
 	if (lost[0] > 0 || lost[1] > 0)
-		tool_set_output(call, "%llu bytes of stdout and %llu of stderr "
+		tool_set_output(call,
+		    "%llu bytes of stdout and %llu of stderr "
 		    "were lost: the process wrote more than the %u kept per "
-		    "stream since that cursor", lost[0], lost[1], PROC_RING);
+		    "stream since that cursor",
+		    lost[0], lost[1], PROC_RING);
 	free(buf[0]);
 	free(buf[1]);
 	return (0);
@@ -712,13 +750,16 @@ proc_arg_signal(struct tool_call *call, int *sig)
 		json_int_t n = json_integer_value(v);
 
 		if (n < 1 || n >= NSIG)
-			return (tool_fail(call, BD_EBOUNDS, "field 'signal' is "
-			    "%lld, outside 1..%d", (long long)n, NSIG - 1));
+			return (tool_fail(call, BD_EBOUNDS,
+			    "field 'signal' is "
+			    "%lld, outside 1..%d",
+			    (long long)n, NSIG - 1));
 		*sig = (int)n;
 		return (0);
 	}
 	if (!json_is_string(v))
-		return (tool_fail(call, BD_EBADREQ, "field 'signal' must be a "
+		return (tool_fail(call, BD_EBADREQ,
+		    "field 'signal' must be a "
 		    "name such as \"TERM\" or a number"));
 	s = json_string_value(v);
 	if (strncasecmp(s, "SIG", 3) == 0)
@@ -731,9 +772,11 @@ proc_arg_signal(struct tool_call *call, int *sig)
 			return (0);
 		}
 	}
-	return (tool_fail(call, BD_EINVAL, "invalid signal '%.40s': expected "
+	return (tool_fail(call, BD_EINVAL,
+	    "invalid signal '%.40s': expected "
 	    "a name such as TERM, KILL, INT, HUP, STOP, CONT, USR1 or a "
-	    "number", json_string_value(v)));
+	    "number",
+	    json_string_value(v)));
 }
 
 /* The refusal to signal an ended process: the pid, and how it ended. */
@@ -745,14 +788,17 @@ proc_exited_fail(struct tool_call *call, const struct proc *p)
 	if (WIFSIGNALED(p->status))
 		snprintf(how, sizeof how, "(ended by SIG%s)",
 		    sigabbrev_np(WTERMSIG(p->status)) != NULL ?
-		    sigabbrev_np(WTERMSIG(p->status)) : "?");
+		        sigabbrev_np(WTERMSIG(p->status)) :
+		        "?");
 	else
 		snprintf(how, sizeof how, "with status %d",
 		    WEXITSTATUS(p->status));
-	return (tool_fail(call, BD_EINVAL, "pid '%d': the process has already "
+	return (tool_fail(call, BD_EINVAL,
+	    "pid '%d': the process has already "
 	    "exited %s; it is not signalled: the pid may be another "
 	    "process's now (children it left in its group are no longer "
-	    "addressable)", (int)p->pid, how));
+	    "addressable)",
+	    (int)p->pid, how));
 }
 
 static int
@@ -783,7 +829,8 @@ proc_signal(struct tool_call *call)
 	rv = spawn_signal(pid, sig, group);
 	if (rv != 0 && errno == ESRCH) {
 		pthread_mutex_unlock(&ps.lock);
-		return (tool_fail(call, BD_EINVAL, "pid '%d': the process has "
+		return (tool_fail(call, BD_EINVAL,
+		    "pid '%d': the process has "
 		    "exited (its status is on its way: see 'wait'); it is not "
 		    "signalled, the pid may be another process's now",
 		    (int)pid));
@@ -796,9 +843,9 @@ proc_signal(struct tool_call *call)
 		    "cannot signal process '%d': %s", (int)pid, strerror(e)));
 	}
 	pthread_mutex_unlock(&ps.lock);
-	tool_set_output(call, "sent SIG%s to %s %d", sigabbrev_np(sig) != NULL ?
-	    sigabbrev_np(sig) : "?", group ? "process group" : "process",
-	    (int)pid);
+	tool_set_output(call, "sent SIG%s to %s %d",
+	    sigabbrev_np(sig) != NULL ? sigabbrev_np(sig) : "?",
+	    group ? "process group" : "process", (int)pid);
 	return (0);
 }
 
@@ -813,7 +860,7 @@ proc_wait(struct tool_call *call)
 	int rv;
 
 	if (tool_arg_num(call, "timeout", 0, 0, PROC_WAIT_MAX,
-	    PROC_WAIT_DEFAULT, &timeout) != 0 ||
+	        PROC_WAIT_DEFAULT, &timeout) != 0 ||
 	    tool_arg_int(call, "pid", 1, 1, 0x7fffffff, 0, &pid) != 0)
 		return (call->code);
 	clock_gettime(CLOCK_REALTIME, &ts);
@@ -835,20 +882,25 @@ proc_wait(struct tool_call *call)
 			if (rv == ECANCELED) {
 				/* proc_fini frees the list after shutdown */
 				pthread_mutex_unlock(&ps.lock);
-				return (tool_fail(call, BD_EBUSY, "process "
+				return (tool_fail(call, BD_EBUSY,
+				    "process "
 				    "'%lld' still running: bureaud is shutting "
-				    "down", pid));
+				    "down",
+				    pid));
 			}
 			pthread_mutex_unlock(&ps.lock);
-			return (tool_fail(call, BD_ETIMEOUT, "process '%lld' "
-			    "still running after %g s", pid, timeout));
+			return (tool_fail(call, BD_ETIMEOUT,
+			    "process '%lld' "
+			    "still running after %g s",
+			    pid, timeout));
 		}
 	}
 	proc_set_status(call, p);
 	if (WIFSIGNALED(p->status))
 		tool_set_output(call, "process %d ended by SIG%s", (int)p->pid,
 		    sigabbrev_np(WTERMSIG(p->status)) != NULL ?
-		    sigabbrev_np(WTERMSIG(p->status)) : "?");
+		        sigabbrev_np(WTERMSIG(p->status)) :
+		        "?");
 	else
 		tool_set_output(call, "process %d exited with status %d",
 		    (int)p->pid, WEXITSTATUS(p->status));
@@ -862,7 +914,8 @@ static int
 proc_prepare(struct tool_call *call)
 {
 	if (!ps.ready)
-		return (tool_fail(call, BD_EINTERNAL, "the process tool did "
+		return (tool_fail(call, BD_EINTERNAL,
+		    "the process tool did "
 		    "not start"));
 	return (0);
 }
@@ -875,7 +928,7 @@ proc_init(const struct tool_config *cfg, char **cause)
 		return (-1);
 	if (pipe2(ps.wake, O_CLOEXEC | O_NONBLOCK) != 0) {
 		if (asprintf(cause, "cannot create a pipe: %s",
-		    strerror(errno)) < 0)
+		        strerror(errno)) < 0)
 			*cause = NULL;
 		spawn_fini();
 		return (-1);

@@ -18,7 +18,7 @@ static struct {
 	/* on CLOCK_MONOTONIC: a clock step cannot lengthen or cut a wait */
 	pthread_cond_t cv;
 	atomic_int stopping;
-} ts = {.once = PTHREAD_ONCE_INIT, .lock = PTHREAD_MUTEX_INITIALIZER};
+} ts = { .once = PTHREAD_ONCE_INIT, .lock = PTHREAD_MUTEX_INITIALIZER };
 
 static void
 tool_shutdown_setup(void)
@@ -63,7 +63,7 @@ tool_sleep(double seconds)
 	end.tv_nsec = (long)(ns % 1000000000u);
 	pthread_mutex_lock(&ts.lock);
 	while (!atomic_load(&ts.stopping) &&
-	       pthread_cond_timedwait(&ts.cv, &ts.lock, &end) == 0)
+	    pthread_cond_timedwait(&ts.cv, &ts.lock, &end) == 0)
 		; /* a spurious wake-up: wait again until the end */
 	stopped = atomic_load(&ts.stopping);
 	pthread_mutex_unlock(&ts.lock);
@@ -71,8 +71,8 @@ tool_sleep(double seconds)
 }
 
 int
-tool_cond_timedwait(
-    pthread_cond_t *cv, pthread_mutex_t *m, const struct timespec *deadline)
+tool_cond_timedwait(pthread_cond_t *cv, pthread_mutex_t *m,
+    const struct timespec *deadline)
 {
 	struct timespec slice;
 	int rv;

@@ -95,8 +95,8 @@ spawn_reaper(void *unused)
 			break;
 		}
 		if (pcap < sp.n + 1) {
-			struct pollfd *p = realloc(pfd, (sp.n + 16) *
-			    sizeof *p);
+			struct pollfd *p = realloc(pfd,
+			    (sp.n + 16) * sizeof *p);
 
 			if (p != NULL) {
 				pfd = p;
@@ -115,7 +115,7 @@ spawn_reaper(void *unused)
 				continue;
 			}
 			pfd[np++] = (struct pollfd){ .fd = sp.w[i].pidfd,
-			    .events = POLLIN };
+				.events = POLLIN };
 		}
 		pthread_mutex_unlock(&sp.lock);
 
@@ -142,8 +142,8 @@ spawn_reaper(void *unused)
 			if (r < 0) /* ECHILD: not ours any more; never blocks */
 				status = 255 << 8;
 			spawn_close(&sp.w[i].pidfd);
-			done[ndone++] = (struct spawn_done){ sp.w[i].pid, status,
-			    sp.w[i].fn, sp.w[i].arg };
+			done[ndone++] = (struct spawn_done){ sp.w[i].pid,
+				status, sp.w[i].fn, sp.w[i].arg };
 			sp.w[i] = sp.w[--sp.n];
 		}
 		pthread_mutex_unlock(&sp.lock);
@@ -167,7 +167,7 @@ spawn_init(char **cause)
 		goto out;
 	if (pipe2(sp.wake, O_CLOEXEC | O_NONBLOCK) != 0) {
 		if (asprintf(cause, "cannot create the reaper's pipe: %s",
-		    strerror(errno)) < 0)
+		        strerror(errno)) < 0)
 			*cause = NULL;
 		goto fail;
 	}
@@ -258,8 +258,7 @@ spawn_nonblock(int fd)
 }
 
 int
-spawn_start(const struct spawn_opts *o, struct spawn_child *child,
-    char **cause)
+spawn_start(const struct spawn_opts *o, struct spawn_child *child, char **cause)
 {
 	int in[2] = { -1, -1 }, out[2] = { -1, -1 }, err[2] = { -1, -1 };
 	posix_spawn_file_actions_t fa;
@@ -309,18 +308,22 @@ spawn_start(const struct spawn_opts *o, struct spawn_child *child,
 	if (rv == 0)
 		rv = posix_spawnattr_setsigdefault(&at, &dfl);
 	if (rv == 0)
-		rv = posix_spawnattr_setflags(&at, POSIX_SPAWN_SETSID |
-		    POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF);
+		rv = posix_spawnattr_setflags(&at,
+		    POSIX_SPAWN_SETSID | POSIX_SPAWN_SETSIGMASK |
+		        POSIX_SPAWN_SETSIGDEF);
 	if ((errno = rv) != 0)
 		goto fail_errno;
 
 	rv = posix_spawnp(&pid, o->argv[0], &fa, &at, o->argv,
 	    o->envp != NULL ? o->envp : environ);
 	if (rv != 0) {
-		if (o->cwd != NULL && (rv == ENOENT || rv == ENOTDIR ||
-		    rv == EACCES) && access(o->cwd, X_OK) != 0)
-			saved = asprintf(cause, "cannot change to directory "
-			    "'%s': %s", o->cwd, strerror(rv));
+		if (o->cwd != NULL &&
+		    (rv == ENOENT || rv == ENOTDIR || rv == EACCES) &&
+		    access(o->cwd, X_OK) != 0)
+			saved = asprintf(cause,
+			    "cannot change to directory "
+			    "'%s': %s",
+			    o->cwd, strerror(rv));
 		else {
 			saved = asprintf(cause, "cannot run '%s': %s",
 			    o->argv[0], strerror(rv));
@@ -342,8 +345,8 @@ spawn_start(const struct spawn_opts *o, struct spawn_child *child,
 	if ((child->in >= 0 && spawn_nonblock(child->in) != 0) ||
 	    spawn_nonblock(child->out) != 0 ||
 	    (child->err >= 0 && spawn_nonblock(child->err) != 0) ||
-	    spawn_watch(pid, o->on_exit, o->arg, o->want_pidfd ?
-	    &child->pidfd : NULL) != 0) {
+	    spawn_watch(pid, o->on_exit, o->arg,
+	        o->want_pidfd ? &child->pidfd : NULL) != 0) {
 		/* Cannot happen short of running out of memory; the child
 		 * must not outlive our knowledge of it. */
 		kill(-pid, SIGKILL);
@@ -407,7 +410,7 @@ spawn_kill_group(pid_t pid, int pidfd, int sig)
 {
 	if (pidfd >= 0) {
 		if (pidfd_send_signal(pidfd, sig, NULL,
-		    PIDFD_SIGNAL_PROCESS_GROUP) == 0)
+		        PIDFD_SIGNAL_PROCESS_GROUP) == 0)
 			return (0);
 		if (errno != EINVAL)
 			return (-1);

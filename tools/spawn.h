@@ -29,17 +29,17 @@ struct spawn_opts {
 	int merge_stderr;      /* 1: stderr goes into the stdout pipe */
 	spawn_exit_fn on_exit; /* may be NULL: the child is only reaped */
 	void *arg;
-	int want_pidfd;        /* 1: a pidfd of the child in child->pidfd */
+	int want_pidfd; /* 1: a pidfd of the child in child->pidfd */
 };
 
 struct spawn_child {
-	pid_t pid;  /* also its process group id */
-	int in;     /* write end of stdin, or -1 */
-	int out;    /* read end of stdout (and stderr when merged) */
-	int err;    /* read end of stderr, or -1 when merged */
-	int pidfd;  /* with want_pidfd: the child's pidfd (opened before it
-	             * could be reaped, so never another process's), the
-	             * caller's to close; -1 otherwise or without pidfds */
+	pid_t pid; /* also its process group id */
+	int in;    /* write end of stdin, or -1 */
+	int out;   /* read end of stdout (and stderr when merged) */
+	int err;   /* read end of stderr, or -1 when merged */
+	int pidfd; /* with want_pidfd: the child's pidfd (opened before it
+	            * could be reaped, so never another process's), the
+	            * caller's to close; -1 otherwise or without pidfds */
 };
 
 /* Start (and stop) the reaper; counted, so each tool calls them once. */
@@ -62,8 +62,7 @@ int spawn_start(const struct spawn_opts *o, struct spawn_child *child,
  * when values[i] is NULL). Returns a malloc'd NULL-terminated array for
  * spawn_opts.envp, freed with spawn_env_free, or NULL when out of memory.
  */
-char **spawn_env(const char *const *names, const char *const *values,
-    size_t n);
+char **spawn_env(const char *const *names, const char *const *values, size_t n);
 void spawn_env_free(char **envp);
 
 /*

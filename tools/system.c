@@ -72,9 +72,10 @@ sys_info(struct tool_call *call)
 		    json_pack("{s:i, s:i}", "width", sw, "height", sh));
 		tool_set_json(call, "scaled",
 		    json_pack("{s:i, s:i}", "width", dw, "height", dh));
-		tool_set_output(call, "bureaud %s, protocol %d, screen %dx%d, "
-		    "screenshots %dx%d", BUREAU_VERSION, BUREAU_PROTOCOL, sw,
-		    sh, dw, dh);
+		tool_set_output(call,
+		    "bureaud %s, protocol %d, screen %dx%d, "
+		    "screenshots %dx%d",
+		    BUREAU_VERSION, BUREAU_PROTOCOL, sw, sh, dw, dh);
 	} else {
 		tool_set_str(call, "display_error", cause);
 		tool_set_output(call, "bureaud %s, protocol %d, no display: %s",

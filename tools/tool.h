@@ -33,17 +33,17 @@ enum bd_err { BD_OK = 0, BUREAU_PROTOCOL_ERRORS(TOOL_BD_ERR) BD_NERR };
 
 /* Daemon-wide settings the tools need; filled by runtime/config.c. */
 struct tool_config {
-	const char *display;          /* X display name, NULL = $DISPLAY */
-	enum cap_scale_mode scale;    /* --scale */
-	int scale_w, scale_h;         /* for CAP_SCALE_FIXED */
-	int settle_ms;                /* default settle time after input */
-	int settle_timeout_ms;        /* default settle bound */
-	int draw_cursor;              /* draw the pointer into screenshots */
-	int frame_interval_ms;        /* least time between published frames */
-	size_t bash_output_max;       /* bash output cap, bytes */
-	int workers;                  /* requests served at once */
-	size_t max_request;           /* --max-request, for `system info` */
-	const char *root;             /* confine file/editor paths, or NULL */
+	const char *display;       /* X display name, NULL = $DISPLAY */
+	enum cap_scale_mode scale; /* --scale */
+	int scale_w, scale_h;      /* for CAP_SCALE_FIXED */
+	int settle_ms;             /* default settle time after input */
+	int settle_timeout_ms;     /* default settle bound */
+	int draw_cursor;           /* draw the pointer into screenshots */
+	int frame_interval_ms;     /* least time between published frames */
+	size_t bash_output_max;    /* bash output cap, bytes */
+	int workers;               /* requests served at once */
+	size_t max_request;        /* --max-request, for `system info` */
+	const char *root;          /* confine file/editor paths, or NULL */
 	/* Publish an event on the PUB socket: "<topic> <json>" then, when body
 	 * is not NULL, "\n" and body. Thread-safe; never blocks for long. */
 	void (*publish)(const char *topic, const char *json, const void *body,
@@ -52,15 +52,15 @@ struct tool_config {
 
 /* One request being served. */
 struct tool_call {
-	json_t *req;             /* the request object (borrowed) */
-	json_t *reply;           /* reply object: handlers add fields */
+	json_t *req;   /* the request object (borrowed) */
+	json_t *reply; /* reply object: handlers add fields */
 	const struct tool_config *cfg;
 	/* The action the runtime resolved from the tool's table, or NULL
 	 * for a tool without actions (bash); action is act->name. */
 	const struct tool_action *act;
 	const char *action;
-	int code;                /* set by tool_fail */
-	char *message;           /* set by tool_fail, malloc'd */
+	int code;      /* set by tool_fail */
+	char *message; /* set by tool_fail, malloc'd */
 };
 
 /* One action of a tool. The same name may appear under two keys (the
@@ -80,12 +80,12 @@ struct tool_action {
 
 struct tool_entry {
 	const char *name;
-	const char *alias;                  /* another accepted name, or NULL */
+	const char *alias; /* another accepted name, or NULL */
 	/* Called once at start-up (may be NULL). A tool that cannot start
 	 * (no X display, say) returns -1 with *cause: the daemon logs it and
 	 * serves the tool's requests with an error naming the cause. */
 	int (*init)(const struct tool_config *cfg, char **cause);
-	void (*fini)(void);                 /* at shutdown (may be NULL) */
+	void (*fini)(void); /* at shutdown (may be NULL) */
 	/* The tool's actions, ended by an entry whose name is NULL; NULL for
 	 * a tool without actions (bash: its "command" is a shell line). */
 	const struct tool_action *actions;
@@ -121,15 +121,14 @@ int tool_failv(struct tool_call *call, int code, const char *fmt, va_list ap);
  * with a message that names the field. A missing optional field yields the
  * default; `null` counts as missing. */
 int tool_arg_str(struct tool_call *call, const char *field, int required,
-    const char *def, const char **out);      /* borrowed from the request */
+    const char *def, const char **out); /* borrowed from the request */
 int tool_arg_strn(struct tool_call *call, const char *field, int required,
     size_t maxlen, const char **out, size_t *len); /* may hold NULs */
 int tool_arg_int(struct tool_call *call, const char *field, int required,
     long long min, long long max, long long def, long long *out);
 int tool_arg_num(struct tool_call *call, const char *field, int required,
     double min, double max, double def, double *out);
-int tool_arg_bool(struct tool_call *call, const char *field, int def,
-    int *out);
+int tool_arg_bool(struct tool_call *call, const char *field, int def, int *out);
 /* An array of exactly two integers ("coordinate": [x, y]). */
 int tool_arg_pair(struct tool_call *call, const char *field, int required,
     int *a, int *b, int *present);
@@ -153,11 +152,11 @@ void tool_set_json(struct tool_call *call, const char *field, json_t *v);
 void tool_set_output(struct tool_call *call, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));
 /* Base64 of buf as a string field. */
-int tool_set_base64(struct tool_call *call, const char *field,
-    const void *buf, size_t len);
+int tool_set_base64(struct tool_call *call, const char *field, const void *buf,
+    size_t len);
 /* "image": {mime_type, data (base64), width, height, frame}. */
-int tool_set_image(struct tool_call *call, const char *mime,
-    const void *buf, size_t len, int width, int height, uint64_t frame);
+int tool_set_image(struct tool_call *call, const char *mime, const void *buf,
+    size_t len, int width, int height, uint64_t frame);
 
 /* --- policy (tools/policy.c) -------------------------------------------- */
 /* Resolve a client path under cfg->root (when set) without following a

@@ -22,16 +22,16 @@
 #include "tools/tool.h"
 #include "x11/windows.h"
 
-#define WIN_COORD_MAX 32767         /* screenshot-space bound of x, y */
-#define WIN_SIZE_MAX 32767          /* of width, height */
-#define WIN_ARGV_MAX 4096           /* arguments of a launch */
-#define WIN_COMMAND_MAX (256u << 10) /* bytes of a launch command */
-#define WIN_LAUNCH_TIMEOUT 10.0     /* s, default wait for a window */
+#define WIN_COORD_MAX          32767        /* screenshot-space bound of x, y */
+#define WIN_SIZE_MAX           32767        /* of width, height */
+#define WIN_ARGV_MAX           4096         /* arguments of a launch */
+#define WIN_COMMAND_MAX        (256u << 10) /* bytes of a launch command */
+#define WIN_LAUNCH_TIMEOUT     10.0         /* s, default wait for a window */
 #define WIN_LAUNCH_TIMEOUT_MAX 120.0
-#define WIN_CLOSE_TIMEOUT 3.0       /* s, default wait for a close */
-#define WIN_CLOSE_TIMEOUT_MAX 60.0
-#define WIN_APPLY_MS 1000           /* wait for a WM to apply a request */
-#define WIN_POLL_MS 20
+#define WIN_CLOSE_TIMEOUT      3.0 /* s, default wait for a close */
+#define WIN_CLOSE_TIMEOUT_MAX  60.0
+#define WIN_APPLY_MS           1000 /* wait for a WM to apply a request */
+#define WIN_POLL_MS            20
 
 extern char **environ;
 
@@ -55,7 +55,7 @@ win_space(struct win_space *s)
 	const char *display, *cause;
 
 	if (tool_computer_geometry(&s->sw, &s->sh, &s->dw, &s->dh, &display,
-	    &cause) != 0)
+	        &cause) != 0)
 		s->sw = s->sh = s->dw = s->dh = 1;
 }
 
@@ -106,7 +106,6 @@ win_rect(const struct win_space *s, int x, int y, int w, int h, int shot)
 	    "height", h));
 }
 
-
 /* One window as the protocol describes it. */
 static json_t *
 win_json(const struct win_space *s, const struct x11_win_info *w)
@@ -123,16 +122,16 @@ win_json(const struct win_space *s, const struct x11_win_info *w)
 	json_object_set_new(o, "title", win_text(w->title));
 	json_object_set_new(o, "class", win_text(w->wm_class));
 	json_object_set_new(o, "instance", win_text(w->instance));
-	json_object_set_new(o, "pid", w->pid > 0 ?
-	    json_integer(w->pid) : json_null());
+	json_object_set_new(o, "pid",
+	    w->pid > 0 ? json_integer(w->pid) : json_null());
 	json_object_update(o, r);
 	json_decref(r);
 	json_object_set_new(o, "active", json_boolean(w->active));
 	json_object_set_new(o, "visible", json_boolean(w->viewable));
-	json_object_set_new(o, "screen", win_rect(s, w->x, w->y, w->width,
-	    w->height, 0));
-	json_object_set_new(o, "frame", win_rect(s, w->fx, w->fy, w->fwidth,
-	    w->fheight, 1));
+	json_object_set_new(o, "screen",
+	    win_rect(s, w->x, w->y, w->width, w->height, 0));
+	json_object_set_new(o, "frame",
+	    win_rect(s, w->fx, w->fy, w->fwidth, w->fheight, 1));
 	return (o);
 }
 
@@ -236,8 +235,8 @@ win_list(struct tool_call *call)
 	x11_wm_list_free(v, n);
 	tool_set_json(call, "windows", arr);
 	mgr = x11_wm_manager(win.wm);
-	tool_set_json(call, "window_manager", mgr != NULL ? win_text(mgr) :
-	    json_null());
+	tool_set_json(call, "window_manager",
+	    mgr != NULL ? win_text(mgr) : json_null());
 	free(mgr);
 	if (text != NULL)
 		tool_set_strn(call, "output", text, tlen);
@@ -275,8 +274,10 @@ win_activate(struct tool_call *call)
 	if (w.active)
 		tool_set_output(call, "activated window %lu (0x%lx)", id, id);
 	else
-		tool_set_output(call, "asked to activate window %lu (0x%lx); "
-		    "it is not active yet", id, id);
+		tool_set_output(call,
+		    "asked to activate window %lu (0x%lx); "
+		    "it is not active yet",
+		    id, id);
 	x11_wm_info_clear(&w);
 	return (0);
 }
@@ -293,16 +294,18 @@ win_close(struct tool_call *call)
 	if (win_arg_window(call, &id) != 0 ||
 	    tool_arg_bool(call, "force", 0, &force) != 0 ||
 	    tool_arg_num(call, "timeout", 0, 0, WIN_CLOSE_TIMEOUT_MAX,
-	    WIN_CLOSE_TIMEOUT, &timeout) != 0)
+	        WIN_CLOSE_TIMEOUT, &timeout) != 0)
 		return (call->code);
 	if (win_info(call, id, &w) != 0)
 		return (call->code);
 	rv = w.deletable;
 	x11_wm_info_clear(&w);
 	if (!force && !rv)
-		return (tool_fail(call, BD_EINVAL, "window %lu (0x%lx) does "
+		return (tool_fail(call, BD_EINVAL,
+		    "window %lu (0x%lx) does "
 		    "not accept WM_DELETE_WINDOW: set 'force' to true to "
-		    "disconnect its client", id, id));
+		    "disconnect its client",
+		    id, id));
 	if ((rv = x11_wm_close_window(win.wm, id, force, &cause)) != 0)
 		return (win_xfail(call, rv, id, cause));
 	t0 = tool_now_ms();
@@ -325,9 +328,11 @@ win_close(struct tool_call *call)
 	if (closed)
 		tool_set_output(call, "closed window %lu (0x%lx)", id, id);
 	else
-		tool_set_output(call, "asked window %lu (0x%lx) to close; it "
+		tool_set_output(call,
+		    "asked window %lu (0x%lx) to close; it "
 		    "is still open after %.1f s (a dialog may be asking "
-		    "something)", id, id, timeout);
+		    "something)",
+		    id, id, timeout);
 	return (0);
 }
 
@@ -347,9 +352,9 @@ win_geometry(struct tool_call *call, int resize)
 
 	if (win_arg_window(call, &id) != 0 ||
 	    tool_arg_int(call, fa, 1, resize ? 1 : -WIN_COORD_MAX,
-	    resize ? WIN_SIZE_MAX : WIN_COORD_MAX, 0, &a) != 0 ||
+	        resize ? WIN_SIZE_MAX : WIN_COORD_MAX, 0, &a) != 0 ||
 	    tool_arg_int(call, fb, 1, resize ? 1 : -WIN_COORD_MAX,
-	    resize ? WIN_SIZE_MAX : WIN_COORD_MAX, 0, &b) != 0)
+	        resize ? WIN_SIZE_MAX : WIN_COORD_MAX, 0, &b) != 0)
 		return (call->code);
 	win_space(&s);
 	if (resize) {
@@ -361,12 +366,13 @@ win_geometry(struct tool_call *call, int resize)
 	}
 	if (win_info(call, id, &before) != 0)
 		return (call->code);
-	memcpy(first, (int[4]){ before.x, before.y, before.width,
-	    before.height }, sizeof first);
+	memcpy(first,
+	    (int[4]){ before.x, before.y, before.width, before.height },
+	    sizeof first);
 	memcpy(last, first, sizeof last);
 	x11_wm_info_clear(&before);
 	rv = resize ? x11_wm_resize(win.wm, id, sa, sb, &cause) :
-	    x11_wm_move(win.wm, id, sa, sb, &cause);
+	              x11_wm_move(win.wm, id, sa, sb, &cause);
 	if (rv != 0)
 		return (win_xfail(call, rv, id, cause));
 	t0 = tool_now_ms();
@@ -378,7 +384,7 @@ win_geometry(struct tool_call *call, int resize)
 		memcpy(cur, (int[4]){ w.x, w.y, w.width, w.height },
 		    sizeof cur);
 		if (resize ? (w.width == sa && w.height == sb) :
-		    (w.x == sa && w.y == sb))
+		             (w.x == sa && w.y == sb))
 			break;
 		if (tool_now_ms() - t0 > WIN_APPLY_MS)
 			break;
@@ -394,8 +400,8 @@ win_geometry(struct tool_call *call, int resize)
 	}
 	win_set_info(call, &w);
 	tool_set_output(call, "window %lu (0x%lx) is now %dx%d+%d+%d", id, id,
-	    win_map_len(w.width, s.sw, s.dw), win_map_len(w.height, s.sh,
-	    s.dh), win_map(w.x, s.sw, s.dw), win_map(w.y, s.sh, s.dh));
+	    win_map_len(w.width, s.sw, s.dw), win_map_len(w.height, s.sh, s.dh),
+	    win_map(w.x, s.sw, s.dw), win_map(w.y, s.sh, s.dh));
 	x11_wm_info_clear(&w);
 	return (0);
 }
@@ -416,7 +422,7 @@ win_resize(struct tool_call *call)
 
 /* What the launcher's children tell the daemon through the pipe. */
 struct win_msg {
-	int kind;  /* 1: the program's pid; 2: exec failed, val = errno */
+	int kind; /* 1: the program's pid; 2: exec failed, val = errno */
 	int val;
 };
 
@@ -585,8 +591,8 @@ win_exited(pid_t pid)
 	n = fread(buf, 1, sizeof buf - 1, f);
 	fclose(f);
 	buf[n] = '\0';
-	return ((p = strrchr(buf, ')')) != NULL && (p[2] == 'Z' ||
-	    p[2] == 'X'));
+	return (
+	    (p = strrchr(buf, ')')) != NULL && (p[2] == 'Z' || p[2] == 'X'));
 }
 
 /*
@@ -615,30 +621,33 @@ win_wait_window(struct tool_call *call, pid_t pid, unsigned long mark,
 				continue;
 			if (v[i].pid > 0 && win_descends(v[i].pid, pid))
 				pick = i;
-			else if (other == (size_t)-1 &&
-			    (v[i].pid <= 0 || gone))
+			else if (other == (size_t)-1 && (v[i].pid <= 0 || gone))
 				other = i;
 		}
 		if (pick == (size_t)-1)
 			pick = other;
 		if (pick != (size_t)-1) {
 			win_set_info(call, &v[pick]);
-			tool_set_output(call, "started pid %ld; its window is "
-			    "%lu (0x%lx) \"%s\"", (long)pid, v[pick].id,
-			    v[pick].id, v[pick].title);
+			tool_set_output(call,
+			    "started pid %ld; its window is "
+			    "%lu (0x%lx) \"%s\"",
+			    (long)pid, v[pick].id, v[pick].id, v[pick].title);
 			x11_wm_list_free(v, n);
 			return (0);
 		}
 		x11_wm_list_free(v, n);
 		if (tool_stopping())
-			return (tool_fail(call, BD_EBUSY, "started pid %ld; "
+			return (tool_fail(call, BD_EBUSY,
+			    "started pid %ld; "
 			    "not waiting for its window: bureaud is shutting "
-			    "down", (long)pid));
+			    "down",
+			    (long)pid));
 		if (tool_now_ms() - t0 >= timeout * 1000)
 			return (tool_fail(call, BD_ETIMEOUT,
 			    "no new window from pid %ld within %.1f s (field "
-			    "'timeout')%s", (long)pid, timeout, gone ?
-			    "; the program has exited" : ""));
+			    "'timeout')%s",
+			    (long)pid, timeout,
+			    gone ? "; the program has exited" : ""));
 		win_sleep_ms(50);
 	}
 }
@@ -655,15 +664,16 @@ win_launch_argv(struct tool_call *call, char ***out)
 
 	if (av != NULL && json_is_null(av))
 		av = NULL;
-	if (tool_arg_strn(call, "command", 0, WIN_COMMAND_MAX, &cmd, &len) !=
-	    0)
+	if (tool_arg_strn(call, "command", 0, WIN_COMMAND_MAX, &cmd, &len) != 0)
 		return (call->code);
 	if ((av == NULL) == (cmd == NULL))
-		return (tool_fail(call, BD_EINVAL, "launch needs exactly one "
+		return (tool_fail(call, BD_EINVAL,
+		    "launch needs exactly one "
 		    "of 'command' (a shell line) and 'argv' (an array)"));
 	if (cmd != NULL) {
 		if (len == 0 || strlen(cmd) != len)
-			return (tool_fail(call, BD_EINVAL, "invalid command: "
+			return (tool_fail(call, BD_EINVAL,
+			    "invalid command: "
 			    "field 'command' is empty or holds a NUL"));
 		if ((argv = calloc(4, sizeof *argv)) == NULL)
 			return (tool_fail(call, BD_EINTERNAL, "out of memory"));
@@ -675,20 +685,23 @@ win_launch_argv(struct tool_call *call, char ***out)
 	}
 	if (!json_is_array(av) || (n = json_array_size(av)) == 0 ||
 	    n > WIN_ARGV_MAX)
-		return (tool_fail(call, BD_EBADREQ, "field 'argv' must be an "
-		    "array of 1..%d strings", WIN_ARGV_MAX));
+		return (tool_fail(call, BD_EBADREQ,
+		    "field 'argv' must be an "
+		    "array of 1..%d strings",
+		    WIN_ARGV_MAX));
 	if ((argv = calloc(n + 1, sizeof *argv)) == NULL)
 		return (tool_fail(call, BD_EINTERNAL, "out of memory"));
 	for (size_t i = 0; i < n; i++) {
 		json_t *s = json_array_get(av, i);
 
-		if (!json_is_string(s) || strlen(json_string_value(s)) !=
-		    json_string_length(s) || (i == 0 &&
-		    json_string_length(s) == 0)) {
+		if (!json_is_string(s) ||
+		    strlen(json_string_value(s)) != json_string_length(s) ||
+		    (i == 0 && json_string_length(s) == 0)) {
 			free(argv);
-			return (tool_fail(call, BD_EBADREQ, "field 'argv' "
-			    "entry %zu must be a string without NUL%s", i,
-			    i == 0 ? " and not empty" : ""));
+			return (tool_fail(call, BD_EBADREQ,
+			    "field 'argv' "
+			    "entry %zu must be a string without NUL%s",
+			    i, i == 0 ? " and not empty" : ""));
 		}
 		argv[i] = (char *)json_string_value(s);
 	}
@@ -708,7 +721,7 @@ win_launch(struct tool_call *call)
 	if (win_launch_argv(call, &argv) != 0 ||
 	    tool_arg_bool(call, "wait", 0, &wait) != 0 ||
 	    tool_arg_num(call, "timeout", 0, 0.1, WIN_LAUNCH_TIMEOUT_MAX,
-	    WIN_LAUNCH_TIMEOUT, &timeout) != 0)
+	        WIN_LAUNCH_TIMEOUT, &timeout) != 0)
 		goto done;
 	if ((envp = win_envp(&dispvar)) == NULL) {
 		tool_fail(call, BD_EINTERNAL, "out of memory");
@@ -755,7 +768,7 @@ static int
 win_init(const struct tool_config *cfg, char **cause)
 {
 	const char *name = cfg->display != NULL ? cfg->display :
-	    getenv("DISPLAY");
+	                                          getenv("DISPLAY");
 
 	if (name != NULL && (win.display = strdup(name)) == NULL)
 		return (-1);

@@ -161,8 +161,10 @@ x11_open(const char *name, struct x11 **out, char **cause)
 	 * TrueColor ZPixmap with these masks on a little-endian client. */
 	if ((depth != 24 && depth != 32) || vis->red_mask != 0xff0000 ||
 	    vis->green_mask != 0x00ff00 || vis->blue_mask != 0x0000ff) {
-		x11_fail(cause, "display '%s' is not 24-bit TrueColor "
-		    "(start Xvfb with -screen 0 WxHx24)", name);
+		x11_fail(cause,
+		    "display '%s' is not 24-bit TrueColor "
+		    "(start Xvfb with -screen 0 WxHx24)",
+		    name);
 		goto fail;
 	}
 	x->has_fixes = XFixesQueryExtension(x->dpy, &ev, &err);
@@ -295,11 +297,13 @@ x11_draw_cursor(struct x11 *x, struct cap_image *img)
 		int py = y0 + cy;
 		if (py < 0 || py >= img->height)
 			continue;
-		uint32_t *row = (uint32_t *)(img->data + (size_t)py * img->stride);
+		uint32_t *row = (uint32_t *)(img->data +
+		    (size_t)py * img->stride);
 		for (int cx = 0; cx < ci->width; cx++) {
 			int px = x0 + cx;
 			/* pixels is an array of unsigned long, one per pixel */
-			uint32_t argb = (uint32_t)ci->pixels[cy * ci->width + cx];
+			uint32_t argb = (uint32_t)
+			                    ci->pixels[cy * ci->width + cx];
 			if (px < 0 || px >= img->width || (argb >> 24) == 0)
 				continue;
 			row[px] = x11_blend(row[px], argb);
@@ -318,7 +322,8 @@ x11_grab(struct x11 *x, int draw_cursor, struct cap_image *img, char **cause)
 
 	/* The screen can change size under us (xrandr, a desktop's display
 	 * settings): follow it, with a segment of the new size. */
-	if (XGetGeometry(x->dpy, x->root, &r, &gx, &gy, &gw, &gh, &bw, &depth) &&
+	if (XGetGeometry(x->dpy, x->root, &r, &gx, &gy, &gw, &gh, &bw,
+	        &depth) &&
 	    ((int)gw != x->width || (int)gh != x->height)) {
 		int had_shm = x->use_shm;
 
@@ -339,15 +344,18 @@ x11_grab(struct x11 *x, int draw_cursor, struct cap_image *img, char **cause)
 		if (x->plain_img != NULL)
 			XDestroyImage(x->plain_img);
 		x->plain_img = XGetImage(x->dpy, x->root, 0, 0,
-		    (unsigned)x->width, (unsigned)x->height, AllPlanes, ZPixmap);
+		    (unsigned)x->width, (unsigned)x->height, AllPlanes,
+		    ZPixmap);
 		if (x->plain_img == NULL)
 			return (x11_fail(cause, "XGetImage failed on '%s'",
 			    x->name));
 		xi = x->plain_img;
 	}
 	if (xi->bits_per_pixel != 32)
-		return (x11_fail(cause, "display '%s' does not use 32 bits "
-		    "per pixel", x->name));
+		return (x11_fail(cause,
+		    "display '%s' does not use 32 bits "
+		    "per pixel",
+		    x->name));
 	img->data = (uint8_t *)xi->data;
 	img->width = x->width;
 	img->height = x->height;
@@ -465,7 +473,8 @@ x11_settle(struct x11 *x, uint64_t since_ns, int settle_ms, int timeout_ms)
 
 	pthread_mutex_lock(&x->dlock);
 	for (;;) {
-		uint64_t quiet = x->dlast_ns > since_ns ? x->dlast_ns : since_ns;
+		uint64_t quiet = x->dlast_ns > since_ns ? x->dlast_ns :
+		                                          since_ns;
 		uint64_t now = x11_now_ns(), until = quiet + settle;
 		struct timespec ts;
 

@@ -69,7 +69,7 @@
 
 /* XKB's most groups per key; a cell is group g, level l at [2 * g + l]. */
 #define KBD_GROUPS 4
-#define KBD_CELLS (2 * KBD_GROUPS)
+#define KBD_CELLS  (2 * KBD_GROUPS)
 
 /*
  * A group holds one letter with a case ([lower, upper], cased bit set) or
@@ -77,11 +77,11 @@
  * that level free (Shift gives the same character, as before packing).
  */
 struct kbd_slot {
-	int spare;   /* no keysyms of its own: ours to bind */
-	int bound;   /* we bound sym[] and the server still has it */
-	int ngroups; /* groups bound, all below it non-empty */
-	unsigned cased;              /* bit g: group g is [lower, upper] */
-	KeySym sym[KBD_CELLS];       /* what the keycode carries */
+	int spare;             /* no keysyms of its own: ours to bind */
+	int bound;             /* we bound sym[] and the server still has it */
+	int ngroups;           /* groups bound, all below it non-empty */
+	unsigned cased;        /* bit g: group g is [lower, upper] */
+	KeySym sym[KBD_CELLS]; /* what the keycode carries */
 	uint64_t used[KBD_CELLS];    /* LRU clock of the last use */
 	uint64_t batch[KBD_CELLS];   /* batch that needs this cell */
 	int64_t typed_ns[KBD_CELLS]; /* monotonic time of the last press */
@@ -113,7 +113,7 @@ struct x11_kbd {
 	int64_t not_before; /* earliest time to send pending bindings */
 	struct kbd_held held[X11_KBD_MAX_COMBO * 4];
 	int nheld;
-	Display *ping;           /* own connection for _NET_WM_PING, or NULL */
+	Display *ping; /* own connection for _NET_WM_PING, or NULL */
 	Atom wm_protocols, wm_state, net_wm_ping;
 	unsigned long ping_serial;
 };
@@ -296,8 +296,9 @@ kbd_find(struct x11_kbd *kbd, KeySym ks, int g1, struct kbd_key *key)
 				if (!s->spare || g >= s->ngroups ||
 				    s->sym[2 * g + lv] != ks)
 					continue;
-				if (lv == 1 && (kbd_filler(s, g) ||
-				    (g1 && !(s->cased & (1u << g)))))
+				if (lv == 1 &&
+				    (kbd_filler(s, g) ||
+				        (g1 && !(s->cased & (1u << g)))))
 					continue;
 				key->kc = (KeyCode)k;
 				key->group = g;
@@ -332,8 +333,8 @@ kbd_cells(const struct kbd_slot *s, int g, int l, int whole)
  * recently used first.
  */
 static uint64_t
-kbd_rank(struct x11_kbd *kbd, const struct kbd_slot *s, int g, int l,
-    KeySym ks, int whole, int combo, int64_t now)
+kbd_rank(struct x11_kbd *kbd, const struct kbd_slot *s, int g, int l, KeySym ks,
+    int whole, int combo, int64_t now)
 {
 	unsigned cells;
 	uint64_t used;
@@ -374,8 +375,8 @@ kbd_rank(struct x11_kbd *kbd, const struct kbd_slot *s, int g, int l,
 	if (taken)
 		return UINT64_MAX;
 	if (is_free)
-		return ((uint64_t)wait << 56) | (uint64_t)(2 * g +
-		    (g == s->ngroups));
+		return ((uint64_t)wait << 56) |
+		    (uint64_t)(2 * g + (g == s->ngroups));
 	if (used >= (uint64_t)1 << 54)
 		used = ((uint64_t)1 << 54) - 1;
 	return ((uint64_t)(2 + wait) << 56) | used;
@@ -408,8 +409,8 @@ kbd_place(struct x11_kbd *kbd, KeySym ks, int combo)
 			continue;
 		for (g = 0; g < g_max && g <= s->ngroups; g++) {
 			for (l = 0; l < 2; l++) {
-				rank = kbd_rank(kbd, s, g, l, ks, whole,
-				    combo, now);
+				rank = kbd_rank(kbd, s, g, l, ks, whole, combo,
+				    now);
 				if (rank < best_rank) {
 					best_rank = rank;
 					best = s;
@@ -476,8 +477,8 @@ kbd_client_below(struct x11_kbd *kbd, Window w, int depth)
 	int format;
 
 	if (XGetWindowProperty(kbd->ping, w, kbd->wm_state, 0, 0, False,
-		AnyPropertyType, &type, &format, &nitems, &after,
-		&prop) == Success &&
+	        AnyPropertyType, &type, &format, &nitems, &after,
+	        &prop) == Success &&
 	    type != None) {
 		XFree(prop);
 		return w;
@@ -510,8 +511,8 @@ kbd_ping_target(struct x11_kbd *kbd)
 	if (w == None)
 		return None;
 	if (w == PointerRoot || w == root) {
-		if (!XQueryPointer(kbd->ping, root, &root, &child, &rx, &ry,
-			&x, &y, &mask) ||
+		if (!XQueryPointer(kbd->ping, root, &root, &child, &rx, &ry, &x,
+		        &y, &mask) ||
 		    child == None)
 			return None;
 		w = child;
@@ -880,8 +881,7 @@ x11_kbd_new(Display *dpy, struct x11_kbd **out, char **cause)
 		return -1;
 	}
 	XDisplayKeycodes(dpy, &kbd->min_kc, &kbd->max_kc);
-	if (kbd->min_kc < 8 || kbd->max_kc > 255 ||
-	    kbd->max_kc < kbd->min_kc) {
+	if (kbd->min_kc < 8 || kbd->max_kc > 255 || kbd->max_kc < kbd->min_kc) {
 		kbd_fail(cause, "odd keycode range %d..%d", kbd->min_kc,
 		    kbd->max_kc);
 		goto fail;
@@ -896,8 +896,9 @@ x11_kbd_new(Display *dpy, struct x11_kbd **out, char **cause)
 	/* Groups need XKB to lock them; without it one group of two. */
 	maj = XkbMajorVersion;
 	min = XkbMinorVersion;
-	kbd->groups = XkbQueryExtension(dpy, &op, &ev, &err, &maj, &min)
-	    ? KBD_GROUPS : 1;
+	kbd->groups = XkbQueryExtension(dpy, &op, &ev, &err, &maj, &min) ?
+	    KBD_GROUPS :
+	    1;
 	if (kbd_refresh(kbd, dpy, cause) != 0)
 		goto fail;
 	/* A connection of our own for pings: waiting for the answer must
@@ -922,7 +923,7 @@ fail:
 void
 x11_kbd_free(struct x11_kbd *kbd, Display *dpy)
 {
-	KeySym none[2] = {NoSymbol, NoSymbol};
+	KeySym none[2] = { NoSymbol, NoSymbol };
 	struct kbd_slot *s;
 	int64_t last;
 	int i, n, c, any;
@@ -1073,8 +1074,7 @@ x11_kbd_combo(struct x11_kbd *kbd, Display *dpy, const char *combo,
 	}
 	if (mode == X11_KEY_TAP) {
 		for (i = n - 1; i >= 0; i--) {
-			XTestFakeKeyEvent(dpy, keys[i].kc, False,
-			    CurrentTime);
+			XTestFakeKeyEvent(dpy, keys[i].kc, False, CurrentTime);
 			if (shift[i])
 				XTestFakeKeyEvent(dpy, shift[i], False,
 				    CurrentTime);
@@ -1103,8 +1103,8 @@ kbd_type_batch(struct x11_kbd *kbd, Display *dpy, struct kbd_shift *sh,
 }
 
 int
-x11_kbd_type(struct x11_kbd *kbd, Display *dpy, const char *utf8,
-    size_t len, char **cause)
+x11_kbd_type(struct x11_kbd *kbd, Display *dpy, const char *utf8, size_t len,
+    char **cause)
 {
 	const unsigned char *s = (const unsigned char *)utf8;
 	struct kbd_shift sh;
@@ -1183,8 +1183,9 @@ x11_kbd_type(struct x11_kbd *kbd, Display *dpy, const char *utf8,
 		}
 		if (r != 0) {
 			kbd_fail(cause, "no spare keycode to bind U+%04lX",
-			    (unsigned long)(syms[k] >= 0x01000000
-				    ? syms[k] - 0x01000000 : syms[k]));
+			    (unsigned long)(syms[k] >= 0x01000000 ?
+			            syms[k] - 0x01000000 :
+			            syms[k]));
 			goto fail;
 		}
 		kcs[k] = key.kc;
@@ -1194,8 +1195,8 @@ x11_kbd_type(struct x11_kbd *kbd, Display *dpy, const char *utf8,
 	}
 	if (kbd_send(kbd, dpy, cause) != 0)
 		goto fail;
-	kbd_type_batch(kbd, dpy, &sh, kcs + start, shift + start,
-	    group + start, nsyms - start);
+	kbd_type_batch(kbd, dpy, &sh, kcs + start, shift + start, group + start,
+	    nsyms - start);
 	kbd_shift_restore(dpy, &sh);
 	kbd_group_restore(kbd, dpy);
 	if (relock)

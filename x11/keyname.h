@@ -26,8 +26,8 @@
  * capslock, plus F1..F24 in any case. Pure: no X connection needed.
  * Fills syms[0..*n-1].
  */
-int x11_kbd_parse(
-    const char *combo, KeySym *syms, int max, int *n, char **cause);
+int x11_kbd_parse(const char *combo, KeySym *syms, int max, int *n,
+    char **cause);
 
 /*
  * Decode one UTF-8 character at s[0..len-1] into *cp: its length, or 0 if

@@ -28,23 +28,30 @@ enum {
 	A_TEXT,
 	A_INCR,
 	A_COMPOUND_TEXT,
-	A_BUREAU_SEL,   /* where our reads land */
-	A_BUREAU_TS,    /* touched to learn a server timestamp */
+	A_BUREAU_SEL, /* where our reads land */
+	A_BUREAU_TS,  /* touched to learn a server timestamp */
 	A_COUNT
 };
 
 static char *sel_atom_names[A_COUNT] = {
-	"CLIPBOARD", "TARGETS", "TIMESTAMP", "UTF8_STRING", "TEXT", "INCR",
-	"COMPOUND_TEXT", "_BUREAU_SELECTION", "_BUREAU_TIMESTAMP",
+	"CLIPBOARD",
+	"TARGETS",
+	"TIMESTAMP",
+	"UTF8_STRING",
+	"TEXT",
+	"INCR",
+	"COMPOUND_TEXT",
+	"_BUREAU_SELECTION",
+	"_BUREAU_TIMESTAMP",
 };
 
 /* Values above this go by INCR, in chunks of SEL_CHUNK: well under the
  * core protocol's 256 KiB request limit, which every client can read. */
-#define SEL_INCR_MIN (192u << 10)
-#define SEL_CHUNK (64u << 10)
-#define SEL_XFER_IDLE_MS 10000   /* drop an INCR reader silent this long */
-#define SEL_SET_WAIT_MS 3000     /* the owner thread's confirmation */
-#define SEL_READ_LONGS (1L << 20) /* per XGetWindowProperty: 4 MiB */
+#define SEL_INCR_MIN     (192u << 10)
+#define SEL_CHUNK        (64u << 10)
+#define SEL_XFER_IDLE_MS 10000      /* drop an INCR reader silent this long */
+#define SEL_SET_WAIT_MS  3000       /* the owner thread's confirmation */
+#define SEL_READ_LONGS   (1L << 20) /* per XGetWindowProperty: 4 MiB */
 
 /* A value being served; shared by the current ownership and transfers,
  * counted under s->lock. */
@@ -60,7 +67,7 @@ struct sel_xfer {
 	Atom property, type;
 	struct sel_buf *buf;
 	size_t off;
-	int done;          /* the final empty chunk was sent */
+	int done; /* the final empty chunk was sent */
 	double last_ms;
 	struct sel_xfer *next;
 };
@@ -81,11 +88,11 @@ struct x11_sel {
 	/* shared with x11_sel_set/get, under lock */
 	pthread_mutex_t lock;
 	pthread_cond_t cond;
-	struct sel_buf *cur;     /* what we serve, NULL when not owner */
-	struct sel_buf *want;    /* handed over by x11_sel_set */
+	struct sel_buf *cur;  /* what we serve, NULL when not owner */
+	struct sel_buf *want; /* handed over by x11_sel_set */
 	unsigned long want_gen, done_gen;
 	int done_ok;
-	int ts_pending;          /* waiting for the timestamp event */
+	int ts_pending; /* waiting for the timestamp event */
 
 	/* reader connection, one read at a time */
 	pthread_mutex_t rlock;
@@ -137,8 +144,11 @@ sel_latin1(const struct sel_buf *in)
 		return (NULL);
 	for (size_t i = 0; i < in->len;) {
 		unsigned c = p[i];
-		size_t k = c < 0x80 ? 1 : (c >> 5) == 6 ? 2 : (c >> 4) == 14 ?
-		    3 : (c >> 3) == 30 ? 4 : 1;
+		size_t k = c < 0x80 ? 1 :
+		    (c >> 5) == 6   ? 2 :
+		    (c >> 4) == 14  ? 3 :
+		    (c >> 3) == 30  ? 4 :
+		                      1;
 
 		if (k == 2 && i + 1 < in->len && c <= 0xc3)
 			b->data[n++] = (char)(((c & 0x1f) << 6) |
@@ -450,8 +460,7 @@ sel_main(void *arg)
 /* --- open, close, set ---------------------------------------------------- */
 
 int
-x11_sel_open(const char *name, size_t max, struct x11_sel **out,
-    char **cause)
+x11_sel_open(const char *name, size_t max, struct x11_sel **out, char **cause)
 {
 	struct x11_sel *s;
 
@@ -475,15 +484,15 @@ x11_sel_open(const char *name, size_t max, struct x11_sel **out,
 		x11_fail(cause, "cannot intern the selection atoms");
 		goto fail;
 	}
-	s->owin = XCreateSimpleWindow(s->odpy, DefaultRootWindow(s->odpy),
-	    -10, -10, 1, 1, 0, 0, 0);
+	s->owin = XCreateSimpleWindow(s->odpy, DefaultRootWindow(s->odpy), -10,
+	    -10, 1, 1, 0, 0, 0);
 	XSelectInput(s->odpy, s->owin, PropertyChangeMask);
 	XStoreName(s->odpy, s->owin, "bureaud clipboard");
 	XSync(s->odpy, False);
 	/* one reader window for good: an owner answering late writes to a
 	 * window that still exists (some clients exit on a BadWindow) */
-	s->rwin = XCreateSimpleWindow(s->rdpy, DefaultRootWindow(s->rdpy),
-	    -10, -10, 1, 1, 0, 0, 0);
+	s->rwin = XCreateSimpleWindow(s->rdpy, DefaultRootWindow(s->rdpy), -10,
+	    -10, 1, 1, 0, 0, 0);
 	XSelectInput(s->rdpy, s->rwin, PropertyChangeMask);
 	XSync(s->rdpy, False);
 	if (pipe2(s->wake, O_CLOEXEC) != 0) {
@@ -557,10 +566,13 @@ x11_sel_set(struct x11_sel *s, const char *text, size_t len, char **cause)
 		ok = s->done_ok;
 	pthread_mutex_unlock(&s->lock);
 	if (rv != 0)
-		return (x11_fail(cause, "the X server did not confirm the "
-		    "clipboard ownership within %d ms", SEL_SET_WAIT_MS));
+		return (x11_fail(cause,
+		    "the X server did not confirm the "
+		    "clipboard ownership within %d ms",
+		    SEL_SET_WAIT_MS));
 	if (!ok)
-		return (x11_fail(cause, "another client kept the clipboard "
+		return (x11_fail(cause,
+		    "another client kept the clipboard "
 		    "ownership"));
 	return (0);
 }
@@ -572,8 +584,8 @@ x11_sel_set(struct x11_sel *s, const char *text, size_t len, char **cause)
  * SelectionNotify answering the request made at time ts (a late answer
  * to an earlier request has another time). 0, or X11_SEL_TIMEOUT. */
 static int
-sel_wait(Display *dpy, Window w, int type, Atom prop, Time ts,
-    double deadline, XEvent *ev)
+sel_wait(Display *dpy, Window w, int type, Atom prop, Time ts, double deadline,
+    XEvent *ev)
 {
 	struct pollfd pfd = { ConnectionNumber(dpy), POLLIN, 0 };
 
@@ -586,7 +598,7 @@ sel_wait(Display *dpy, Window w, int type, Atom prop, Time ts,
 				continue;
 			if (type == PropertyNotify &&
 			    (ev->xproperty.atom != prop ||
-			    ev->xproperty.state != PropertyNewValue))
+			        ev->xproperty.state != PropertyNewValue))
 				continue;
 			if (type == SelectionNotify &&
 			    ev->xselection.time != ts &&
@@ -604,8 +616,8 @@ sel_wait(Display *dpy, Window w, int type, Atom prop, Time ts,
 /* Append the whole property (in slices) to *buf and delete it. *type and
  * *format describe it; *n is its size in bytes (0 when empty). */
 static int
-sel_read_prop(struct x11_sel *s, Window w, Atom prop, char **buf,
-    size_t *len, size_t *n, Atom *type, int *format, char **cause)
+sel_read_prop(struct x11_sel *s, Window w, Atom prop, char **buf, size_t *len,
+    size_t *n, Atom *type, int *format, char **cause)
 {
 	long off = 0;
 
@@ -617,12 +629,14 @@ sel_read_prop(struct x11_sel *s, Window w, Atom prop, char **buf,
 		char *nb;
 
 		if (XGetWindowProperty(s->rdpy, w, prop, off, SEL_READ_LONGS,
-		    False, AnyPropertyType, type, format, &nitems, &after,
-		    &data) != Success)
-			return (x11_fail(cause, "cannot read the selection "
+		        False, AnyPropertyType, type, format, &nitems, &after,
+		        &data) != Success)
+			return (x11_fail(cause,
+			    "cannot read the selection "
 			    "property"));
-		bytes = nitems * (size_t)(*format == 32 ? sizeof(long) :
-		    (size_t)*format / 8);
+		bytes = nitems *
+		    (size_t)(*format == 32 ? sizeof(long) :
+		                             (size_t)*format / 8);
 		if (*len + bytes > s->max) {
 			XFree(data);
 			XDeleteProperty(s->rdpy, w, prop);
@@ -651,8 +665,7 @@ sel_read_prop(struct x11_sel *s, Window w, Atom prop, char **buf,
 
 /* Convert the bytes we got to UTF-8 by their type. */
 static int
-sel_to_utf8(struct x11_sel *s, Atom type, char **buf, size_t *len,
-    char **cause)
+sel_to_utf8(struct x11_sel *s, Atom type, char **buf, size_t *len, char **cause)
 {
 	if (type == XA_STRING) {
 		char *u = malloc(*len * 2 + 1), *o = u;
@@ -679,7 +692,8 @@ sel_to_utf8(struct x11_sel *s, Atom type, char **buf, size_t *len,
 		int cnt = 0;
 
 		if (Xutf8TextPropertyToTextList(s->rdpy, &tp, &list, &cnt) >=
-		    Success && cnt > 0 && list != NULL) {
+		        Success &&
+		    cnt > 0 && list != NULL) {
 			char *u = strdup(list[0]);
 
 			XFreeStringList(list);
@@ -711,20 +725,20 @@ sel_convert(struct x11_sel *s, Window w, Atom target, double deadline,
 	    PropModeAppend, (unsigned char *)"", 0);
 	XFlush(s->rdpy);
 	if ((rv = sel_wait(s->rdpy, w, PropertyNotify, s->a[A_BUREAU_TS], 0,
-	    deadline, &ev)) != 0)
+	         deadline, &ev)) != 0)
 		return (rv);
 	ts = ev.xproperty.time;
 	XDeleteProperty(s->rdpy, w, prop);
 	XConvertSelection(s->rdpy, s->a[A_CLIPBOARD], target, prop, w, ts);
 	XFlush(s->rdpy);
 	if ((rv = sel_wait(s->rdpy, w, SelectionNotify, None, ts, deadline,
-	    &ev)) != 0)
+	         &ev)) != 0)
 		return (rv);
 	if (ev.xselection.property == None)
 		return (1);
 	*len = 0;
 	if ((rv = sel_read_prop(s, w, prop, buf, len, &n, type, &format,
-	    cause)) != 0)
+	         cause)) != 0)
 		return (rv);
 	if (*type != s->a[A_INCR])
 		return (0);
@@ -736,10 +750,10 @@ sel_convert(struct x11_sel *s, Window w, Atom target, double deadline,
 		Atom t;
 
 		if ((rv = sel_wait(s->rdpy, w, PropertyNotify, prop, 0,
-		    deadline, &ev)) != 0)
+		         deadline, &ev)) != 0)
 			return (rv);
 		if ((rv = sel_read_prop(s, w, prop, buf, len, &n, &t, &format,
-		    cause)) != 0)
+		         cause)) != 0)
 			return (rv);
 		if (*type == None)
 			*type = t;
@@ -798,8 +812,10 @@ x11_sel_get(struct x11_sel *s, int timeout_ms, char **text, size_t *len,
 			break;
 	}
 	if (rv == 1)
-		rv = x11_fail(cause, "the clipboard owner (window 0x%lx) "
-		    "offers no text", (unsigned long)own);
+		rv = x11_fail(cause,
+		    "the clipboard owner (window 0x%lx) "
+		    "offers no text",
+		    (unsigned long)own);
 	else if (rv == 0)
 		rv = sel_to_utf8(s, type, &buf, len, cause);
 done:

@@ -17,7 +17,7 @@
 
 #include <stddef.h>
 
-#define X11_SEL_TIMEOUT (-2)
+#define X11_SEL_TIMEOUT  (-2)
 #define X11_SEL_TOOLARGE (-3)
 
 struct x11_sel;
@@ -31,8 +31,7 @@ void x11_sel_close(struct x11_sel *s);
 
 /* Own CLIPBOARD with a copy of text (len bytes, UTF-8). Returns once the
  * server confirmed the ownership. */
-int x11_sel_set(struct x11_sel *s, const char *text, size_t len,
-    char **cause);
+int x11_sel_set(struct x11_sel *s, const char *text, size_t len, char **cause);
 
 /*
  * Read CLIPBOARD as text: UTF8_STRING, else STRING (Latin-1, converted).

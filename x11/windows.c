@@ -36,18 +36,27 @@ enum {
 };
 
 static char *wm_atom_names[A_COUNT] = {
-	"_NET_SUPPORTED", "_NET_SUPPORTING_WM_CHECK", "_NET_CLIENT_LIST",
-	"_NET_ACTIVE_WINDOW", "_NET_WM_NAME", "UTF8_STRING", "_NET_WM_PID",
-	"WM_STATE", "WM_PROTOCOLS", "WM_DELETE_WINDOW",
-	"_NET_MOVERESIZE_WINDOW", "_NET_WM_DESKTOP", "_NET_CURRENT_DESKTOP",
+	"_NET_SUPPORTED",
+	"_NET_SUPPORTING_WM_CHECK",
+	"_NET_CLIENT_LIST",
+	"_NET_ACTIVE_WINDOW",
+	"_NET_WM_NAME",
+	"UTF8_STRING",
+	"_NET_WM_PID",
+	"WM_STATE",
+	"WM_PROTOCOLS",
+	"WM_DELETE_WINDOW",
+	"_NET_MOVERESIZE_WINDOW",
+	"_NET_WM_DESKTOP",
+	"_NET_CURRENT_DESKTOP",
 };
 
-#define WM_TITLE_MAX (1L << 14)     /* 32-bit units: 64 KiB of title */
-#define WM_LIST_MAX (1L << 16)      /* windows in _NET_CLIENT_LIST */
-#define WM_WALK_DEPTH 3             /* frame levels searched for WM_STATE */
-#define WM_SOURCE_PAGER 2           /* EWMH source indication */
+#define WM_TITLE_MAX    (1L << 14) /* 32-bit units: 64 KiB of title */
+#define WM_LIST_MAX     (1L << 16) /* windows in _NET_CLIENT_LIST */
+#define WM_WALK_DEPTH   3          /* frame levels searched for WM_STATE */
+#define WM_SOURCE_PAGER 2          /* EWMH source indication */
 
-#define WM_CREATED_RING 4096        /* windows remembered for launches */
+#define WM_CREATED_RING 4096 /* windows remembered for launches */
 
 struct x11_wm {
 	pthread_mutex_t lock;
@@ -70,7 +79,7 @@ struct x11_wm {
 /* What the running window manager offers, read once per operation: a WM
  * may start, stop or be replaced at any time. */
 struct wm_ewmh {
-	Window check;           /* its check window, None without EWMH */
+	Window check; /* its check window, None without EWMH */
 	Atom *supported;
 	unsigned long nsupported;
 };
@@ -126,7 +135,7 @@ wm_prop(struct x11_wm *wm, Window w, Atom prop, Atom type, long max,
 	unsigned char *data = NULL;
 
 	if (XGetWindowProperty(wm->dpy, w, prop, 0, max, False, type, &actual,
-	    &fmt, &nitems, &after, &data) != Success)
+	        &fmt, &nitems, &after, &data) != Success)
 		return (NULL);
 	if (actual == None || (type != AnyPropertyType && actual != type)) {
 		if (data != NULL)
@@ -175,9 +184,11 @@ wm_ewmh_load(struct x11_wm *wm, struct wm_ewmh *e)
 	memset(e, 0, sizeof *e);
 	/* A stale check window (its WM died) does not point to itself. */
 	if (wm_prop_long(wm, wm->root, wm->a[A_NET_SUPPORTING_WM_CHECK],
-	    XA_WINDOW, &w) != 0 || w == 0 ||
+	        XA_WINDOW, &w) != 0 ||
+	    w == 0 ||
 	    wm_prop_long(wm, (Window)w, wm->a[A_NET_SUPPORTING_WM_CHECK],
-	    XA_WINDOW, &again) != 0 || again != w)
+	        XA_WINDOW, &again) != 0 ||
+	    again != w)
 		return;
 	e->check = (Window)w;
 	data = wm_prop(wm, wm->root, wm->a[A_NET_SUPPORTED], XA_ATOM, 4096,
@@ -213,8 +224,8 @@ wm_supports(const struct wm_ewmh *e, Atom a)
 static int
 wm_has_state(struct x11_wm *wm, Window w)
 {
-	unsigned char *data = wm_prop(wm, w, wm->a[A_WM_STATE],
-	    AnyPropertyType, 2, NULL, NULL, NULL);
+	unsigned char *data = wm_prop(wm, w, wm->a[A_WM_STATE], AnyPropertyType,
+	    2, NULL, NULL, NULL);
 
 	if (data == NULL)
 		return (0);
@@ -264,8 +275,8 @@ wm_push(Window **v, size_t *n, size_t *cap, Window w)
  * redirect windows (menus, tooltips) and input-only ones are never clients.
  */
 static int
-wm_clients(struct x11_wm *wm, const struct wm_ewmh *e, Window **out,
-    size_t *n, char **cause)
+wm_clients(struct x11_wm *wm, const struct wm_ewmh *e, Window **out, size_t *n,
+    char **cause)
 {
 	Window r, p, *kids = NULL, *v = NULL;
 	unsigned int nk = 0;
@@ -274,12 +285,12 @@ wm_clients(struct x11_wm *wm, const struct wm_ewmh *e, Window **out,
 	unsigned long nitems = 0;
 	int fmt = 0;
 
-	if (e->check != None && (data = wm_prop(wm, wm->root,
-	    wm->a[A_NET_CLIENT_LIST], XA_WINDOW, WM_LIST_MAX, &fmt, &nitems,
-	    NULL)) != NULL) {
+	if (e->check != None &&
+	    (data = wm_prop(wm, wm->root, wm->a[A_NET_CLIENT_LIST], XA_WINDOW,
+	         WM_LIST_MAX, &fmt, &nitems, NULL)) != NULL) {
 		for (unsigned long i = 0; fmt == 32 && i < nitems; i++)
 			if (wm_push(&v, &cnt, &cap,
-			    (Window)((unsigned long *)data)[i]) != 0)
+			        (Window)((unsigned long *)data)[i]) != 0)
 				goto oom;
 		XFree(data);
 		*out = v;
@@ -298,7 +309,8 @@ wm_clients(struct x11_wm *wm, const struct wm_ewmh *e, Window **out,
 		if (wm_has_state(wm, kids[i]))
 			c = kids[i];
 		else if ((c = wm_find_client(wm, kids[i], WM_WALK_DEPTH)) ==
-		    None && a.map_state == IsViewable)
+		        None &&
+		    a.map_state == IsViewable)
 			c = kids[i];
 		if (c != None && wm_push(&v, &cnt, &cap, c) != 0)
 			goto oom;
@@ -340,8 +352,7 @@ wm_parent(struct x11_wm *wm, Window w)
 /* The active client: the window manager's word when it keeps one, else the
  * client holding the input focus (or an ancestor of the focus window). */
 static Window
-wm_active(struct x11_wm *wm, const struct wm_ewmh *e, const Window *v,
-    size_t n)
+wm_active(struct x11_wm *wm, const struct wm_ewmh *e, const Window *v, size_t n)
 {
 	unsigned long a = 0;
 	Window f;
@@ -349,7 +360,9 @@ wm_active(struct x11_wm *wm, const struct wm_ewmh *e, const Window *v,
 
 	if (wm_supports(e, wm->a[A_NET_ACTIVE_WINDOW]))
 		return (wm_prop_long(wm, wm->root, wm->a[A_NET_ACTIVE_WINDOW],
-		    XA_WINDOW, &a) == 0 ? (Window)a : None);
+		            XA_WINDOW, &a) == 0 ?
+		        (Window)a :
+		        None);
 	XGetInputFocus(wm->dpy, &f, &revert);
 	while (f != None && f != PointerRoot && f != wm->root) {
 		if (wm_in(v, n, f))
@@ -408,7 +421,8 @@ wm_title(struct x11_wm *wm, Window w)
 	else if (tp.encoding == wm->a[A_UTF8_STRING])
 		s = strndup((char *)tp.value, tp.nitems);
 	else if (Xutf8TextPropertyToTextList(wm->dpy, &tp, &list, &cnt) >=
-	    Success && cnt > 0 && list != NULL)
+	        Success &&
+	    cnt > 0 && list != NULL)
 		s = strdup(list[0]);
 	else
 		s = strndup((char *)tp.value, tp.nitems);
@@ -475,7 +489,8 @@ wm_fill(struct x11_wm *wm, Window w, Window active, struct x11_win_info *out,
 	memset(out, 0, sizeof *out);
 	out->id = w;
 	if (!XGetWindowAttributes(wm->dpy, w, &a) ||
-	    !XTranslateCoordinates(wm->dpy, w, wm->root, 0, 0, &x, &y, &child) ||
+	    !XTranslateCoordinates(wm->dpy, w, wm->root, 0, 0, &x, &y,
+	        &child) ||
 	    (frame = wm_frame(wm, w)) == None ||
 	    !XGetGeometry(wm->dpy, frame, &r, &fx, &fy, &fw, &fh, &bw, &depth))
 		return (X11_WM_GONE);
@@ -495,8 +510,8 @@ wm_fill(struct x11_wm *wm, Window w, Window active, struct x11_win_info *out,
 	out->title = wm_title(wm, w);
 	if (XGetClassHint(wm->dpy, w, &ch)) {
 		out->instance = strdup(ch.res_name != NULL ? ch.res_name : "");
-		out->wm_class = strdup(ch.res_class != NULL ? ch.res_class :
-		    "");
+		out->wm_class = strdup(
+		    ch.res_class != NULL ? ch.res_class : "");
 		if (ch.res_name != NULL)
 			XFree(ch.res_name);
 		if (ch.res_class != NULL)
@@ -550,7 +565,8 @@ x11_wm_watch(struct x11_wm *wm, unsigned long *mark, char **cause)
 	*mark = wm->seq;
 	pthread_mutex_unlock(&wm->lock);
 	if (err != 0)
-		return (x11_fail(cause, "cannot watch the root window for new "
+		return (x11_fail(cause,
+		    "cannot watch the root window for new "
 		    "windows"));
 	return (0);
 }
@@ -568,15 +584,14 @@ x11_wm_unwatch(struct x11_wm *wm)
 }
 
 int
-x11_wm_created_since(struct x11_wm *wm, unsigned long mark,
-    unsigned long id)
+x11_wm_created_since(struct x11_wm *wm, unsigned long mark, unsigned long id)
 {
 	int yes = 0;
 
 	pthread_mutex_lock(&wm->lock);
 	wm_drain(wm);
-	for (unsigned long q = wm->seq; q > mark && wm->seq - q <
-	    WM_CREATED_RING; q--)
+	for (unsigned long q = wm->seq;
+	     q > mark && wm->seq - q < WM_CREATED_RING; q--)
 		if (wm->created[q % WM_CREATED_RING].seq == q &&
 		    wm->created[q % WM_CREATED_RING].id == (Window)id) {
 			yes = 1;
@@ -698,8 +713,8 @@ x11_wm_info(struct x11_wm *wm, unsigned long id, struct x11_win_info *out,
 }
 
 static void
-wm_send_root(struct x11_wm *wm, Window w, Atom type, long l0, long l1,
-    long l2, long l3, long l4)
+wm_send_root(struct x11_wm *wm, Window w, Atom type, long l0, long l1, long l2,
+    long l3, long l4)
 {
 	XEvent ev;
 
@@ -721,12 +736,11 @@ wm_send_root(struct x11_wm *wm, Window w, Atom type, long l0, long l1,
  * Run one operation on a client with the lock, a trap and the EWMH state:
  * X11_WM_GONE when id is not a client or an X error says it went away.
  */
-typedef int (*wm_op_fn)(struct x11_wm *, const struct wm_ewmh *, Window,
-    Window, const long *, char **);
+typedef int (*wm_op_fn)(struct x11_wm *, const struct wm_ewmh *, Window, Window,
+    const long *, char **);
 
 static int
-wm_op(struct x11_wm *wm, Window id, wm_op_fn fn, const long *args,
-    char **cause)
+wm_op(struct x11_wm *wm, Window id, wm_op_fn fn, const long *args, char **cause)
 {
 	struct wm_ewmh e;
 	struct x11_trap t;
@@ -749,8 +763,10 @@ wm_op(struct x11_wm *wm, Window id, wm_op_fn fn, const long *args,
 		char msg[128];
 
 		XGetErrorText(wm->dpy, err, msg, sizeof msg);
-		return (x11_fail(cause, "X error on window 0x%lx: %s "
-		    "(request %d)", id, msg, t.request));
+		return (x11_fail(cause,
+		    "X error on window 0x%lx: %s "
+		    "(request %d)",
+		    id, msg, t.request));
 	}
 	return (rv);
 }
@@ -769,12 +785,13 @@ wm_op_activate(struct x11_wm *wm, const struct wm_ewmh *e, Window id,
 		/* a window on another desktop is reached by switching there */
 		if (wm_supports(e, wm->a[A_NET_CURRENT_DESKTOP]) &&
 		    wm_prop_long(wm, id, wm->a[A_NET_WM_DESKTOP], XA_CARDINAL,
-		    &desk) == 0 && desk != 0xffffffffUL &&
+		        &desk) == 0 &&
+		    desk != 0xffffffffUL &&
 		    wm_prop_long(wm, wm->root, wm->a[A_NET_CURRENT_DESKTOP],
-		    XA_CARDINAL, &cur) == 0 && cur != desk)
-			wm_send_root(wm, wm->root,
-			    wm->a[A_NET_CURRENT_DESKTOP], (long)desk,
-			    CurrentTime, 0, 0, 0);
+		        XA_CARDINAL, &cur) == 0 &&
+		    cur != desk)
+			wm_send_root(wm, wm->root, wm->a[A_NET_CURRENT_DESKTOP],
+			    (long)desk, CurrentTime, 0, 0, 0);
 		/* source 2 (a pager): the user asked, so no focus-stealing
 		 * prevention applies */
 		wm_send_root(wm, id, wm->a[A_NET_ACTIVE_WINDOW],
@@ -811,8 +828,10 @@ wm_op_close(struct x11_wm *wm, const struct wm_ewmh *e, Window id,
 		return (0);
 	}
 	if (!wm_deletable(wm, id))
-		return (x11_fail(cause, "window 0x%lx does not accept "
-		    "WM_DELETE_WINDOW", id));
+		return (x11_fail(cause,
+		    "window 0x%lx does not accept "
+		    "WM_DELETE_WINDOW",
+		    id));
 	memset(&ev, 0, sizeof ev);
 	ev.xclient.type = ClientMessage;
 	ev.xclient.window = id;
@@ -825,8 +844,7 @@ wm_op_close(struct x11_wm *wm, const struct wm_ewmh *e, Window id,
 }
 
 int
-x11_wm_close_window(struct x11_wm *wm, unsigned long id, int kill,
-    char **cause)
+x11_wm_close_window(struct x11_wm *wm, unsigned long id, int kill, char **cause)
 {
 	long args[1] = { kill };
 

@@ -24,19 +24,19 @@
 struct x11_wm;
 
 struct x11_win_info {
-	unsigned long id;       /* the client window (not its frame) */
-	char *title;            /* UTF-8: _NET_WM_NAME, else WM_NAME; "" */
-	char *wm_class;         /* WM_CLASS class part ("XTerm"), or "" */
-	char *instance;         /* WM_CLASS instance part ("xterm"), or "" */
-	long pid;               /* _NET_WM_PID, 0 when unknown */
+	unsigned long id; /* the client window (not its frame) */
+	char *title;      /* UTF-8: _NET_WM_NAME, else WM_NAME; "" */
+	char *wm_class;   /* WM_CLASS class part ("XTerm"), or "" */
+	char *instance;   /* WM_CLASS instance part ("xterm"), or "" */
+	long pid;         /* _NET_WM_PID, 0 when unknown */
 	/* The client area in root coordinates (through any frame). */
 	int x, y, width, height;
 	/* The outer rectangle on screen: the window manager's frame with
 	 * its decorations and border, or the window itself. */
 	int fx, fy, fwidth, fheight;
-	int viewable;           /* mapped and all ancestors mapped */
-	int active;             /* _NET_ACTIVE_WINDOW, or holds the focus */
-	int deletable;          /* WM_PROTOCOLS lists WM_DELETE_WINDOW */
+	int viewable;  /* mapped and all ancestors mapped */
+	int active;    /* _NET_ACTIVE_WINDOW, or holds the focus */
+	int deletable; /* WM_PROTOCOLS lists WM_DELETE_WINDOW */
 };
 
 /* Connect to display `name` (NULL: $DISPLAY). */

@@ -51,8 +51,7 @@ int x11_button(struct x11 *x, int button, int down);
  * (CLOCK_MONOTONIC) or the last damage, whichever is later; give up after
  * timeout_ms from since_ns. Returns 0 when settled, 1 when it timed out.
  * Needs no lock. */
-int x11_settle(struct x11 *x, uint64_t since_ns, int settle_ms,
-    int timeout_ms);
+int x11_settle(struct x11 *x, uint64_t since_ns, int settle_ms, int timeout_ms);
 
 /* Wait until the damage counter differs from `seq` or timeout_ms passes
  * (the frame publisher's idle wait). Returns the counter. Needs no lock. */

@@ -16,10 +16,10 @@
 
 struct x11_trap {
 	Display *dpy;
-	int error;              /* first error code seen, 0 = none */
-	unsigned char request;  /* its major request code */
-	XID resource;           /* its resource id */
-	struct x11_trap *prev;  /* the thread's enclosing trap */
+	int error;             /* first error code seen, 0 = none */
+	unsigned char request; /* its major request code */
+	XID resource;          /* its resource id */
+	struct x11_trap *prev; /* the thread's enclosing trap */
 };
 
 /* Start recording errors on dpy in t (owned by the caller, usually on its

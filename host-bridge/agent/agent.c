@@ -178,8 +178,8 @@ ag_ms_since(long long t0_us)
 
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	return ((double)((long long)ts.tv_sec * 1000000 + ts.tv_nsec / 1000 -
-	                 t0_us) /
-	        1e3);
+	            t0_us) /
+	    1e3);
 }
 
 static long long
@@ -288,9 +288,9 @@ ag_wait_approval(struct agent *ag, json_t *id, json_t *req, const char *tool,
 static double
 ag_forward_timeout(json_t *req, const char *tool)
 {
-	double t = strcmp(tool, "system") == 0 ? AG_SYSTEM_S
-	           : strcmp(tool, "bash") == 0 ? AG_BASH_S
-	                                       : AG_FORWARD_S,
+	double t = strcmp(tool, "system") == 0 ? AG_SYSTEM_S :
+	    strcmp(tool, "bash") == 0          ? AG_BASH_S :
+	                                         AG_FORWARD_S,
 	       v;
 	json_t *x;
 
@@ -352,16 +352,16 @@ ag_handle(struct agent *ag, const char *buf, size_t len)
 
 	/* Duplicate keys are refused as bureaud does, and what goes on is
 	 * this parse re-encoded: the daemon sees what was checked here. */
-	req = json_loadb(
-	    buf, len, JSON_REJECT_DUPLICATES | JSON_DECODE_ANY, &jerr);
+	req = json_loadb(buf, len, JSON_REJECT_DUPLICATES | JSON_DECODE_ANY,
+	    &jerr);
 	if (req == NULL)
 		return (ag_error(NULL, "bad_request",
 		    "request is not valid JSON: %s (at byte %d)", jerr.text,
 		    jerr.position));
 	if (!json_is_object(req)) {
 		json_decref(req);
-		return (ag_error(
-		    NULL, "bad_request", "request must be a JSON object"));
+		return (ag_error(NULL, "bad_request",
+		    "request must be a JSON object"));
 	}
 	if (json_object_get(req, "token") == NULL) {
 		reply = ag_error(NULL, "unauthorized",
@@ -374,8 +374,8 @@ ag_handle(struct agent *ag, const char *buf, size_t len)
 		return (reply);
 	}
 	if (!ag_token_ok(ag, json_object_get(req, "token"))) {
-		reply = ag_error(
-		    NULL, "unauthorized", "invalid token in field 'token'");
+		reply = ag_error(NULL, "unauthorized",
+		    "invalid token in field 'token'");
 		audit_record(ag->audit, NULL, NULL, NULL, "unauthorized",
 		    ag_ms_since(t0), NULL, 0);
 		json_decref(req);
@@ -413,7 +413,7 @@ ag_handle(struct agent *ag, const char *buf, size_t len)
 		    "cursor_position still work)",
 		    ag->d->name);
 	else if (ag->approve.n > 0 &&
-	         policy_matches(&ag->approve, tool, action)) {
+	    policy_matches(&ag->approve, tool, action)) {
 		reply = ag_wait_approval(ag, id, req, tool, action, &err);
 		/* The operator may have taken over while it waited. */
 		if (reply == NULL && ag->takeover && input)
@@ -444,8 +444,8 @@ ag_handle(struct agent *ag, const char *buf, size_t len)
 		    bureau_client_error(ag->guest));
 		goto done;
 	}
-	rv = bureau_call_timeout(
-	    ag->guest, text, ag_forward_timeout(req, tool), &reply);
+	rv = bureau_call_timeout(ag->guest, text, ag_forward_timeout(req, tool),
+	    &reply);
 	atomic_store(&ag->guest_down, rv == BUREAU_ECONNECT);
 	if (reply != NULL) {
 		/* The daemon's reply goes back verbatim. libbureau's code
@@ -454,8 +454,8 @@ ag_handle(struct agent *ag, const char *buf, size_t len)
 		 * base64 a second time would cost about a millisecond). */
 		if (rv == 0 && input) {
 			r = json_loads(reply, JSON_ALLOW_NUL, NULL);
-			err = r != NULL ? ag_reply_png(r, &png, &pnglen)
-			                : "malformed_reply";
+			err = r != NULL ? ag_reply_png(r, &png, &pnglen) :
+			                  "malformed_reply";
 		} else
 			err = rv == 0 ? NULL : bureau_error_name(rv);
 	} else if (rv == BUREAU_ENOREPLY) {
@@ -468,8 +468,8 @@ ag_handle(struct agent *ag, const char *buf, size_t len)
 		    bureau_client_error(ag->guest));
 	}
 done:
-	audit_record(
-	    ag->audit, req, tool, action, err, ag_ms_since(t0), png, pnglen);
+	audit_record(ag->audit, req, tool, action, err, ag_ms_since(t0), png,
+	    pnglen);
 	json_decref(r);
 	json_decref(req);
 	free(png);
@@ -510,8 +510,8 @@ ag_persist(struct agent *ag, char **cause)
 	}
 	json_object_set_new(j, "allow", json_string(al));
 	json_object_set_new(j, "approve", json_string(ap));
-	json_object_set_new(
-	    j, "approve_timeout", json_integer(ag->approve_timeout));
+	json_object_set_new(j, "approve_timeout",
+	    json_integer(ag->approve_timeout));
 	json_object_set_new(j, "takeover", json_boolean(ag->takeover));
 	if ((s = json_dumps(j, JSON_INDENT(2))) == NULL) {
 		*cause = hb_fmt("out of memory");
@@ -543,7 +543,7 @@ ag_policy_json(struct agent *ag)
 static char *
 ag_op_policy(struct agent *ag, json_t *req)
 {
-	struct policy_list al = {0}, ap = {0};
+	struct policy_list al = { 0 }, ap = { 0 };
 	json_t *jal = json_object_get(req, "allow");
 	json_t *jap = json_object_get(req, "approve");
 	json_t *jto = json_object_get(req, "approve_timeout");
@@ -560,10 +560,12 @@ ag_op_policy(struct agent *ag, json_t *req)
 		return (ag_error(NULL, "invalid_argument",
 		    "field 'approve_timeout' must be a whole number of seconds "
 		    "from 1 to 86400"));
-	if ((jal != NULL && policy_parse("allow", json_string_value(jal), &al,
-	                        &cause) != 0) ||
-	    (jap != NULL && policy_parse("approve", json_string_value(jap), &ap,
-	                        &cause) != 0)) {
+	if ((jal != NULL &&
+	        policy_parse("allow", json_string_value(jal), &al, &cause) !=
+	            0) ||
+	    (jap != NULL &&
+	        policy_parse("approve", json_string_value(jap), &ap, &cause) !=
+	            0)) {
 		policy_list_clear(&al);
 		reply = ag_error(NULL, "invalid_argument", "%s", cause);
 		free(cause);
@@ -653,14 +655,14 @@ ag_op_handle(struct agent *ag, const char *buf, size_t len)
 		pthread_mutex_lock(&ag->lock);
 		r = ag_policy_json(ag);
 		if (r != NULL) {
-			json_object_set_new(
-			    r, "desktop", json_string(ag->d->name));
-			json_object_set_new(
-			    r, "takeover", json_boolean(ag->takeover));
-			json_object_set_new(
-			    r, "pending", json_integer(ag->pending));
-			json_object_set_new(
-			    r, "endpoint", json_string(ag->ep_url));
+			json_object_set_new(r, "desktop",
+			    json_string(ag->d->name));
+			json_object_set_new(r, "takeover",
+			    json_boolean(ag->takeover));
+			json_object_set_new(r, "pending",
+			    json_integer(ag->pending));
+			json_object_set_new(r, "endpoint",
+			    json_string(ag->ep_url));
 			json_object_set_new(r, "pid", json_integer(getpid()));
 		}
 		pthread_mutex_unlock(&ag->lock);
@@ -682,12 +684,12 @@ ag_op_handle(struct agent *ag, const char *buf, size_t len)
 			    json_is_true(on) ? "on" : "off");
 			/* In force either way; say when it would not survive
 			 * a restart. */
-			reply = rv == 0 ? ag_dump(json_pack("{s:b, s:b}", "ok",
-			                      1, "takeover", json_is_true(on)))
-			                : ag_error(NULL, "io_error",
-			                      "takeover %s but not saved: %s",
-			                      json_is_true(on) ? "on" : "off",
-			                      cause);
+			reply = rv == 0 ?
+			    ag_dump(json_pack("{s:b, s:b}", "ok", 1, "takeover",
+			        json_is_true(on))) :
+			    ag_error(NULL, "io_error",
+			        "takeover %s but not saved: %s",
+			        json_is_true(on) ? "on" : "off", cause);
 			free(cause);
 		}
 	} else if (strcmp(op, "approvals") == 0) {
@@ -696,12 +698,12 @@ ag_op_handle(struct agent *ag, const char *buf, size_t len)
 		for (struct approval *a = ag->approvals; a != NULL && list;
 		     a = a->next)
 			if (a->state == AP_PENDING)
-				json_array_insert_new(
-				    list, 0, ag_approval_json(ag, a));
+				json_array_insert_new(list, 0,
+				    ag_approval_json(ag, a));
 		pthread_mutex_unlock(&ag->lock);
-		reply = ag_dump(
-		    list ? json_pack("{s:b, s:o}", "ok", 1, "approvals", list)
-		         : NULL);
+		reply = ag_dump(list ?
+		        json_pack("{s:b, s:o}", "ok", 1, "approvals", list) :
+		        NULL);
 	} else if (strcmp(op, "decide") == 0) {
 		reply = ag_op_decide(ag, req);
 	} else if (strcmp(op, "policy") == 0) {
@@ -737,10 +739,9 @@ ag_worker_main(void *arg)
 			continue;
 		}
 		msg = nng_aio_get_msg(w->aio);
-		reply = w->op ? ag_op_handle(
-		                    w->ag, nng_msg_body(msg), nng_msg_len(msg))
-		              : ag_handle(
-		                    w->ag, nng_msg_body(msg), nng_msg_len(msg));
+		reply = w->op ?
+		    ag_op_handle(w->ag, nng_msg_body(msg), nng_msg_len(msg)) :
+		    ag_handle(w->ag, nng_msg_body(msg), nng_msg_len(msg));
 		nng_msg_free(msg);
 		if (reply == NULL)
 			continue;
@@ -767,8 +768,8 @@ ag_listen(nng_socket *s, const char *url, size_t max, char **cause)
 	if ((rv = nng_rep0_open(s)) != 0 ||
 	    (rv = nng_socket_set_size(*s, NNG_OPT_RECVMAXSZ, max)) != 0 ||
 	    (rv = nng_listen(*s, url, NULL, 0)) != 0) {
-		*cause =
-		    hb_fmt("cannot listen on '%s': %s", url, nng_strerror(rv));
+		*cause = hb_fmt("cannot listen on '%s': %s", url,
+		    nng_strerror(rv));
 		return (-1);
 	}
 	return (0);
@@ -786,8 +787,8 @@ ag_start_workers(struct agent *ag, char **cause)
 		if ((rv = nng_ctx_open(&w->ctx, w->op ? ag->op : ag->ep)) !=
 		        0 ||
 		    (rv = nng_aio_alloc(&w->aio, NULL, NULL)) != 0 ||
-		    (rv = pthread_create(
-		         &w->thread, NULL, ag_worker_main, w)) != 0) {
+		    (rv = pthread_create(&w->thread, NULL, ag_worker_main,
+		         w)) != 0) {
 			*cause = hb_fmt("cannot start a worker: %s",
 			    rv > 0 ? strerror(rv) : nng_strerror(rv));
 			return (-1);
@@ -813,12 +814,13 @@ ag_secret(const struct desktop *d, const char *file, char **cause)
 	}
 	free(path);
 	n = strlen(s);
-	while (n > 0 && (s[n - 1] == '\n' || s[n - 1] == '\r' ||
-	                    s[n - 1] == ' ' || s[n - 1] == '\t'))
+	while (n > 0 &&
+	    (s[n - 1] == '\n' || s[n - 1] == '\r' || s[n - 1] == ' ' ||
+	        s[n - 1] == '\t'))
 		s[--n] = '\0';
 	if (n == 0) {
-		*cause =
-		    hb_fmt("the %s of desktop '%s' is empty", file, d->name);
+		*cause = hb_fmt("the %s of desktop '%s' is empty", file,
+		    d->name);
 		free(s);
 		return (NULL);
 	}
@@ -836,8 +838,8 @@ ag_load_policy(struct agent *ag, char **cause)
 	int rv = -1;
 
 	if (j == NULL) {
-		*cause =
-		    hb_fmt("cannot read '%s'", path ? path : "desktop.json");
+		*cause = hb_fmt("cannot read '%s'",
+		    path ? path : "desktop.json");
 		goto out;
 	}
 	ag->approve_timeout = AGENT_APPROVE_TIMEOUT;
@@ -868,11 +870,9 @@ ag_lock_pid(const struct desktop *d, char **cause)
 	}
 	fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0600);
 	if (fd < 0 || flock(fd, LOCK_EX | LOCK_NB) != 0) {
-		*cause =
-		    fd >= 0 && errno == EWOULDBLOCK
-		        ? hb_fmt(
-		              "desktop '%s' already has a host agent", d->name)
-		        : hb_fmt("cannot lock '%s': %s", path, strerror(errno));
+		*cause = fd >= 0 && errno == EWOULDBLOCK ?
+		    hb_fmt("desktop '%s' already has a host agent", d->name) :
+		    hb_fmt("cannot lock '%s': %s", path, strerror(errno));
 		if (fd >= 0)
 			close(fd);
 		free(path);
@@ -881,8 +881,8 @@ ag_lock_pid(const struct desktop *d, char **cause)
 	free(path);
 	if ((s = hb_fmt("%d\n", (int)getpid())) == NULL ||
 	    ftruncate(fd, 0) != 0 || pwrite(fd, s, strlen(s), 0) < 0) {
-		*cause =
-		    hb_fmt("cannot write the agent's pid: %s", strerror(errno));
+		*cause = hb_fmt("cannot write the agent's pid: %s",
+		    strerror(errno));
 		free(s);
 		close(fd);
 		return (-1);

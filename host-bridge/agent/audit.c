@@ -63,8 +63,8 @@ audit_reopen(struct audit *a, char **cause)
 	a->fd = open(a->log,
 	    O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0600);
 	if (a->fd < 0) {
-		*cause =
-		    hb_fmt("cannot open '%s': %s", a->log, strerror(errno));
+		*cause = hb_fmt("cannot open '%s': %s", a->log,
+		    strerror(errno));
 		return (-1);
 	}
 	a->size = fstat(a->fd, &st) == 0 ? (long)st.st_size : 0;
@@ -96,8 +96,8 @@ audit_open(const char *dir, struct audit **out, char **cause)
 	            1, 1000000, &a->keep, cause) != 0))
 		goto fail;
 	if (mkdir(a->shots, 0700) != 0 && errno != EEXIST) {
-		*cause =
-		    hb_fmt("cannot create '%s': %s", a->shots, strerror(errno));
+		*cause = hb_fmt("cannot create '%s': %s", a->shots,
+		    strerror(errno));
 		goto fail;
 	}
 	a->seq = audit_last_seq(a->log);
@@ -156,8 +156,8 @@ audit_summary(json_t *req)
 			size_t k = n > SUMMARY_VALUE ? SUMMARY_VALUE : n;
 			/* cut at a UTF-8 boundary */
 			while (k > 0 && k < n &&
-			       ((unsigned char)json_string_value(v)[k] &
-			           0xc0) == 0x80)
+			    ((unsigned char)json_string_value(v)[k] & 0xc0) ==
+			        0x80)
 				k--;
 			snprintf(val, sizeof val, "%.*s%s", (int)k,
 			    json_string_value(v), k < n ? "..." : "");
@@ -165,8 +165,8 @@ audit_summary(json_t *req)
 			char *d = json_dumps(v, JSON_COMPACT | JSON_ENCODE_ANY);
 			snprintf(val, sizeof val, "%.*s%s", SUMMARY_VALUE,
 			    d != NULL ? d : "?",
-			    d != NULL && strlen(d) > SUMMARY_VALUE ? "..."
-			                                           : "");
+			    d != NULL && strlen(d) > SUMMARY_VALUE ? "..." :
+			                                             "");
 			free(d);
 		}
 		w = snprintf(buf + off, sizeof buf - off, "%s%s=%s",
@@ -183,15 +183,15 @@ audit_summary(json_t *req)
 }
 
 static void
-audit_write_png(
-    struct audit *a, long long seq, const void *png, size_t len, json_t *line)
+audit_write_png(struct audit *a, long long seq, const void *png, size_t len,
+    json_t *line)
 {
 	char *path = hb_fmt("%s/%lld.png", a->shots, seq), *cause = NULL;
 	char *gone = hb_fmt("%s/%lld.png", a->shots, seq - a->keep);
 
 	if (path != NULL && hb_write_file(path, png, len, 0600, &cause) == 0)
-		json_object_set_new(
-		    line, "screenshot", json_sprintf("audit/%lld.png", seq));
+		json_object_set_new(line, "screenshot",
+		    json_sprintf("audit/%lld.png", seq));
 	else
 		fprintf(stderr, "bureau agent: %s\n",
 		    cause ? cause : "no memory for a screenshot");

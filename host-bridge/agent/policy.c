@@ -38,8 +38,8 @@ policy_item_ok(const char *s)
 }
 
 int
-policy_parse(
-    const char *what, const char *s, struct policy_list *out, char **cause)
+policy_parse(const char *what, const char *s, struct policy_list *out,
+    char **cause)
 {
 	char *copy = strdup(s), *tok, *save = NULL;
 
@@ -105,8 +105,8 @@ policy_format(const struct policy_list *l)
 
 /* The matching of bureaud's bd_config_allows (runtime/config.c). */
 int
-policy_matches(
-    const struct policy_list *l, const char *tool, const char *action)
+policy_matches(const struct policy_list *l, const char *tool,
+    const char *action)
 {
 	size_t tl = strlen(tool);
 
@@ -124,10 +124,10 @@ policy_matches(
 }
 
 int
-policy_resolve(
-    json_t *req, const char **toolp, const char **actionp, char **cause)
+policy_resolve(json_t *req, const char **toolp, const char **actionp,
+    char **cause)
 {
-	static const char *keys[] = {"action", "command", "type"};
+	static const char *keys[] = { "action", "command", "type" };
 	json_t *t = json_object_get(req, "tool"), *v;
 	const char *tool, *action = NULL, *first = NULL;
 
@@ -161,8 +161,8 @@ policy_resolve(
 			first = keys[i];
 		}
 	} else if (strcmp(tool, POLICY_EDITOR) == 0 &&
-	           json_object_get(req, "action") != NULL &&
-	           json_object_get(req, "command") != NULL) {
+	    json_object_get(req, "action") != NULL &&
+	    json_object_get(req, "command") != NULL) {
 		*cause = hb_fmt("fields 'action' and 'command' both name the "
 		                "action of tool '%s': give 'command'",
 		    POLICY_EDITOR);
@@ -184,6 +184,6 @@ policy_is_input(const char *tool, const char *action)
 	if (action == NULL)
 		return (1); /* refused by the daemon anyway; never let it by */
 	return (strcmp(action, "screenshot") != 0 &&
-	        strcmp(action, "zoom") != 0 &&
-	        strcmp(action, "cursor_position") != 0);
+	    strcmp(action, "zoom") != 0 &&
+	    strcmp(action, "cursor_position") != 0);
 }

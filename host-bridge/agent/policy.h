@@ -22,8 +22,8 @@ struct policy_list {
 
 /* Parse s into *out (policy_list_clear it); what names the option in the
  * error. An empty string is an empty list. */
-int policy_parse(
-    const char *what, const char *s, struct policy_list *out, char **cause);
+int policy_parse(const char *what, const char *s, struct policy_list *out,
+    char **cause);
 void policy_list_clear(struct policy_list *l);
 
 /* The list as "a,b,c" (malloc'd). */
@@ -31,8 +31,8 @@ char *policy_format(const struct policy_list *l);
 
 /* Does an item of l name tool (and action)? An empty list matches
  * nothing: for --allow the caller treats empty as "everything". */
-int policy_matches(
-    const struct policy_list *l, const char *tool, const char *action);
+int policy_matches(const struct policy_list *l, const char *tool,
+    const char *action);
 
 /*
  * The tool (its canonical name, or the request's own when unknown) and
@@ -44,8 +44,8 @@ int policy_matches(
  * "command"; the editor's "command" may not come with an "action". The
  * strings are borrowed from req. -1 with a cause naming the fields.
  */
-int policy_resolve(
-    json_t *req, const char **tool, const char **action, char **cause);
+int policy_resolve(json_t *req, const char **tool, const char **action,
+    char **cause);
 
 /* Is this request input to the desktop (everything in computer but
  * screenshot, zoom and cursor_position)? Takeover refuses these. */

@@ -71,8 +71,9 @@ usage(FILE *f)
 			print_usage(f, t);
 	}
 	fprintf(f, "  bureau help [COMMAND]\n  bureau --version\n");
-	fprintf(f, "\nA desktop NAME resolves through $BUREAU_HOME/NAME "
-	           "(default ~/.local/share/bureau/NAME).\n");
+	fprintf(f,
+	    "\nA desktop NAME resolves through $BUREAU_HOME/NAME "
+	    "(default ~/.local/share/bureau/NAME).\n");
 }
 
 int

@@ -23,8 +23,8 @@ struct cli_cmd {
 };
 
 /* NULL-name-terminated tables. */
-extern const struct cli_cmd cli_client_cmds[];  /* client.c */
-extern const struct cli_cmd cli_desktop_cmds[]; /* desktop.c */
+extern const struct cli_cmd cli_client_cmds[];   /* client.c */
+extern const struct cli_cmd cli_desktop_cmds[];  /* desktop.c */
 extern const struct cli_cmd cli_operator_cmds[]; /* operator.c */
 
 #endif

@@ -138,9 +138,9 @@ cl_parse(struct cl_opts *o, int argc, char **argv, int want_out)
 			continue;
 		}
 		if (strcmp(a, "-h") == 0 || strcmp(a, "--help") == 0) {
-			printf("usage: %s\n", strcmp(o->cmd, "call") == 0
-			                          ? CALL_USAGE
-			                          : SHOT_USAGE);
+			printf("usage: %s\n",
+			    strcmp(o->cmd, "call") == 0 ? CALL_USAGE :
+			                                  SHOT_USAGE);
 			return (0);
 		}
 		eq = strchr(a, '=');
@@ -259,7 +259,7 @@ cl_resolve(struct cl_opts *o, const char *name)
 			goto fail;
 		}
 	} else if (o->token == NULL && (env = getenv("BUREAU_TOKEN")) != NULL &&
-	           *env != '\0') {
+	    *env != '\0') {
 		if ((o->token = strdup(env)) == NULL)
 			goto nomem;
 	} else if (o->token == NULL) {
@@ -342,7 +342,7 @@ cl_hint(const struct cl_opts *o, int rv)
 static int
 cl_call(int argc, char **argv)
 {
-	struct cl_opts o = {.cmd = "call"};
+	struct cl_opts o = { .cmd = "call" };
 	bureau_client *c = NULL;
 	const char *name = NULL, *req;
 	char *reply = NULL, *in = NULL;
@@ -378,7 +378,7 @@ cl_call(int argc, char **argv)
 		 * The daemon wrote it: C1 controls, legal raw in JSON strings,
 		 * go out as the same JSON escapes rather than to the
 		 * terminal. */
-		struct sp_state sp = {.style = SP_JSON};
+		struct sp_state sp = { .style = SP_JSON };
 
 		sp_write(&sp, stdout, reply, strlen(reply));
 		sp_flush(&sp, stdout);
@@ -456,8 +456,8 @@ fail:
 static int
 cl_screenshot(int argc, char **argv)
 {
-	struct cl_opts o = {.cmd = "screenshot"};
-	struct bureau_image img = {0};
+	struct cl_opts o = { .cmd = "screenshot" };
+	struct bureau_image img = { 0 };
 	bureau_client *c = NULL;
 	char *cause = NULL;
 	FILE *info = stdout;
@@ -468,8 +468,8 @@ cl_screenshot(int argc, char **argv)
 	if (o.out == NULL)
 		return (cl_usage(&o, "no output file: give -o FILE.png%s", ""));
 	if (o.npos > 1 || (o.npos == 1 && cl_is_json(o.pos[0])))
-		return (cl_usage(
-		    &o, "unexpected argument '%s'", o.pos[o.npos - 1]));
+		return (cl_usage(&o, "unexpected argument '%s'",
+		    o.pos[o.npos - 1]));
 	if ((st = cl_resolve(&o, o.npos == 1 ? o.pos[0] : NULL)) >= 0 ||
 	    (st = cl_connect(&o, &c)) >= 0)
 		goto out;
@@ -510,7 +510,7 @@ out:
 }
 
 const struct cli_cmd cli_client_cmds[] = {
-    {"call", CALL_USAGE, cl_call},
-    {"screenshot", SHOT_USAGE, cl_screenshot},
-    {NULL, NULL, NULL},
+	{ "call", CALL_USAGE, cl_call },
+	{ "screenshot", SHOT_USAGE, cl_screenshot },
+	{ NULL, NULL, NULL },
 };

@@ -37,8 +37,8 @@ usage_err(const char *cmd, const char *msg)
 {
 	for (const struct cli_cmd *c = cli_desktop_cmds; c->name; c++)
 		if (strcmp(c->name, cmd) == 0)
-			fprintf(stderr, "bureau %s: %s\nusage: bureau %s\n", cmd,
-			    msg, c->usage);
+			fprintf(stderr, "bureau %s: %s\nusage: bureau %s\n",
+			    cmd, msg, c->usage);
 }
 
 /* A command's option value as a whole number in [min, max]; prints the
@@ -118,15 +118,25 @@ cmd_create(int argc, char **argv)
 	optind = 1;
 	while ((c = getopt_long(argc, argv, "", opts, NULL)) != -1) {
 		switch (c) {
-		case 'd': disk_s = optarg; break;
-		case 'H': home_s = optarg; break;
-		case 'm': mem_s = optarg; break;
-		case 'i': image_opt = optarg; break;
+		case 'd':
+			disk_s = optarg;
+			break;
+		case 'H':
+			home_s = optarg;
+			break;
+		case 'm':
+			mem_s = optarg;
+			break;
+		case 'i':
+			image_opt = optarg;
+			break;
 		case 'c':
 			if (int_opt("create", "--cpus", 1, 64, &cpus) != 0)
 				return (2);
 			break;
-		default: usage_err("create", "unknown option"); return (2);
+		default:
+			usage_err("create", "unknown option");
+			return (2);
 		}
 	}
 	if (optind + 1 != argc) {
@@ -137,8 +147,8 @@ cmd_create(int argc, char **argv)
 	d.cpus = (int)cpus;
 	if (store_valid_name(d.name, &cause) != 0 ||
 	    hb_parse_size("--disk", disk_s, &disk, &cause) != 0 ||
-	    hb_parse_size(home_s ? "--home" : "--disk", home_s ? home_s :
-	    disk_s, &home_sz, &cause) != 0 ||
+	    hb_parse_size(home_s ? "--home" : "--disk",
+	        home_s ? home_s : disk_s, &home_sz, &cause) != 0 ||
 	    hb_parse_size("--memory", mem_s, &mem, &cause) != 0)
 		goto fail;
 	if (mem < (256LL << 20)) {
@@ -169,8 +179,9 @@ cmd_create(int argc, char **argv)
 	}
 	free(home);
 	if (mkdir(d.dir, 0700) != 0) {
-		cause = errno == EEXIST ? hb_fmt("desktop '%s' exists", d.name)
-		    : hb_fmt("cannot create '%s': %s", d.dir, strerror(errno));
+		cause = errno == EEXIST ?
+		    hb_fmt("desktop '%s' exists", d.name) :
+		    hb_fmt("cannot create '%s': %s", d.dir, strerror(errno));
 		goto fail;
 	}
 	created = 1;
@@ -198,10 +209,9 @@ cmd_create(int argc, char **argv)
 		goto fail;
 	free(p);
 	cfg = json_pack("{s:s, s:s, s:I, s:i, s:I, s:I, s:i, s:I}", "name",
-	    d.name, "image", d.image, "memory", (json_int_t)d.memory,
-	    "cpus", d.cpus, "disk", (json_int_t)disk, "home",
-	    (json_int_t)home_sz, "port", d.port, "created",
-	    (json_int_t)time(NULL));
+	    d.name, "image", d.image, "memory", (json_int_t)d.memory, "cpus",
+	    d.cpus, "disk", (json_int_t)disk, "home", (json_int_t)home_sz,
+	    "port", d.port, "created", (json_int_t)time(NULL));
 	free(s);
 	s = cfg ? json_dumps(cfg, JSON_INDENT(2)) : NULL;
 	if (s == NULL || (p = desktop_path(&d, "desktop.json")) == NULL) {
@@ -211,8 +221,9 @@ cmd_create(int argc, char **argv)
 	if (hb_write_file(p, s, strlen(s), 0644, &cause) != 0)
 		goto fail;
 	printf("created desktop '%s': %s, home %s, memory %s, %d cpus, "
-	    "ports %d-%d\n", d.name, disk_s, home_s ? home_s : disk_s, mem_s,
-	    d.cpus, d.port, d.port + 2);
+	       "ports %d-%d\n",
+	    d.name, disk_s, home_s ? home_s : disk_s, mem_s, d.cpus, d.port,
+	    d.port + 2);
 	free(p);
 	free(s);
 	free(token);
@@ -286,13 +297,19 @@ cmd_start(int argc, char **argv)
 	while ((c = getopt_long(argc, argv, "", opts, NULL)) != -1) {
 		switch (c) {
 		case 't':
-			if (int_opt("start", "--timeout", 1, 86400,
-			    &timeout) != 0)
+			if (int_opt("start", "--timeout", 1, 86400, &timeout) !=
+			    0)
 				return (2);
 			break;
-		case 'a': want = optarg; break;
-		case 'n': nowait = 1; break;
-		default: usage_err("start", "unknown option"); return (2);
+		case 'a':
+			want = optarg;
+			break;
+		case 'n':
+			nowait = 1;
+			break;
+		default:
+			usage_err("start", "unknown option");
+			return (2);
 		}
 	}
 	if (optind + 1 != argc) {
@@ -336,7 +353,8 @@ cmd_start(int argc, char **argv)
 	}
 	if (nowait) {
 		printf("started desktop '%s' (%s), not waiting for the daemon\n"
-		    "endpoint %s\n", d->name, accel, url);
+		       "endpoint %s\n",
+		    d->name, accel, url);
 		rc = 0;
 		goto out;
 	}
@@ -374,16 +392,18 @@ cmd_start(int argc, char **argv)
 	if (last != 0) {
 		char *c2 = NULL;
 		cause = hb_fmt("desktop '%s' did not answer on port %d within "
-		    "%ld s (%s); stopped it", d->name, d->port, timeout, accel);
+		               "%ld s (%s); stopped it",
+		    d->name, d->port, timeout, accel);
 		print_tail(log, 30);
 		vm->kill(d, &c2);
 		free(c2);
 		goto fail;
 	}
 	printf("started desktop '%s' (%s) in %.1f s\nendpoint "
-	    "tcp://127.0.0.1:%d\nevents tcp://127.0.0.1:%d\nvnc "
-	    "127.0.0.1:%d\n", d->name, accel, (hb_now_ms() - t0) / 1000.0,
-	    d->port, d->port + 1, d->port + 2);
+	       "tcp://127.0.0.1:%d\nevents tcp://127.0.0.1:%d\nvnc "
+	       "127.0.0.1:%d\n",
+	    d->name, accel, (hb_now_ms() - t0) / 1000.0, d->port, d->port + 1,
+	    d->port + 2);
 	rc = 0;
 	goto out;
 fail:
@@ -423,12 +443,16 @@ cmd_stop(int argc, char **argv)
 	while ((c = getopt_long(argc, argv, "", opts, NULL)) != -1) {
 		switch (c) {
 		case 't':
-			if (int_opt("stop", "--timeout", 1, 86400,
-			    &timeout) != 0)
+			if (int_opt("stop", "--timeout", 1, 86400, &timeout) !=
+			    0)
 				return (2);
 			break;
-		case 'f': force = 1; break;
-		default: usage_err("stop", "unknown option"); return (2);
+		case 'f':
+			force = 1;
+			break;
+		default:
+			usage_err("stop", "unknown option");
+			return (2);
 		}
 	}
 	if (optind + 1 != argc) {
@@ -453,8 +477,10 @@ cmd_stop(int argc, char **argv)
 			rc = 0;
 			goto out;
 		}
-		fprintf(stderr, "bureau stop: '%s' did not shut down: %s; "
-		    "forcing\n", d->name, c2 ? c2 : "no answer");
+		fprintf(stderr,
+		    "bureau stop: '%s' did not shut down: %s; "
+		    "forcing\n",
+		    d->name, c2 ? c2 : "no answer");
 		free(c2);
 	}
 	if (vm->kill(d, &cause) != 0)
@@ -517,14 +543,16 @@ cmd_resume(int argc, char **argv)
 	return (pause_resume(argc, argv, 1));
 }
 
-/* ---- status, ls ----------------------------------------------------------- */
+/* ---- status, ls -----------------------------------------------------------
+ */
 
 static long long
 file_blocks(const struct desktop *d, const char *file)
 {
 	struct stat st;
 	char *p = desktop_path(d, file);
-	long long n = p && stat(p, &st) == 0 ? (long long)st.st_blocks * 512 : 0;
+	long long n = p && stat(p, &st) == 0 ? (long long)st.st_blocks * 512 :
+	                                       0;
 
 	free(p);
 	return (n);
@@ -595,10 +623,10 @@ cmd_status(int argc, char **argv)
 		printf("pid: %d\naccel: %s\nuptime: %s\n", (int)pid,
 		    accel ? accel : "?", up);
 	printf("endpoint: tcp://127.0.0.1:%d\nevents: tcp://127.0.0.1:%d\n"
-	    "vnc: 127.0.0.1:%d\nmemory: %ldM\ncpus: %d\n"
-	    "disk: system %s, home %s\nimage: %s\ndir: %s\n", d->port,
-	    d->port + 1, d->port + 2, d->memory, d->cpus, sys, home, d->image,
-	    d->dir);
+	       "vnc: 127.0.0.1:%d\nmemory: %ldM\ncpus: %d\n"
+	       "disk: system %s, home %s\nimage: %s\ndir: %s\n",
+	    d->port, d->port + 1, d->port + 2, d->memory, d->cpus, sys, home,
+	    d->image, d->dir);
 	free(ap);
 	free(accel);
 	free(state);
@@ -628,12 +656,12 @@ ls_one(const char *name, void *arg)
 	}
 	state = vm_backend()->state(d, &pid);
 	uptime_str(d, pid, up, sizeof up);
-	human(disk, sizeof disk, file_blocks(d, "system.qcow2") +
-	    file_blocks(d, "home.qcow2"));
+	human(disk, sizeof disk,
+	    file_blocks(d, "system.qcow2") + file_blocks(d, "home.qcow2"));
 	snprintf(ep, sizeof ep, "tcp://127.0.0.1:%d", d->port);
 	snprintf(vnc, sizeof vnc, "127.0.0.1:%d", d->port + 2);
-	printf("%-16s %-8s %-9s %-22s %-16s %s\n", d->name,
-	    state ? state : "?", up, ep, vnc, disk);
+	printf("%-16s %-8s %-9s %-22s %-16s %s\n", d->name, state ? state : "?",
+	    up, ep, vnc, disk);
 	free(state);
 	desktop_free(d);
 	(*count)++;
@@ -656,7 +684,8 @@ cmd_ls(int argc, char **argv)
 	return (0);
 }
 
-/* ---- rm ------------------------------------------------------------------- */
+/* ---- rm -------------------------------------------------------------------
+ */
 
 static int
 cmd_rm(int argc, char **argv)
@@ -691,7 +720,8 @@ cmd_rm(int argc, char **argv)
 	if (!d->attached && vm->pid(d) != 0) {
 		if (!force) {
 			cause = hb_fmt("desktop '%s' is running (bureau stop, "
-			    "or rm --force)", d->name);
+			               "or rm --force)",
+			    d->name);
 			goto fail;
 		}
 		if (vm->kill(d, &cause) != 0)
@@ -714,7 +744,8 @@ out:
 	return (rc);
 }
 
-/* ---- snapshot, restore ------------------------------------------------------ */
+/* ---- snapshot, restore ------------------------------------------------------
+ */
 
 static int
 valid_tag(const char *tag, char **cause)
@@ -724,12 +755,14 @@ valid_tag(const char *tag, char **cause)
 	for (size_t i = 0; i < n; i++) {
 		char c = tag[i];
 		if (!((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
-		    (c >= '0' && c <= '9') || c == '-' || c == '_' || c == '.'))
+		        (c >= '0' && c <= '9') || c == '-' || c == '_' ||
+		        c == '.'))
 			n = 0;
 	}
 	if (n == 0 || n > 64 || tag[0] == '-') {
 		*cause = hb_fmt("invalid snapshot tag '%s': letters, digits, "
-		    "'-', '_' and '.'", tag);
+		                "'-', '_' and '.'",
+		    tag);
 		return (-1);
 	}
 	return (0);
@@ -744,8 +777,9 @@ snapshot_cmd(int argc, char **argv, int restore)
 	int live = 0, lk = -1, rc = 1;
 
 	if (argc != 3 && !(argc == 2 && !restore)) {
-		usage_err(cmd, restore ? "NAME and TAG expected" :
-		    "NAME and TAG expected (NAME alone lists)");
+		usage_err(cmd,
+		    restore ? "NAME and TAG expected" :
+		              "NAME and TAG expected (NAME alone lists)");
 		return (2);
 	}
 	tag = argc == 3 ? argv[2] : NULL;
@@ -759,12 +793,13 @@ snapshot_cmd(int argc, char **argv, int restore)
 	if (tag == NULL)
 		;
 	else if (!live)
-		printf("%s desktop '%s' %s '%s' (disks)\n", restore ?
-		    "restored" : "snapshot of", d->name, restore ? "to" :
-		    "saved as", tag);
+		printf("%s desktop '%s' %s '%s' (disks)\n",
+		    restore ? "restored" : "snapshot of", d->name,
+		    restore ? "to" : "saved as", tag);
 	else if (!restore)
 		printf("snapshot of desktop '%s' saved as '%s' (live: disks "
-		    "and memory)\n", d->name, tag);
+		       "and memory)\n",
+		    d->name, tag);
 	else
 		printf("restored desktop '%s' to '%s' (live)\n", d->name, tag);
 	rc = 0;
@@ -790,7 +825,8 @@ cmd_restore(int argc, char **argv)
 	return (snapshot_cmd(argc, argv, 1));
 }
 
-/* ---- console ----------------------------------------------------------------- */
+/* ---- console
+ * ----------------------------------------------------------------- */
 
 static int
 cmd_console(int argc, char **argv)
@@ -803,12 +839,16 @@ cmd_console(int argc, char **argv)
 	optind = 1;
 	while ((c = getopt(argc, argv, "fn:")) != -1) {
 		switch (c) {
-		case 'f': follow = 1; break;
+		case 'f':
+			follow = 1;
+			break;
 		case 'n':
 			if (int_opt("console", "-n", 1, 1000000, &lines) != 0)
 				return (2);
 			break;
-		default: usage_err("console", "unknown option"); return (2);
+		default:
+			usage_err("console", "unknown option");
+			return (2);
 		}
 	}
 	if (optind + 1 != argc) {
@@ -825,7 +865,8 @@ cmd_console(int argc, char **argv)
 	snprintf(n, sizeof n, "%ld", lines);
 	desktop_free(d);
 	if (log == NULL || access(log, R_OK) != 0) {
-		fprintf(stderr, "bureau console: no console log yet (start "
+		fprintf(stderr,
+		    "bureau console: no console log yet (start "
 		    "the desktop)\n");
 		free(log);
 		return (1);
@@ -891,12 +932,18 @@ cmd_console(int argc, char **argv)
 }
 
 const struct cli_cmd cli_desktop_cmds[] = {
-	{ "image", "image build [--minimal] [--out DIR] [--deb PATH] "
-	    "[--cache DIR] [--rebuild]", image_main },
-	{ "create", "create NAME [--disk 20G] [--home SIZE] [--memory 4G] "
-	    "[--cpus 2] [--image DIR]", cmd_create },
-	{ "start", "start NAME [--timeout S] [--accel auto|kvm|tcg] "
-	    "[--no-wait]", cmd_start },
+	{ "image",
+	    "image build [--minimal] [--out DIR] [--deb PATH] "
+	    "[--cache DIR] [--rebuild]",
+	    image_main },
+	{ "create",
+	    "create NAME [--disk 20G] [--home SIZE] [--memory 4G] "
+	    "[--cpus 2] [--image DIR]",
+	    cmd_create },
+	{ "start",
+	    "start NAME [--timeout S] [--accel auto|kvm|tcg] "
+	    "[--no-wait]",
+	    cmd_start },
 	{ "stop", "stop NAME [--timeout S] [--force]", cmd_stop },
 	{ "pause", "pause NAME", cmd_pause },
 	{ "resume", "resume NAME", cmd_resume },

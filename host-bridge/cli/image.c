@@ -62,7 +62,8 @@ find_deb(void)
 static void
 image_usage(FILE *f)
 {
-	fprintf(f, "usage: bureau image build [--minimal] [--out DIR] "
+	fprintf(f,
+	    "usage: bureau image build [--minimal] [--out DIR] "
 	    "[--deb PATH | --no-daemon]\n"
 	    "                          [--cache DIR] [--rebuild]\n"
 	    "  builds a Debian desktop image with bureaud installed into "
@@ -79,8 +80,8 @@ image_main(int argc, char **argv)
 	char *recipe = NULL, *deb = NULL, *home = NULL, *outdir = NULL;
 
 	if (argc < 2 || strcmp(argv[1], "build") != 0) {
-		image_usage(argc >= 2 && strcmp(argv[1], "help") == 0 ?
-		    stdout : stderr);
+		image_usage(argc >= 2 && strcmp(argv[1], "help") == 0 ? stdout :
+		                                                        stderr);
 		return argc >= 2 && strcmp(argv[1], "help") == 0 ? 0 : 2;
 	}
 	for (int i = 2; i < argc; i++) {
@@ -105,14 +106,16 @@ image_main(int argc, char **argv)
 		}
 	}
 	if ((recipe = find_recipe()) == NULL) {
-		fprintf(stderr, "bureau image: no image recipe (set "
+		fprintf(stderr,
+		    "bureau image: no image recipe (set "
 		    "BUREAU_RECIPE to packaging/image/build-image.sh)\n");
 		goto out;
 	}
 	if (!nodaemon) {
 		deb = deb_opt ? strdup(deb_opt) : find_deb();
 		if (deb == NULL) {
-			fprintf(stderr, "bureau image: no bureaud package "
+			fprintf(stderr,
+			    "bureau image: no bureaud package "
 			    "(make deb, or --deb PATH, or --no-daemon)\n");
 			goto out;
 		}

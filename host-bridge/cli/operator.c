@@ -91,14 +91,11 @@ op_call(const struct desktop *d, json_t *req, json_t **reply, char **cause)
 		goto out;
 	}
 	if (store_agent_pid(d) == 0) {
-		*cause =
-		    d->attached
-		        ? hb_fmt(
-		              "desktop '%s' has no host agent running (bureau "
-		              "attach %s restarts it)",
-		              d->name, d->name)
-		        : hb_fmt("desktop '%s' has no host agent running",
-		              d->name);
+		*cause = d->attached ?
+		    hb_fmt("desktop '%s' has no host agent running (bureau "
+		           "attach %s restarts it)",
+		        d->name, d->name) :
+		    hb_fmt("desktop '%s' has no host agent running", d->name);
 		ret = 1;
 		goto out;
 	}
@@ -116,15 +113,15 @@ op_call(const struct desktop *d, json_t *req, json_t **reply, char **cause)
 		goto nng;
 	if ((r = json_loadb(buf, len, 0, NULL)) == NULL ||
 	    !json_is_boolean(json_object_get(r, "ok"))) {
-		*cause = hb_fmt(
-		    "the host agent of '%s' sent a malformed reply", d->name);
+		*cause = hb_fmt("the host agent of '%s' sent a malformed reply",
+		    d->name);
 		goto out;
 	}
 	if (!json_is_true(json_object_get(r, "ok"))) {
 		json_t *e = json_object_get(r, "error");
 		*cause = hb_fmt("%s (%s)",
-		    json_string_value(json_object_get(e, "message"))
-		        ?: "failed",
+		    json_string_value(json_object_get(e, "message")) ?:
+		                                                       "failed",
 		    json_string_value(json_object_get(e, "code")) ?: "?");
 		goto out;
 	}
@@ -185,9 +182,10 @@ last_line(const char *log)
 	while (n > 0 && s[n - 1] == '\n')
 		s[--n] = '\0';
 	nl = s ? strrchr(s, '\n') : NULL;
-	r = hb_fmt("the host agent exited: %s", s == NULL ? "(no log)"
-	                                        : nl      ? nl + 1
-	                                                  : s);
+	r = hb_fmt("the host agent exited: %s",
+	    s == NULL ? "(no log)" :
+	        nl    ? nl + 1 :
+	                s);
 	free(s);
 	return (r);
 }
@@ -206,8 +204,8 @@ agent_spawn(const struct desktop *d, char **cause)
 	pid_t pid;
 
 	if (n <= 0 || log == NULL || tokp == NULL) {
-		*cause =
-		    hb_fmt("cannot find this program: %s", strerror(errno));
+		*cause = hb_fmt("cannot find this program: %s",
+		    strerror(errno));
 		goto out;
 	}
 	exe[n] = '\0';
@@ -268,8 +266,8 @@ agent_spawn(const struct desktop *d, char **cause)
 	}
 	*cause = hb_fmt("no answer through the host agent within %d s: %s",
 	    ATTACH_WAIT_MS / 1000,
-	    last == BUREAU_ECONNECT ? "the agent does not listen"
-	                            : bureau_client_error(bc));
+	    last == BUREAU_ECONNECT ? "the agent does not listen" :
+	                              bureau_client_error(bc));
 kill:
 	kill(pid, SIGTERM);
 	waitpid(pid, &st, 0);
@@ -335,12 +333,11 @@ attach_register(struct desktop *d, const char *guest_token,
 	if (store_lock_all(&lk, cause) != 0)
 		goto out;
 	if (mkdir(d->dir, 0700) != 0) {
-		*cause = errno == EEXIST
-		             ? hb_fmt("desktop '%s' exists (bureau attach %s "
-		                      "without --url restarts its agent)",
-		                   d->name, d->name)
-		             : hb_fmt("cannot create '%s': %s", d->dir,
-		                   strerror(errno));
+		*cause = errno == EEXIST ?
+		    hb_fmt("desktop '%s' exists (bureau attach %s "
+		           "without --url restarts its agent)",
+		        d->name, d->name) :
+		    hb_fmt("cannot create '%s': %s", d->dir, strerror(errno));
 		goto out;
 	}
 	created = 1;
@@ -391,16 +388,16 @@ static int
 cmd_attach(int argc, char **argv)
 {
 	static const struct option opts[] = {
-	    {"url", required_argument, NULL, 'u'},
-	    {"token-file", required_argument, NULL, 't'},
-	    {"allow", required_argument, NULL, 'a'},
-	    {"approve", required_argument, NULL, 'p'},
-	    {"approve-timeout", required_argument, NULL, 'T'},
-	    {NULL, 0, NULL, 0},
+		{ "url", required_argument, NULL, 'u' },
+		{ "token-file", required_argument, NULL, 't' },
+		{ "allow", required_argument, NULL, 'a' },
+		{ "approve", required_argument, NULL, 'p' },
+		{ "approve-timeout", required_argument, NULL, 'T' },
+		{ NULL, 0, NULL, 0 },
 	};
 	const char *url = NULL, *tfile = NULL, *allow = "", *approve = "";
-	struct policy_list al = {0}, ap = {0};
-	struct desktop d = {0}, *old = NULL;
+	struct policy_list al = { 0 }, ap = { 0 };
+	struct desktop d = { 0 }, *old = NULL;
 	char *cause = NULL, *gtok = NULL, *homedir = NULL;
 	long timeout = AGENT_APPROVE_TIMEOUT;
 	int c, rc = 1, registered = 0;
@@ -448,8 +445,8 @@ cmd_attach(int argc, char **argv)
 			goto fail;
 		}
 		if (store_agent_pid(old) != 0) {
-			cause = hb_fmt(
-			    "desktop '%s' already has a host agent", d.name);
+			cause = hb_fmt("desktop '%s' already has a host agent",
+			    d.name);
 			goto fail;
 		}
 		if (agent_spawn(old, &cause) != 0)
@@ -522,10 +519,10 @@ attached_refuse(const struct desktop *d, const char *cmd, char **cause)
 {
 	if (!d->attached)
 		return (0);
-	*cause =
-	    hb_fmt("'%s' does not apply to desktop '%s': it is attached (its "
-	           "daemon at %s runs outside bureau; bureau rm forgets it)",
-	        cmd, d->name, d->url);
+	*cause = hb_fmt(
+	    "'%s' does not apply to desktop '%s': it is attached (its "
+	    "daemon at %s runs outside bureau; bureau rm forgets it)",
+	    cmd, d->name, d->url);
 	return (-1);
 }
 
@@ -563,8 +560,8 @@ attached_status(const struct desktop *d)
 	if (pid != 0 &&
 	    op_call(d, json_pack("{s:s}", "op", "state"), &r, &cause) == 0) {
 		const char *al = json_string_value(json_object_get(r, "allow"));
-		const char *ap =
-		    json_string_value(json_object_get(r, "approve"));
+		const char *ap = json_string_value(
+		    json_object_get(r, "approve"));
 		printf("takeover: %s\npending approvals: %lld\nallow: "
 		       "%s\napprove: %s\n",
 		    json_is_true(json_object_get(r, "takeover")) ? "on" : "off",
@@ -624,8 +621,8 @@ cmd_takeover(int argc, char **argv)
 		desktop_free(d);
 		return (1);
 	}
-	printf(on ? "took over desktop '%s': the agent's input is refused\n"
-	          : "handed desktop '%s' back to its agent\n",
+	printf(on ? "took over desktop '%s': the agent's input is refused\n" :
+	            "handed desktop '%s' back to its agent\n",
 	    d->name);
 	json_decref(r);
 	desktop_free(d);
@@ -674,7 +671,7 @@ approvals_one(const char *name, void *arg)
 static int
 cmd_approvals(int argc, char **argv)
 {
-	struct approvals_acc acc = {.list = json_array()};
+	struct approvals_acc acc = { .list = json_array() };
 	const char *name = NULL;
 	int json = 0;
 	size_t i;
@@ -708,19 +705,20 @@ cmd_approvals(int argc, char **argv)
 			printf("no pending approvals\n");
 		json_array_foreach(acc.list, i, a)
 		{
-			json_t *sum =
-			    audit_summary(json_object_get(a, "request"));
-			const char *act =
-			    json_string_value(json_object_get(a, "action"));
+			json_t *sum = audit_summary(
+			    json_object_get(a, "request"));
+			const char *act = json_string_value(
+			    json_object_get(a, "action"));
 			time_t since = (time_t)json_number_value(
 			    json_object_get(a, "since"));
 			char when[32];
 
-			strftime(
-			    when, sizeof when, "%H:%M:%S", localtime(&since));
+			strftime(when, sizeof when, "%H:%M:%S",
+			    localtime(&since));
 			/* the agent wrote the request: shown, never sent to
 			 * the terminal (safeprint) */
-			char *line = hb_fmt("%-16s %-16s %s%s%s  since %s  %s\n",
+			char *line = hb_fmt(
+			    "%-16s %-16s %s%s%s  since %s  %s\n",
 			    json_string_value(json_object_get(a, "desktop")),
 			    json_string_value(json_object_get(a, "approval")),
 			    json_string_value(json_object_get(a, "tool")),
@@ -740,8 +738,8 @@ static int
 decide(int argc, char **argv, int allow)
 {
 	static const struct option opts[] = {
-	    {"reason", required_argument, NULL, 'r'},
-	    {NULL, 0, NULL, 0},
+		{ "reason", required_argument, NULL, 'r' },
+		{ NULL, 0, NULL, 0 },
 	};
 	const char *cmd = argv[0], *reason = NULL;
 	struct desktop *d = NULL;
@@ -798,8 +796,8 @@ print_policy(json_t *p)
 
 	printf("allow: %s\napprove: %s\napprove-timeout: %lld s\n",
 	    al && *al ? al : "(everything)", ap && *ap ? ap : "(nothing)",
-	    json_is_integer(to) ? (long long)json_integer_value(to)
-	                        : (long long)AGENT_APPROVE_TIMEOUT);
+	    json_is_integer(to) ? (long long)json_integer_value(to) :
+	                          (long long)AGENT_APPROVE_TIMEOUT);
 }
 
 /* No agent runs: change desktop.json, which the next agent reads. */
@@ -837,12 +835,12 @@ static int
 cmd_policy(int argc, char **argv)
 {
 	static const struct option opts[] = {
-	    {"allow", required_argument, NULL, 'a'},
-	    {"approve", required_argument, NULL, 'p'},
-	    {"approve-timeout", required_argument, NULL, 'T'},
-	    {NULL, 0, NULL, 0},
+		{ "allow", required_argument, NULL, 'a' },
+		{ "approve", required_argument, NULL, 'p' },
+		{ "approve-timeout", required_argument, NULL, 'T' },
+		{ NULL, 0, NULL, 0 },
 	};
-	struct policy_list l = {0};
+	struct policy_list l = { 0 };
 	struct desktop *d = NULL;
 	json_t *req = json_pack("{s:s}", "op", "policy"), *r = NULL;
 	char *cause = NULL;
@@ -872,8 +870,8 @@ cmd_policy(int argc, char **argv)
 				op_usage("policy", cause);
 				goto usage;
 			}
-			json_object_set_new(
-			    req, "approve_timeout", json_integer(timeout));
+			json_object_set_new(req, "approve_timeout",
+			    json_integer(timeout));
 			break;
 		default:
 			op_usage("policy", "unknown option");
@@ -1024,18 +1022,20 @@ cmd_log(int argc, char **argv)
 }
 
 const struct cli_cmd cli_operator_cmds[] = {
-    {"attach",
-        "attach NAME --url URL --token-file F [--allow LIST] [--approve LIST] "
-        "[--approve-timeout S]   (NAME alone: restart its agent)",
-        cmd_attach},
-    {"agent", "agent NAME   (the host agent; attach starts it)", cmd_agent},
-    {"takeover", "takeover NAME on|off", cmd_takeover},
-    {"approvals", "approvals [NAME] [--json]", cmd_approvals},
-    {"approve", "approve NAME ID [--reason TEXT]", cmd_approve},
-    {"deny", "deny NAME ID [--reason TEXT]", cmd_deny},
-    {"policy",
-        "policy NAME [--allow LIST] [--approve LIST] [--approve-timeout S]",
-        cmd_policy},
-    {"log", "log NAME [-f]", cmd_log},
-    {NULL, NULL, NULL},
+	{ "attach",
+	    "attach NAME --url URL --token-file F [--allow LIST] [--approve "
+	    "LIST] "
+	    "[--approve-timeout S]   (NAME alone: restart its agent)",
+	    cmd_attach },
+	{ "agent", "agent NAME   (the host agent; attach starts it)",
+	    cmd_agent },
+	{ "takeover", "takeover NAME on|off", cmd_takeover },
+	{ "approvals", "approvals [NAME] [--json]", cmd_approvals },
+	{ "approve", "approve NAME ID [--reason TEXT]", cmd_approve },
+	{ "deny", "deny NAME ID [--reason TEXT]", cmd_deny },
+	{ "policy",
+	    "policy NAME [--allow LIST] [--approve LIST] [--approve-timeout S]",
+	    cmd_policy },
+	{ "log", "log NAME [-f]", cmd_log },
+	{ NULL, NULL, NULL },
 };

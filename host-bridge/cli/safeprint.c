@@ -162,7 +162,7 @@ sp_flush(struct sp_state *st, FILE *f)
 void
 sp_puts(FILE *f, const char *s)
 {
-	struct sp_state st = {.style = SP_PLAIN};
+	struct sp_state st = { .style = SP_PLAIN };
 
 	sp_write(&st, f, s, strlen(s));
 	sp_flush(&st, f);

@@ -58,7 +58,7 @@ enum bureau_error {
 	 * (permission_denied), BUREAU_EIO (io_error), BUREAU_ETOOLARGE,
 	 * BUREAU_EBUSY, BUREAU_EINTERNAL (internal, -13). */
 	BUREAU_PROTOCOL_ERRORS(BUREAU_ERROR_)
-	BUREAU_EUNKNOWN = -14,       /* a code newer than this library knows */
+	    BUREAU_EUNKNOWN = -14, /* a code newer than this library knows */
 	/* Transport. */
 	BUREAU_ECONNECT = -20,   /* no connection to the daemon in time, or
 	                            a URL nng cannot dial */
@@ -99,8 +99,8 @@ void bureau_free(void *p);
  * the first call. On success *out is the caller's, released by
  * bureau_close().
  */
-int bureau_connect(
-    const char *url, const char *token, double timeout, bureau_client **out);
+int bureau_connect(const char *url, const char *token, double timeout,
+    bureau_client **out);
 
 /* Change the per-call timeout (seconds, > 0). */
 int bureau_set_timeout(bureau_client *c, double timeout);
@@ -137,8 +137,8 @@ void bureau_close(bureau_client *c);
  * client's).
  */
 int bureau_call(bureau_client *c, const char *request, char **reply);
-int bureau_call_timeout(
-    bureau_client *c, const char *request, double timeout, char **reply);
+int bureau_call_timeout(bureau_client *c, const char *request, double timeout,
+    char **reply);
 
 /* --- tool "computer" ------------------------------------------------------
  * Coordinates are in screenshot space. BUREAU_NO_COORD for x (and y) means
@@ -181,11 +181,11 @@ enum bureau_scroll_dir {
  * clear one before reusing it. */
 int bureau_screenshot(bureau_client *c, struct bureau_image *img);
 /* A full-detail crop of [x1, y1, x2, y2]. */
-int bureau_zoom(
-    bureau_client *c, int x1, int y1, int x2, int y2, struct bureau_image *img);
+int bureau_zoom(bureau_client *c, int x1, int y1, int x2, int y2,
+    struct bureau_image *img);
 int bureau_cursor_position(bureau_client *c, int *x, int *y);
-int bureau_mouse_move(
-    bureau_client *c, int x, int y, struct bureau_image *shot);
+int bureau_mouse_move(bureau_client *c, int x, int y,
+    struct bureau_image *shot);
 int bureau_click(bureau_client *c, enum bureau_button button, int x, int y,
     const char *modifiers, struct bureau_image *shot);
 int bureau_double_click(bureau_client *c, int x, int y, const char *modifiers,
@@ -224,8 +224,8 @@ int bureau_bash_restart(bureau_client *c, const char *session);
 /* --- tool "file" ------------------------------------------------------- */
 /* The whole file: *data (caller frees; NUL-terminated for convenience, the
  * NUL not counted) of *len bytes. */
-int bureau_file_read(
-    bureau_client *c, const char *path, void **data, size_t *len);
+int bureau_file_read(bureau_client *c, const char *path, void **data,
+    size_t *len);
 /* Replace path atomically with len bytes. mode: permission bits, or -1 for
  * the daemon's default. parents: make missing parent directories. One
  * request carries it, and bureaud refuses requests over its --max-request

@@ -38,9 +38,9 @@ struct bureau_client {
 /* --- errors ------------------------------------------------------------ */
 
 /* The protocol's names, by -code - 1 (bureau_protocol.h). */
-#define BC_CODE_NAME(n, suffix, name) [(n) - 1] = name,
-static const char *const bc_daemon_codes[] = {
-    BUREAU_PROTOCOL_ERRORS(BC_CODE_NAME)};
+#define BC_CODE_NAME(n, suffix, name) [(n)-1] = name,
+static const char *const bc_daemon_codes[] = { BUREAU_PROTOCOL_ERRORS(
+    BC_CODE_NAME) };
 #undef BC_CODE_NAME
 #define BC_NCODES (sizeof(bc_daemon_codes) / sizeof(bc_daemon_codes[0]))
 
@@ -147,8 +147,8 @@ bc_pipe_event(nng_pipe p, nng_pipe_ev ev, void *arg)
 	} else if (ev == NNG_PIPE_EV_REM_POST) {
 		bc_dropped(c);
 		atomic_fetch_sub(&c->npipes, 1);
-		atomic_compare_exchange_strong(
-		    &c->pipe, &(unsigned){(unsigned)nng_pipe_id(p)}, 0);
+		atomic_compare_exchange_strong(&c->pipe,
+		    &(unsigned){ (unsigned)nng_pipe_id(p) }, 0);
 	}
 }
 
@@ -163,8 +163,8 @@ bc_ms(double seconds)
 }
 
 int
-bureau_connect(
-    const char *url, const char *token, double timeout, bureau_client **out)
+bureau_connect(const char *url, const char *token, double timeout,
+    bureau_client **out)
 {
 	bureau_client *c;
 	int rv;
@@ -207,14 +207,14 @@ bureau_connect(
 	         NNG_DURATION_INFINITE)) != 0 ||
 	    /* nng checks a message's announced length before allocating
 	     * it, so this bounds what a hostile daemon can make us hold. */
-	    (rv = nng_socket_set_size(
-	         c->sock, NNG_OPT_RECVMAXSZ, BUREAU_DEFAULT_MAX_REPLY)) != 0 ||
+	    (rv = nng_socket_set_size(c->sock, NNG_OPT_RECVMAXSZ,
+	         BUREAU_DEFAULT_MAX_REPLY)) != 0 ||
 	    (rv = nng_socket_set_ms(c->sock, NNG_OPT_RECONNMINT, 100)) != 0 ||
 	    (rv = nng_socket_set_ms(c->sock, NNG_OPT_RECONNMAXT, 1000)) != 0 ||
-	    (rv = nng_pipe_notify(
-	         c->sock, NNG_PIPE_EV_ADD_POST, bc_pipe_event, c)) != 0 ||
-	    (rv = nng_pipe_notify(
-	         c->sock, NNG_PIPE_EV_REM_POST, bc_pipe_event, c)) != 0) {
+	    (rv = nng_pipe_notify(c->sock, NNG_PIPE_EV_ADD_POST, bc_pipe_event,
+	         c)) != 0 ||
+	    (rv = nng_pipe_notify(c->sock, NNG_PIPE_EV_REM_POST, bc_pipe_event,
+	         c)) != 0) {
 		bureau_close(c);
 		return (bc_fail(BUREAU_ECONNECT, "cannot set up the socket: %s",
 		    nng_strerror(rv)));
@@ -236,8 +236,8 @@ int
 bureau_set_timeout(bureau_client *c, double timeout)
 {
 	if (c == NULL || !(timeout > 0))
-		return (bc_fail(
-		    BUREAU_EARG, "invalid timeout '%g': not above 0", timeout));
+		return (bc_fail(BUREAU_EARG,
+		    "invalid timeout '%g': not above 0", timeout));
 	atomic_store(&c->timeout_ms, bc_ms(timeout));
 	return (0);
 }
@@ -302,7 +302,7 @@ bureau_close(bureau_client *c)
 	if ((drop = atomic_load(&c->drop_ms)) != 0 &&
 	    (int_fast64_t)nng_clock() - drop < BC_SETTLE_MS) {
 		while (atomic_load(&c->conns) == atomic_load(&c->drop_conns) &&
-		       (int_fast64_t)nng_clock() - drop < BC_SETTLE_MS)
+		    (int_fast64_t)nng_clock() - drop < BC_SETTLE_MS)
 			nng_msleep(2);
 	}
 	nng_dialer_close(c->dialer);
@@ -437,9 +437,9 @@ bc_check(const json_t *r, const json_t *id)
 	code = json_string_value(json_object_get(err, "code"));
 	msg = json_string_value(json_object_get(err, "message"));
 	if (code == NULL)
-		return (
-		    bc_fail(BUREAU_EMALFORMED, "malformed reply: ok is false "
-		                               "but 'error.code' is missing"));
+		return (bc_fail(BUREAU_EMALFORMED,
+		    "malformed reply: ok is false "
+		    "but 'error.code' is missing"));
 	rv = bc_code_of(code);
 	if (msg == NULL)
 		return (bc_fail(rv, "%s", code));
@@ -455,8 +455,8 @@ bc_check(const json_t *r, const json_t *id)
  * drop. Returns 0, or the transport error that stopped the asking.
  */
 static int
-bc_max_request(
-    bureau_client *c, const json_t *orig, int timeout_ms, size_t *max)
+bc_max_request(bureau_client *c, const json_t *orig, int timeout_ms,
+    size_t *max)
 {
 	json_t *req, *r = NULL, *tok;
 	json_int_t n;
@@ -465,8 +465,8 @@ bc_max_request(
 	if ((*max = atomic_load(&c->max_request)) != 0)
 		return (0);
 	*max = BUREAU_MAX_REQUEST;
-	if ((req = json_pack(
-	         "{s:s, s:s}", "tool", "system", "action", "info")) == NULL)
+	if ((req = json_pack("{s:s, s:s}", "tool", "system", "action",
+	         "info")) == NULL)
 		return (bc_fail(BUREAU_ENOMEM, "out of memory"));
 	/* A raw request may carry its own token (bureau call without one). */
 	if (c->token == NULL && (tok = json_object_get(orig, "token")) != NULL)
@@ -489,8 +489,8 @@ bc_max_request(
 }
 
 int
-bc_request(
-    bureau_client *c, json_t *req, int timeout_ms, json_t **reply, char **text)
+bc_request(bureau_client *c, json_t *req, int timeout_ms, json_t **reply,
+    char **text)
 {
 	json_t *id, *r = NULL;
 	json_error_t jerr;
@@ -510,8 +510,8 @@ bc_request(
 		json_t *tok = json_string(c->token);
 
 		if (tok == NULL)
-			return (bc_fail(
-			    BUREAU_EARG, "invalid token: not UTF-8 text"));
+			return (bc_fail(BUREAU_EARG,
+			    "invalid token: not UTF-8 text"));
 		if (json_object_set_new(req, "token", tok) != 0)
 			return (bc_fail(BUREAU_ENOMEM, "out of memory"));
 	}
@@ -541,8 +541,8 @@ bc_request(
 	if (rv != 0)
 		return (rv);
 	if ((r = json_loadb(in, inlen, JSON_ALLOW_NUL, &jerr)) == NULL) {
-		rv = bc_fail(
-		    BUREAU_EMALFORMED, "malformed reply: %s", jerr.text);
+		rv = bc_fail(BUREAU_EMALFORMED, "malformed reply: %s",
+		    jerr.text);
 		free(in);
 		return (rv);
 	}
@@ -564,8 +564,8 @@ bc_request(
 }
 
 int
-bureau_call_timeout(
-    bureau_client *c, const char *request, double timeout, char **reply)
+bureau_call_timeout(bureau_client *c, const char *request, double timeout,
+    char **reply)
 {
 	json_t *req;
 	json_error_t jerr;
@@ -581,8 +581,8 @@ bureau_call_timeout(
 		    jerr.line, jerr.column));
 	if (!json_is_object(req)) {
 		json_decref(req);
-		return (bc_fail(
-		    BUREAU_EBADREQ, "invalid request: not a JSON object"));
+		return (bc_fail(BUREAU_EBADREQ,
+		    "invalid request: not a JSON object"));
 	}
 	rv = bc_request(c, req, timeout > 0 ? bc_ms(timeout) : 0, NULL, reply);
 	json_decref(req);
@@ -610,8 +610,8 @@ bc_b64_decode(const char *s, size_t slen, void **out, size_t *len)
 	if (sodium_base642bin(buf, max, s, slen, "\n\r ", len, NULL,
 	        sodium_base64_VARIANT_ORIGINAL) != 0) {
 		free(buf);
-		return (bc_fail(
-		    BUREAU_EMALFORMED, "malformed reply: invalid base64"));
+		return (bc_fail(BUREAU_EMALFORMED,
+		    "malformed reply: invalid base64"));
 	}
 	buf[*len] = '\0';
 	*out = buf;
@@ -621,8 +621,8 @@ bc_b64_decode(const char *s, size_t slen, void **out, size_t *len)
 char *
 bc_b64_encode(const void *buf, size_t len)
 {
-	size_t n =
-	    sodium_base64_ENCODED_LEN(len, sodium_base64_VARIANT_ORIGINAL);
+	size_t n = sodium_base64_ENCODED_LEN(len,
+	    sodium_base64_VARIANT_ORIGINAL);
 	char *s;
 
 	if ((s = malloc(n)) == NULL)

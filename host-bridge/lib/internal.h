@@ -24,8 +24,8 @@ int bc_fail(int code, const char *fmt, ...)
  * for ok:false; the caller releases it with json_decref. *text (may be NULL)
  * receives the reply's bytes verbatim, NUL-terminated (caller frees).
  */
-int bc_request(
-    bureau_client *c, json_t *req, int timeout_ms, json_t **reply, char **text);
+int bc_request(bureau_client *c, json_t *req, int timeout_ms, json_t **reply,
+    char **text);
 
 /* The client's timeout in milliseconds. */
 int bc_timeout_ms(const bureau_client *c);

@@ -94,8 +94,8 @@ bureau_screenshot(bureau_client *c, struct bureau_image *img)
 }
 
 int
-bureau_zoom(
-    bureau_client *c, int x1, int y1, int x2, int y2, struct bureau_image *img)
+bureau_zoom(bureau_client *c, int x1, int y1, int x2, int y2,
+    struct bureau_image *img)
 {
 	json_t *req;
 
@@ -148,8 +148,9 @@ bc_click(bureau_client *c, const char *action, int x, int y,
 {
 	json_t *req = bc_computer(action);
 
-	if (req != NULL && (bc_set_coord(req, "coordinate", x, y) != 0 ||
-	                       bc_set_str(req, "text", modifiers) != 0)) {
+	if (req != NULL &&
+	    (bc_set_coord(req, "coordinate", x, y) != 0 ||
+	        bc_set_str(req, "text", modifiers) != 0)) {
 		json_decref(req);
 		req = NULL;
 	}
@@ -161,9 +162,9 @@ bureau_click(bureau_client *c, enum bureau_button button, int x, int y,
     const char *modifiers, struct bureau_image *shot)
 {
 	static const char *const actions[] = {
-	    [BUREAU_BUTTON_LEFT] = "left_click",
-	    [BUREAU_BUTTON_RIGHT] = "right_click",
-	    [BUREAU_BUTTON_MIDDLE] = "middle_click",
+		[BUREAU_BUTTON_LEFT] = "left_click",
+		[BUREAU_BUTTON_RIGHT] = "right_click",
+		[BUREAU_BUTTON_MIDDLE] = "middle_click",
 	};
 
 	if ((unsigned)button > BUREAU_BUTTON_MIDDLE)
@@ -186,8 +187,8 @@ bureau_triple_click(bureau_client *c, int x, int y, const char *modifiers,
 }
 
 int
-bureau_drag(
-    bureau_client *c, int x1, int y1, int x2, int y2, struct bureau_image *shot)
+bureau_drag(bureau_client *c, int x1, int y1, int x2, int y2,
+    struct bureau_image *shot)
 {
 	json_t *req = json_pack("{s:s, s:s, s:[i, i], s:[i, i]}", "tool",
 	    "computer", "action", "left_click_drag", "start_coordinate", x1, y1,
@@ -213,20 +214,21 @@ bureau_scroll(bureau_client *c, int x, int y, enum bureau_scroll_dir dir,
     int amount, const char *modifiers, struct bureau_image *shot)
 {
 	static const char *const dirs[] = {
-	    [BUREAU_SCROLL_UP] = "up",
-	    [BUREAU_SCROLL_DOWN] = "down",
-	    [BUREAU_SCROLL_LEFT] = "left",
-	    [BUREAU_SCROLL_RIGHT] = "right",
+		[BUREAU_SCROLL_UP] = "up",
+		[BUREAU_SCROLL_DOWN] = "down",
+		[BUREAU_SCROLL_LEFT] = "left",
+		[BUREAU_SCROLL_RIGHT] = "right",
 	};
 	json_t *req;
 
 	if ((unsigned)dir > BUREAU_SCROLL_RIGHT)
-		return (bc_fail(
-		    BUREAU_EARG, "invalid scroll direction %d", (int)dir));
+		return (bc_fail(BUREAU_EARG, "invalid scroll direction %d",
+		    (int)dir));
 	req = json_pack("{s:s, s:s, s:s, s:i}", "tool", "computer", "action",
 	    "scroll", "scroll_direction", dirs[dir], "scroll_amount", amount);
-	if (req != NULL && (bc_set_coord(req, "coordinate", x, y) != 0 ||
-	                       bc_set_str(req, "text", modifiers) != 0)) {
+	if (req != NULL &&
+	    (bc_set_coord(req, "coordinate", x, y) != 0 ||
+	        bc_set_str(req, "text", modifiers) != 0)) {
 		json_decref(req);
 		req = NULL;
 	}
@@ -252,8 +254,8 @@ bc_text_action(bureau_client *c, const char *action, const char *text,
 		json_decref(req);
 		return (bc_nomem());
 	}
-	return (bc_action(
-	    c, req, duration > 0 ? bc_timeout_for(c, duration) : 0, 0, shot));
+	return (bc_action(c, req,
+	    duration > 0 ? bc_timeout_for(c, duration) : 0, 0, shot));
 }
 
 int
@@ -376,8 +378,8 @@ bureau_file_read(bureau_client *c, const char *path, void **data, size_t *len)
 		d = json_object_get(reply, "data");
 		size = json_integer_value(json_object_get(reply, "size"));
 		if (!json_is_string(d)) {
-			rv = bc_fail(
-			    BUREAU_EMALFORMED, "malformed reply: no 'data'");
+			rv = bc_fail(BUREAU_EMALFORMED,
+			    "malformed reply: no 'data'");
 			goto fail;
 		}
 		if ((rv = bc_b64_decode(json_string_value(d),
@@ -451,8 +453,8 @@ bureau_file_write(bureau_client *c, const char *path, const void *data,
 int
 bureau_ping(bureau_client *c)
 {
-	json_t *req =
-	    json_pack("{s:s, s:s}", "tool", "system", "action", "ping");
+	json_t *req = json_pack("{s:s, s:s}", "tool", "system", "action",
+	    "ping");
 	int rv;
 
 	if (req == NULL)
@@ -485,18 +487,18 @@ bureau_info(bureau_client *c, struct bureau_info *info)
 		rv = bc_nomem();
 		goto fail;
 	}
-	info->protocol =
-	    (int)json_integer_value(json_object_get(reply, "protocol"));
+	info->protocol = (int)json_integer_value(
+	    json_object_get(reply, "protocol"));
 	v = json_object_get(reply, "screen");
-	info->screen_width =
-	    (int)json_integer_value(json_object_get(v, "width"));
-	info->screen_height =
-	    (int)json_integer_value(json_object_get(v, "height"));
+	info->screen_width = (int)json_integer_value(
+	    json_object_get(v, "width"));
+	info->screen_height = (int)json_integer_value(
+	    json_object_get(v, "height"));
 	v = json_object_get(reply, "scaled");
-	info->scaled_width =
-	    (int)json_integer_value(json_object_get(v, "width"));
-	info->scaled_height =
-	    (int)json_integer_value(json_object_get(v, "height"));
+	info->scaled_width = (int)json_integer_value(
+	    json_object_get(v, "width"));
+	info->scaled_height = (int)json_integer_value(
+	    json_object_get(v, "height"));
 	info->json = text;
 	json_decref(reply);
 	return (0);

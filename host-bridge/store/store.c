@@ -27,8 +27,8 @@ store_valid_name(const char *name, char **cause)
 	for (size_t i = 0; i < n; i++) {
 		char c = name[i];
 		if (!((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
-		    (c >= '0' && c <= '9') || (i > 0 && (c == '-' ||
-		    c == '_' || c == '.'))))
+		        (c >= '0' && c <= '9') ||
+		        (i > 0 && (c == '-' || c == '_' || c == '.'))))
 			goto bad;
 	}
 	if (strcmp(name, "images") == 0)
@@ -36,7 +36,8 @@ store_valid_name(const char *name, char **cause)
 	return (0);
 bad:
 	*cause = hb_fmt("invalid desktop name '%s': letters, digits, '-', "
-	    "'_' and '.', at most 64, not 'images'", name);
+	                "'_' and '.', at most 64, not 'images'",
+	    name);
 	return (-1);
 }
 
@@ -48,7 +49,7 @@ store_dir(const char *name, const char *file)
 	if (home == NULL)
 		return (NULL);
 	p = file ? hb_fmt("%s/%s/%s", home, name, file) :
-	    hb_fmt("%s/%s", home, name);
+	           hb_fmt("%s/%s", home, name);
 	free(home);
 	return (p);
 }
@@ -99,12 +100,12 @@ desktop_load(const char *name, struct desktop **out, char **cause)
 		goto fail;
 	}
 	if (json_is_string(json_object_get(j, "kind")) &&
-	    strcmp(json_string_value(json_object_get(j, "kind")),
-	    "attached") == 0) {
+	    strcmp(json_string_value(json_object_get(j, "kind")), "attached") ==
+	        0) {
 		const char *url;
 
 		if (json_unpack_ex(j, &err, 0, "{s:s, s:I}", "url", &url,
-		    "port", &port) != 0) {
+		        "port", &port) != 0) {
 			*cause = hb_fmt("invalid '%s': %s", path, err.text);
 			goto fail;
 		}
@@ -121,15 +122,16 @@ desktop_load(const char *name, struct desktop **out, char **cause)
 		d->port = (int)port;
 		goto done;
 	}
-	if (json_unpack_ex(j, &err, 0, "{s:s, s:I, s:I, s:I}", "image",
-	    &image, "memory", &memory, "cpus", &cpus, "port", &port) != 0) {
+	if (json_unpack_ex(j, &err, 0, "{s:s, s:I, s:I, s:I}", "image", &image,
+	        "memory", &memory, "cpus", &cpus, "port", &port) != 0) {
 		*cause = hb_fmt("invalid '%s': %s", path, err.text);
 		goto fail;
 	}
 	if (memory < 1 || memory > (1L << 30) || cpus < 1 || cpus > 1024 ||
 	    port < 1 || port > 65533) {
 		*cause = hb_fmt("invalid '%s': memory, cpus or port out of "
-		    "range", path);
+		                "range",
+		    path);
 		goto fail;
 	}
 	if ((d->image = strdup(image)) == NULL) {
@@ -188,8 +190,7 @@ store_each(store_each_fn fn, void *arg)
 	int n = home ? scandir(home, &ents, NULL, alphasort) : -1;
 
 	for (int i = 0; i < n; i++) {
-		char *cfg = hb_fmt("%s/%s/desktop.json", home,
-		    ents[i]->d_name);
+		char *cfg = hb_fmt("%s/%s/desktop.json", home, ents[i]->d_name);
 		if (ents[i]->d_name[0] != '.' && cfg != NULL &&
 		    access(cfg, F_OK) == 0)
 			fn(ents[i]->d_name, arg);
@@ -240,10 +241,11 @@ store_lock(const struct desktop *d, const char *what, int *fd, char **cause)
 		held[strcspn(held, "\n")] = '\0';
 		/* the holder writes its record just after it locks: a loser
 		 * that comes in between finds it empty */
-		*cause = e == EWOULDBLOCK ? hb_fmt("desktop '%s' is busy: "
-		    "%s%s holds its lock; try again when it is done",
-		    d->name, held[0] ? "pid " : "another command",
-		    held) : hb_fmt("cannot lock '%s': %s", path, strerror(e));
+		*cause = e == EWOULDBLOCK ?
+		    hb_fmt("desktop '%s' is busy: "
+		           "%s%s holds its lock; try again when it is done",
+		        d->name, held[0] ? "pid " : "another command", held) :
+		    hb_fmt("cannot lock '%s': %s", path, strerror(e));
 		close(*fd);
 		*fd = -1;
 		free(path);
@@ -275,7 +277,7 @@ store_lock_all(int *fd, char **cause)
 		goto out;
 	}
 	if ((*fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW,
-	    0600)) < 0) {
+	         0600)) < 0) {
 		*cause = hb_fmt("cannot open '%s': %s", path, strerror(errno));
 		goto out;
 	}
@@ -328,14 +330,17 @@ store_pick_port(int *out, char **cause)
 		if (!bad) {
 			*dash = '\0';
 			bad = hb_parse_int("BUREAU_PORTS", s, 1, 65535, &lo,
-			    &c2) != 0 || hb_parse_int("BUREAU_PORTS",
-			    dash + 1, 1, 65535, &hi, &c2) != 0 || hi - lo < 2;
+			          &c2) != 0 ||
+			    hb_parse_int("BUREAU_PORTS", dash + 1, 1, 65535,
+			        &hi, &c2) != 0 ||
+			    hi - lo < 2;
 		}
 		free(s);
 		free(c2);
 		if (bad) {
 			*cause = hb_fmt("invalid BUREAU_PORTS '%s': expected "
-			    "LO-HI, 1 <= LO, LO + 2 <= HI <= 65535", env);
+			                "LO-HI, 1 <= LO, LO + 2 <= HI <= 65535",
+			    env);
 			return (-1);
 		}
 	}
@@ -373,10 +378,12 @@ image_load(const char *dir, struct image *im, char **cause)
 		free(path);
 		return (-1);
 	}
-	if (json_unpack_ex(im->j, &err, 0, "{s:s, s:s, s:s, s:s, s:s, s:i, "
-	    "s:i}", "disk", &im->disk, "kernel", &im->kernel, "initrd",
-	    &im->initrd, "cmdline", &im->cmdline, "user", &im->user, "uid",
-	    &im->uid, "gid", &im->gid) != 0) {
+	if (json_unpack_ex(im->j, &err, 0,
+	        "{s:s, s:s, s:s, s:s, s:s, s:i, "
+	        "s:i}",
+	        "disk", &im->disk, "kernel", &im->kernel, "initrd", &im->initrd,
+	        "cmdline", &im->cmdline, "user", &im->user, "uid", &im->uid,
+	        "gid", &im->gid) != 0) {
 		*cause = hb_fmt("invalid '%s': %s", path, err.text);
 		json_decref(im->j);
 		im->j = NULL;
@@ -413,9 +420,11 @@ image_dir(const char *opt, char **cause)
 		if (cand[i] != NULL)
 			r = realpath(cand[i], NULL);
 	if (r == NULL)
-		*cause = opt ? hb_fmt("no image '%s': %s", opt,
-		    strerror(errno)) : hb_fmt("no image under '%s/images' "
-		    "(bureau image build, or --image DIR)", home);
+		*cause = opt ?
+		    hb_fmt("no image '%s': %s", opt, strerror(errno)) :
+		    hb_fmt("no image under '%s/images' "
+		           "(bureau image build, or --image DIR)",
+		        home);
 	free(cand[0]);
 	free(cand[1]);
 	free(home);

@@ -32,7 +32,7 @@ struct desktop {
 	char *image; /* the image directory (resolved, immutable) */
 	long memory; /* MiB */
 	int cpus;
-	int port; /* api; events = port + 1, vnc = port + 2 */
+	int port;     /* api; events = port + 1, vnc = port + 2 */
 	int attached; /* a daemon bureau does not run: no image, no VM */
 	char *url;    /* attached: that daemon's URL; else NULL */
 };

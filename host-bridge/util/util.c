@@ -183,12 +183,30 @@ hb_parse_size(const char *what, const char *s, long long *out, char **cause)
 	if (errno != 0 || end == s || v <= 0)
 		goto bad;
 	switch (*end) {
-	case 'k': case 'K': mul = 1LL << 10; end++; break;
-	case 'm': case 'M': mul = 1LL << 20; end++; break;
-	case 'g': case 'G': mul = 1LL << 30; end++; break;
-	case 't': case 'T': mul = 1LL << 40; end++; break;
-	case '\0': break;
-	default: goto bad;
+	case 'k':
+	case 'K':
+		mul = 1LL << 10;
+		end++;
+		break;
+	case 'm':
+	case 'M':
+		mul = 1LL << 20;
+		end++;
+		break;
+	case 'g':
+	case 'G':
+		mul = 1LL << 30;
+		end++;
+		break;
+	case 't':
+	case 'T':
+		mul = 1LL << 40;
+		end++;
+		break;
+	case '\0':
+		break;
+	default:
+		goto bad;
 	}
 	if (*end == 'i' && end[1] == 'B')
 		end += 2;
@@ -200,7 +218,8 @@ hb_parse_size(const char *what, const char *s, long long *out, char **cause)
 	return (0);
 bad:
 	*cause = hb_fmt("invalid %s '%s': expected a positive number with K, "
-	    "M, G or T, at most 1P", what, s);
+	                "M, G or T, at most 1P",
+	    what, s);
 	return (-1);
 }
 
@@ -216,7 +235,8 @@ hb_parse_int(const char *what, const char *s, long min, long max, long *out,
 	if (s[0] == '\0' || (s[0] != '-' && (s[0] < '0' || s[0] > '9')) ||
 	    *end != '\0' || errno != 0 || v < min || v > max) {
 		*cause = hb_fmt("invalid %s '%s': expected a whole number from "
-		    "%ld to %ld", what, s, min, max);
+		                "%ld to %ld",
+		    what, s, min, max);
 		return (-1);
 	}
 	*out = v;

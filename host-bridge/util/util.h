@@ -29,8 +29,8 @@ char *hb_exe_dir(void);
 int hb_run(char *const argv[], int quiet, char **cause);
 
 /* Write data to path atomically (a fsync'd temporary, then rename). */
-int hb_write_file(const char *path, const char *data, size_t len,
-    mode_t mode, char **cause);
+int hb_write_file(const char *path, const char *data, size_t len, mode_t mode,
+    char **cause);
 
 /* The whole file, NUL-terminated (malloc'd), or NULL with errno set. */
 char *hb_read_file(const char *path);
@@ -42,8 +42,8 @@ int hb_parse_size(const char *what, const char *s, long long *out,
 
 /* A decimal integer in [min, max], nothing before or after it (unlike
  * atoi, which reads "12x" as 12 and "x" as 0). */
-int hb_parse_int(const char *what, const char *s, long min, long max,
-    long *out, char **cause);
+int hb_parse_int(const char *what, const char *s, long min, long max, long *out,
+    char **cause);
 
 /* n random bytes (n <= 64) as 2n hex digits; malloc'd, NULL on failure. */
 char *hb_random_hex(size_t n);

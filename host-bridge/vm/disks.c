@@ -41,8 +41,8 @@ disks_home(const struct desktop *d, const struct image *im, long long size,
 	if (hb_run(mkfs, 0, cause) != 0)
 		goto out;
 	script = hb_fmt("mkdir %s\nsif %s uid %d\nsif %s gid %d\n"
-	    "sif %s mode 040750\n", im->user, im->user, im->uid, im->user,
-	    im->gid, im->user);
+	                "sif %s mode 040750\n",
+	    im->user, im->user, im->uid, im->user, im->gid, im->user);
 	if (script == NULL)
 		goto oom;
 	if (hb_write_file(cmds, script, strlen(script), 0600, cause) != 0)
@@ -50,8 +50,8 @@ disks_home(const struct desktop *d, const struct image *im, long long size,
 	char *dbg[] = { "debugfs", "-w", "-f", cmds, raw, NULL };
 	if (hb_run(dbg, 1, cause) != 0)
 		goto out;
-	char *conv[] = { "qemu-img", "convert", "-f", "raw", "-O", "qcow2",
-		raw, qcow, NULL };
+	char *conv[] = { "qemu-img", "convert", "-f", "raw", "-O", "qcow2", raw,
+		qcow, NULL };
 	if (hb_run(conv, 0, cause) != 0)
 		goto out;
 	rv = 0;
@@ -85,8 +85,8 @@ disks_create(const struct desktop *d, const struct image *im,
 		*cause = hb_fmt("out of memory");
 		goto out;
 	}
-	char *qi[] = { "qemu-img", "create", "-q", "-f", "qcow2", "-F",
-		"qcow2", "-b", base, sys, dsz, NULL };
+	char *qi[] = { "qemu-img", "create", "-q", "-f", "qcow2", "-F", "qcow2",
+		"-b", base, sys, dsz, NULL };
 	if (hb_run(qi, 0, cause) != 0)
 		goto out;
 	rv = disks_home(d, im, home_bytes, cause);
@@ -114,7 +114,8 @@ disks_snapshot(const struct desktop *d, const char *tag, int restore,
 		}
 		char *argv_s[] = { "qemu-img", "snapshot", (char *)op,
 			(char *)tag, p, NULL };
-		char *argv_l[] = { "qemu-img", "snapshot", "-U", "-l", p, NULL };
+		char *argv_l[] = { "qemu-img", "snapshot", "-U", "-l", p,
+			NULL };
 		rv = hb_run(tag ? argv_s : argv_l, 0, cause);
 		free(p);
 		if (rv != 0)

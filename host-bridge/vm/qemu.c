@@ -18,9 +18,9 @@
 #include "host-bridge/vm/qmp.h"
 #include "host-bridge/vm/vm.h"
 
-#define GUEST_API_PORT 7300
+#define GUEST_API_PORT    7300
 #define GUEST_EVENTS_PORT 7301
-#define GUEST_VNC_PORT 5900
+#define GUEST_VNC_PORT    5900
 
 /* ---- processes ---------------------------------------------------------- */
 
@@ -77,11 +77,12 @@ qemu_wait_exit(pid_t pid, int timeout_ms)
 	return (0);
 }
 
-/* ---- QMP ------------------------------------------------------------------ */
+/* ---- QMP ------------------------------------------------------------------
+ */
 
 static int
-qemu_qmp(const struct desktop *d, const char *cmd, json_t *args,
-    json_t **ret, char **cause)
+qemu_qmp(const struct desktop *d, const char *cmd, json_t *args, json_t **ret,
+    char **cause)
 {
 	char *path = desktop_path(d, "qmp.sock");
 	struct qmp *q;
@@ -119,8 +120,10 @@ qemu_state(const struct desktop *d, pid_t *pidp)
 		return (strdup("running")); /* QMP busy: it is alive anyway */
 	}
 	st = json_string_value(json_object_get(r, "status"));
-	s = strdup(st ? (strcmp(st, "running") == 0 ? "running" :
-	    strcmp(st, "paused") == 0 ? "paused" : st) : "unknown");
+	s = strdup(st ? (strcmp(st, "running") == 0       ? "running" :
+	                        strcmp(st, "paused") == 0 ? "paused" :
+	                                                    st) :
+	                "unknown");
 	json_decref(r);
 	return (s);
 }
@@ -178,7 +181,8 @@ qemu_resume(const struct desktop *d, char **cause)
 	return (qemu_qmp(d, "cont", NULL, NULL, cause));
 }
 
-/* ---- accelerator ---------------------------------------------------------- */
+/* ---- accelerator ----------------------------------------------------------
+ */
 
 static int
 qemu_boot_id(char *buf, size_t len)
@@ -298,7 +302,8 @@ qemu_accel(const struct desktop *d, const struct image *im, const char *want,
 	return (0);
 }
 
-/* ---- start ------------------------------------------------------------------ */
+/* ---- start ------------------------------------------------------------------
+ */
 
 /* The files of a running desktop that QEMU is given, escaped for QEMU's
  * option syntax where they go into an option value. */
@@ -357,7 +362,8 @@ qemu_start(const struct desktop *d, const struct image *im, const char *accel,
 	}
 	if (strlen(qmp_raw) >= 108) {
 		*cause = hb_fmt("path '%s' too long for a unix socket (a "
-		    "shorter BUREAU_HOME)", qmp_raw);
+		                "shorter BUREAU_HOME)",
+		    qmp_raw);
 		goto out;
 	}
 	/* Keep the previous boot's console for a post-mortem. */
@@ -392,16 +398,19 @@ qemu_start(const struct desktop *d, const struct image *im, const char *accel,
 	/* vda is the system disk, vdb the home: the slots fix the order. */
 	argv_q[n++] = "-drive";
 	argv_q[n++] = A("file=%s,if=none,id=drive-sys,node-name=sys,"
-	    "format=qcow2,discard=unmap", f.sys);
+	                "format=qcow2,discard=unmap",
+	    f.sys);
 	argv_q[n++] = "-device";
 	argv_q[n++] = "virtio-blk-pci,drive=drive-sys,bus=pcie.0,addr=0x4";
 	argv_q[n++] = "-drive";
 	argv_q[n++] = A("file=%s,if=none,id=drive-home,node-name=home,"
-	    "format=qcow2,discard=unmap", f.home);
+	                "format=qcow2,discard=unmap",
+	    f.home);
 	argv_q[n++] = "-device";
 	argv_q[n++] = "virtio-blk-pci,drive=drive-home,bus=pcie.0,addr=0x5";
 	argv_q[n++] = "-netdev";
-	argv_q[n++] = A("user,id=net0,hostfwd=tcp:127.0.0.1:%d-:%d,"
+	argv_q[n++] = A(
+	    "user,id=net0,hostfwd=tcp:127.0.0.1:%d-:%d,"
 	    "hostfwd=tcp:127.0.0.1:%d-:%d,hostfwd=tcp:127.0.0.1:%d-:%d",
 	    d->port, GUEST_API_PORT, d->port + 1, GUEST_EVENTS_PORT,
 	    d->port + 2, GUEST_VNC_PORT);
@@ -474,7 +483,8 @@ out:
 	return (rv);
 }
 
-/* ---- snapshots --------------------------------------------------------------- */
+/* ---- snapshots
+ * --------------------------------------------------------------- */
 
 /* Run a QMP job (snapshot-save/-load) and wait until it concludes. */
 static int
@@ -506,13 +516,16 @@ qemu_job(const struct desktop *d, const char *cmd, const char *tag,
 
 		if (qmp_exec(q, "query-jobs", NULL, &jobs, cause) != 0)
 			goto out;
-		json_array_foreach(jobs, i, job) {
-			if (strcmp(json_string_value(json_object_get(job, "id"))
-			    ?: "", "bureau-snap") == 0) {
-				status = json_string_value(json_object_get(job,
-				    "status"));
-				err = json_string_value(json_object_get(job,
-				    "error"));
+		json_array_foreach(jobs, i, job)
+		{
+			if (strcmp(
+			        json_string_value(json_object_get(job, "id")) ?:
+			            "",
+			        "bureau-snap") == 0) {
+				status = json_string_value(
+				    json_object_get(job, "status"));
+				err = json_string_value(
+				    json_object_get(job, "error"));
 				break;
 			}
 		}
@@ -523,8 +536,8 @@ qemu_job(const struct desktop *d, const char *cmd, const char *tag,
 			else
 				rv = 0;
 			json_decref(jobs);
-			qmp_exec(q, "job-dismiss", json_pack("{s:s}", "id",
-			    "bureau-snap"), NULL, &c2);
+			qmp_exec(q, "job-dismiss",
+			    json_pack("{s:s}", "id", "bureau-snap"), NULL, &c2);
 			free(c2);
 			goto out;
 		}
@@ -542,8 +555,8 @@ out:
 }
 
 static int
-qemu_snapshot(const struct desktop *d, const char *tag, int restore,
-    int *live, char **cause)
+qemu_snapshot(const struct desktop *d, const char *tag, int restore, int *live,
+    char **cause)
 {
 	char *c2 = NULL;
 	int rv;

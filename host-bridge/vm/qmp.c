@@ -56,8 +56,9 @@ qmp_read(struct qmp *q, json_t **out, char **cause)
 		if (r < 0 && errno == EINTR)
 			continue;
 		if (r < 0) {
-			*cause = hb_fmt("qmp: %s", errno == EAGAIN ?
-			    "no answer in time" : strerror(errno));
+			*cause = hb_fmt("qmp: %s",
+			    errno == EAGAIN ? "no answer in time" :
+			                      strerror(errno));
 			return -1;
 		}
 		if (r == 0) {
@@ -139,7 +140,7 @@ qmp_exec(struct qmp *q, const char *cmd, json_t *args, json_t **ret,
 int
 qmp_open(struct qmp **out, const char *path, int timeout_ms, char **cause)
 {
-	struct sockaddr_un sa = {.sun_family = AF_UNIX};
+	struct sockaddr_un sa = { .sun_family = AF_UNIX };
 	struct qmp *q = NULL;
 	json_t *greeting = NULL;
 
@@ -157,7 +158,7 @@ qmp_open(struct qmp **out, const char *path, int timeout_ms, char **cause)
 		*cause = hb_fmt("qmp: socket: %s", strerror(errno));
 		goto fail;
 	}
-	struct timeval tv = {timeout_ms / 1000, (timeout_ms % 1000) * 1000};
+	struct timeval tv = { timeout_ms / 1000, (timeout_ms % 1000) * 1000 };
 	setsockopt(q->fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
 	setsockopt(q->fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof tv);
 	if (connect(q->fd, (struct sockaddr *)&sa, sizeof sa) != 0) {

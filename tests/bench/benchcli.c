@@ -95,7 +95,8 @@ main(int argc, char **argv)
 	int n;
 
 	if (argc < 5) {
-		fprintf(stderr, "usage: benchcli URL TOKEN_FILE shot|click|type "
+		fprintf(stderr,
+		    "usage: benchcli URL TOKEN_FILE shot|click|type "
 		    "...\n");
 		return (2);
 	}
@@ -120,28 +121,32 @@ main(int argc, char **argv)
 
 			if (argc > 5 && system(argv[5]) != 0)
 				return (1);
-			r = call(c, "{\"tool\":\"computer\",\"action\":"
-			    "\"screenshot\"}", &tot[i]);
+			r = call(c,
+			    "{\"tool\":\"computer\",\"action\":"
+			    "\"screenshot\"}",
+			    &tot[i]);
 			img = json_object_get(r, "image");
 			t = json_object_get(r, "timing");
-			srv[i] = json_number_value(json_object_get(r,
-			    "elapsed_ms"));
-			cap[i] = json_number_value(json_object_get(t,
-			    "capture_ms"));
-			scl[i] = json_number_value(json_object_get(t,
-			    "scale_ms"));
-			enc[i] = json_number_value(json_object_get(t,
-			    "encode_ms"));
-			bytes = json_string_length(json_object_get(img,
-			    "data")) * 3 / 4;
-			w = (int)json_integer_value(json_object_get(img,
-			    "width"));
-			h = (int)json_integer_value(json_object_get(img,
-			    "height"));
+			srv[i] = json_number_value(
+			    json_object_get(r, "elapsed_ms"));
+			cap[i] = json_number_value(
+			    json_object_get(t, "capture_ms"));
+			scl[i] = json_number_value(
+			    json_object_get(t, "scale_ms"));
+			enc[i] = json_number_value(
+			    json_object_get(t, "encode_ms"));
+			bytes = json_string_length(
+			            json_object_get(img, "data")) *
+			    3 / 4;
+			w = (int)json_integer_value(
+			    json_object_get(img, "width"));
+			h = (int)json_integer_value(
+			    json_object_get(img, "height"));
 			json_decref(r);
 		}
 		printf("total_ms=%.2f capture_ms=%.2f scale_ms=%.2f "
-		    "encode_ms=%.2f transport_ms=%.2f png_bytes=%zu size=%dx%d\n",
+		       "encode_ms=%.2f transport_ms=%.2f png_bytes=%zu "
+		       "size=%dx%d\n",
 		    median(tot, n), median(cap, n), median(scl, n),
 		    median(enc, n), median(tot, n) - median(srv, n), bytes, w,
 		    h);
@@ -151,16 +156,19 @@ main(int argc, char **argv)
 
 		n = atoi(argv[4]);
 		tot = calloc((size_t)n, sizeof *tot);
-		snprintf(req, sizeof req, "{\"tool\":\"computer\",\"action\":"
+		snprintf(req, sizeof req,
+		    "{\"tool\":\"computer\",\"action\":"
 		    "\"left_click\",\"coordinate\":[%d,%d],\"screenshot\":"
-		    "false}", atoi(argv[5]), atoi(argv[6]));
+		    "false}",
+		    atoi(argv[5]), atoi(argv[6]));
 		for (int i = 0; i < n; i++)
 			json_decref(call(c, req, &tot[i]));
 		printf("total_ms=%.3f\n", median(tot, n));
 	} else if (strcmp(argv[3], "type") == 0) {
 		char *text = slurp(argv[4]), *req;
-		json_t *j = json_pack("{s:s, s:s, s:s, s:b}", "tool", "computer",
-		    "action", "type", "text", text, "screenshot", 0);
+		json_t *j = json_pack("{s:s, s:s, s:s, s:b}", "tool",
+		    "computer", "action", "type", "text", text, "screenshot",
+		    0);
 		double ms;
 
 		req = json_dumps(j, JSON_COMPACT);

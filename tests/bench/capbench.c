@@ -58,7 +58,8 @@ report(const char *what, double *t, double *cpu, int n, const char *extra)
 	if (cpu != NULL) {
 		qsort(cpu, (size_t)n, sizeof *cpu, cmp_double);
 		printf("%-34s median %7.2f ms  best %7.2f ms  cpu %7.2f ms"
-		    "%s%s\n", what, t[n / 2], t[0], cpu[n / 2],
+		       "%s%s\n",
+		    what, t[n / 2], t[0], cpu[n / 2],
 		    extra[0] != '\0' ? "  " : "", extra);
 		return;
 	}
@@ -114,14 +115,20 @@ synth_frame(struct cap_image *img)
 			    (x > 980 && x < 1530 && y > 40 && y < 460);
 			photo = x > 1000 && x < 1720 && y > 520 && y < 1000;
 			if (photo)
-				p[x] = ((uint32_t)(x / 3 + (seed >> 28)) & 0xff) |
+				p[x] = ((uint32_t)(x / 3 + (seed >> 28)) &
+				           0xff) |
 				    (((uint32_t)(y / 3 + (seed >> 27)) & 0xff)
-				    << 8) | (0x40u + (seed >> 29)) << 16;
+				        << 8) |
+				    (0x40u + (seed >> 29)) << 16;
 			else if (inwin)
-				p[x] = (y % 13 < 9 && (x * 7 + y * 3) % 11 < 3 &&
-				    (x / 8) % 9 != 0) ? 0x000000 : 0xffffff;
+				p[x] = (y % 13 < 9 &&
+				           (x * 7 + y * 3) % 11 < 3 &&
+				           (x / 8) % 9 != 0) ?
+				    0x000000 :
+				    0xffffff;
 			else
-				p[x] = (uint32_t)(0x2c + y * 0x20 / 1080) << 16 |
+				p[x] = (uint32_t)(0x2c + y * 0x20 / 1080)
+				        << 16 |
 				    (uint32_t)(0x3e + y * 0x63 / 1080) << 8 |
 				    (uint32_t)(0x50 + y * 0x5f / 1080);
 		}
@@ -179,8 +186,8 @@ png_matrix(const struct cap_image *img, int runs)
 			s = k % NS;
 			t0 = cpu_ms();
 			if (cap_png_encode_tuned(img, levels[l],
-			    filters[f].mask, strategies[s].z, &out, &len[k],
-			    &cause) != 0) {
+			        filters[f].mask, strategies[s].z, &out, &len[k],
+			        &cause) != 0) {
 				fprintf(stderr, "capbench: %s\n", cause);
 				exit(1);
 			}
@@ -268,7 +275,8 @@ main(int argc, char **argv)
 			outpath = optarg;
 			break;
 		default:
-			fprintf(stderr, "usage: capbench [-n RUNS] [-m] "
+			fprintf(stderr,
+			    "usage: capbench [-n RUNS] [-m] "
 			    "[-o scaled.png] [frame.png]\n");
 			return 2;
 		}
@@ -278,7 +286,7 @@ main(int argc, char **argv)
 		return 2;
 	}
 	if (optind < argc ? load_png(argv[optind], &src) != 0 :
-	    synth_frame(&src) != 0)
+	                    synth_frame(&src) != 0)
 		return 1;
 	dst.width = 1280;
 	dst.height = 720;
@@ -287,13 +295,14 @@ main(int argc, char **argv)
 	    &dst_auto.width, &dst_auto.height);
 	dst_auto.stride = dst_auto.width * 4;
 	dst.data = malloc((size_t)dst.stride * (size_t)dst.height);
-	dst_auto.data = malloc((size_t)dst_auto.stride *
-	    (size_t)dst_auto.height);
+	dst_auto.data = malloc(
+	    (size_t)dst_auto.stride * (size_t)dst_auto.height);
 	if (dst.data == NULL || dst_auto.data == NULL)
 		return 1;
 	printf("frame %dx%d (%s), %d runs each; wall-clock median and best, "
-	    "CPU median\n", src.width, src.height,
-	    optind < argc ? argv[optind] : "synthetic", runs);
+	       "CPU median\n",
+	    src.width, src.height, optind < argc ? argv[optind] : "synthetic",
+	    runs);
 
 	for (step = SCALE; step <= HASH; step++) {
 		for (i = 0; i < runs; i++) {
@@ -320,7 +329,8 @@ main(int argc, char **argv)
 			snprintf(extra, sizeof extra, "%zu bytes", len);
 			break;
 		case JPEG:
-			snprintf(label, sizeof label, "jpeg 1280x720 q80 4:2:0");
+			snprintf(label, sizeof label,
+			    "jpeg 1280x720 q80 4:2:0");
 			snprintf(extra, sizeof extra, "%zu bytes", len);
 			break;
 		case HASH:

@@ -81,8 +81,8 @@ fuzz_die(const char *what, const char *text, size_t len)
 
 /* The audit trail must stay valid JSON whatever the request held. */
 static void
-fuzz_publish(
-    const char *topic, const char *json, const void *body, size_t bodylen)
+fuzz_publish(const char *topic, const char *json, const void *body,
+    size_t bodylen)
 {
 	json_t *ev;
 
@@ -91,8 +91,8 @@ fuzz_publish(
 	if (strcmp(topic, "action") != 0)
 		return;
 	if ((ev = json_loads(json, 0, NULL)) == NULL || !json_is_object(ev))
-		fuzz_die(
-		    "audit event is not a JSON object", json, strlen(json));
+		fuzz_die("audit event is not a JSON object", json,
+		    strlen(json));
 	json_decref(ev);
 }
 
@@ -123,9 +123,9 @@ fuzz_cleanup(void)
 static void
 fuzz_load(struct bd_config *cfg, const char *token_file)
 {
-	char *argv[] = {"bureaud", "--listen", "tcp://127.0.0.1:1", "--root",
-	    root, "--allow", BD_FUZZ_ALLOW, "--token-file", (char *)token_file,
-	    NULL};
+	char *argv[] = { "bureaud", "--listen", "tcp://127.0.0.1:1", "--root",
+		root, "--allow", BD_FUZZ_ALLOW, "--token-file",
+		(char *)token_file, NULL };
 	int argc = token_file != NULL ? 9 : 7;
 	char *cause = NULL;
 

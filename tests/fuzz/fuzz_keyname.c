@@ -64,8 +64,8 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			fuzz_die("decoded an invalid code point", data, size);
 	j = json_stringn((const char *)data, size);
 	if ((j != NULL) != valid)
-		fuzz_die(valid ? "decoder accepts what jansson refuses"
-		               : "decoder refuses what jansson accepts",
+		fuzz_die(valid ? "decoder accepts what jansson refuses" :
+		                 "decoder refuses what jansson accepts",
 		    data, size);
 	json_decref(j);
 

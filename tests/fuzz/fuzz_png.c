@@ -22,8 +22,8 @@
 #include "capture/capture.h"
 #include "capture/png_tune.h"
 
-static const int fuzz_filters[] = {PNG_FILTER_NONE, PNG_FILTER_SUB,
-    PNG_FILTER_UP, PNG_FILTER_AVG, PNG_FILTER_PAETH, PNG_ALL_FILTERS};
+static const int fuzz_filters[] = { PNG_FILTER_NONE, PNG_FILTER_SUB,
+	PNG_FILTER_UP, PNG_FILTER_AVG, PNG_FILTER_PAETH, PNG_ALL_FILTERS };
 
 static void
 fuzz_die(const char *what, int w, int h, int level)
@@ -83,10 +83,10 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		fuzz_die(pi.message, img.width, img.height, level);
 	for (int y = 0; y < img.height; y++)
 		for (int x = 0; x < img.width; x++) {
-			const uint8_t *s =
-			    img.data + (size_t)y * img.stride + (size_t)x * 4;
-			const uint8_t *d =
-			    back + ((size_t)y * img.width + (size_t)x) * 3;
+			const uint8_t *s = img.data + (size_t)y * img.stride +
+			    (size_t)x * 4;
+			const uint8_t *d = back +
+			    ((size_t)y * img.width + (size_t)x) * 3;
 
 			if (d[0] != s[2] || d[1] != s[1] || d[2] != s[0])
 				fuzz_die("pixel differs", x, y, level);

@@ -51,7 +51,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 int
 LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
-	const struct bd_reqscan_limits lim = {128, 1 << 17};
+	const struct bd_reqscan_limits lim = { 128, 1 << 17 };
 	const char *buf = (const char *)data;
 	struct bd_reqscan r, lenient;
 	json_error_t err;
@@ -83,10 +83,10 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		    (t != NULL && json_is_string(t) != (r.token == 1)))
 			fuzz_die("the scan and jansson disagree on the token");
 		if (r.token == 1) {
-			struct fuzz_buf b = {NULL, 0};
+			struct fuzz_buf b = { NULL, 0 };
 
-			bd_reqscan_unescape(
-			    buf + r.token_off, r.token_len, fuzz_sink, &b);
+			bd_reqscan_unescape(buf + r.token_off, r.token_len,
+			    fuzz_sink, &b);
 			if (b.n != json_string_length(t) ||
 			    (b.n > 0 &&
 			        memcmp(b.p, json_string_value(t), b.n) != 0))

@@ -82,8 +82,8 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			fuzz_die("mapped outside the screen", s, v, x);
 		back = cap_map(x, to, from);
 		if (back < 0 || back >= from)
-			fuzz_die(
-			    "mapped back outside the screenshot", s, x, back);
+			fuzz_die("mapped back outside the screenshot", s, x,
+			    back);
 		if (from <= to && back != v)
 			fuzz_die("screenshot -> screen -> screenshot moved", s,
 			    v, back);

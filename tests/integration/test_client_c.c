@@ -154,7 +154,7 @@ log_count(long from, int want, const char *type, const char *const *needles)
 	}
 }
 
-#define NEEDLES(...) ((const char *const[]){__VA_ARGS__, NULL})
+#define NEEDLES(...) ((const char *const[]){ __VA_ARGS__, NULL })
 
 static int
 is_png(const struct bureau_image *img, int *w, int *h)
@@ -224,20 +224,20 @@ test_errors(bureau_client *c, const char *url)
 		const char *name, *req;
 		int code;
 	} cases[] = {
-	    {"error_unknown_tool", "{\"tool\":\"no_such_tool\"}",
-	        BUREAU_EUNKNOWN_TOOL},
-	    {"error_unknown_action",
-	        "{\"tool\":\"computer\",\"action\":\"fly\"}",
-	        BUREAU_EUNKNOWN_ACTION},
-	    {"error_bad_request", "{\"tool\":5}", BUREAU_EBADREQ},
-	    {"error_out_of_bounds",
-	        "{\"tool\":\"computer\",\"action\":\"left_click\","
-	        "\"coordinate\":[99999,5],\"screenshot\":false}",
-	        BUREAU_EBOUNDS},
-	    {"error_invalid_argument",
-	        "{\"tool\":\"computer\",\"action\":\"scroll\","
-	        "\"scroll_direction\":\"sideways\",\"scroll_amount\":1}",
-	        BUREAU_EINVAL},
+		{ "error_unknown_tool", "{\"tool\":\"no_such_tool\"}",
+		    BUREAU_EUNKNOWN_TOOL },
+		{ "error_unknown_action",
+		    "{\"tool\":\"computer\",\"action\":\"fly\"}",
+		    BUREAU_EUNKNOWN_ACTION },
+		{ "error_bad_request", "{\"tool\":5}", BUREAU_EBADREQ },
+		{ "error_out_of_bounds",
+		    "{\"tool\":\"computer\",\"action\":\"left_click\","
+		    "\"coordinate\":[99999,5],\"screenshot\":false}",
+		    BUREAU_EBOUNDS },
+		{ "error_invalid_argument",
+		    "{\"tool\":\"computer\",\"action\":\"scroll\","
+		    "\"scroll_direction\":\"sideways\",\"scroll_amount\":1}",
+		    BUREAU_EINVAL },
 	};
 	bureau_client *bad = NULL;
 	char *reply = NULL;
@@ -247,7 +247,7 @@ test_errors(bureau_client *c, const char *url)
 	for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
 		rv = bureau_call(c, cases[i].req, &reply);
 		result(rv == cases[i].code && reply != NULL &&
-		           message_is_verbatim(reply, bureau_client_error(c)),
+		        message_is_verbatim(reply, bureau_client_error(c)),
 		    cases[i].name, "rv %d (%s), message '%s', reply %s", rv,
 		    bureau_error_name(rv), bureau_client_error(c),
 		    reply != NULL ? reply : "(none)");
@@ -258,7 +258,7 @@ test_errors(bureau_client *c, const char *url)
 	/* The typed call gives the same code as the raw one. */
 	rv = bureau_click(c, BUREAU_BUTTON_LEFT, 99999, 10, NULL, NULL);
 	result(rv == BUREAU_EBOUNDS &&
-	           strstr(bureau_client_error(c), "99999") != NULL,
+	        strstr(bureau_client_error(c), "99999") != NULL,
 	    "error_out_of_bounds_typed", "rv %d, message '%s'", rv,
 	    bureau_client_error(c));
 
@@ -277,9 +277,9 @@ test_errors(bureau_client *c, const char *url)
 		size_t big = 60u << 20;
 		void *buf = calloc(1, big);
 
-		rv = buf != NULL ? bureau_file_write(
-		                       c, "/tmp/never-written", buf, big, -1, 0)
-		                 : BUREAU_ENOMEM;
+		rv = buf != NULL ? bureau_file_write(c, "/tmp/never-written",
+		                       buf, big, -1, 0) :
+		                   BUREAU_ENOMEM;
 		free(buf);
 		result(rv == BUREAU_ETOOLARGE && bureau_ping(c) == 0,
 		    "error_too_large_local", "rv %d: %s", rv,
@@ -392,8 +392,8 @@ test_transport(bureau_client *c)
 	if (bureau_connect(env("MALFORMED_URL"), NULL, 3.0, &t) == 0) {
 		char *reply = NULL;
 
-		rv = bureau_call(
-		    t, "{\"tool\":\"system\",\"action\":\"ping\"}", &reply);
+		rv = bureau_call(t, "{\"tool\":\"system\",\"action\":\"ping\"}",
+		    &reply);
 		result(rv == BUREAU_EMALFORMED && reply == NULL,
 		    "transport_malformed", "rv %d: %s", rv,
 		    bureau_client_error(t));
@@ -412,7 +412,7 @@ test_transport(bureau_client *c)
 static void
 test_input(bureau_client *c)
 {
-	struct bureau_image shot = {0};
+	struct bureau_image shot = { 0 };
 	long m;
 	int rv, n, x = -1, y = -1, w, h;
 	double t0, dt;
@@ -431,22 +431,22 @@ test_input(bureau_client *c)
 
 	m = log_mark();
 	rv = bureau_click(c, BUREAU_BUTTON_LEFT, 210, 160, NULL, &shot);
-	n = log_count(
-	    m, 1, "ButtonPress", NEEDLES("root:(210,160)", "button 1,"));
+	n = log_count(m, 1, "ButtonPress",
+	    NEEDLES("root:(210,160)", "button 1,"));
 	result(rv == 0 && n == 1 && shot.data != NULL, "left_click",
 	    "rv %d, %d presses", rv, n);
 	bureau_image_clear(&shot);
 
 	m = log_mark();
 	rv = bureau_click(c, BUREAU_BUTTON_RIGHT, 220, 170, NULL, NULL);
-	n = log_count(
-	    m, 1, "ButtonPress", NEEDLES("root:(220,170)", "button 3,"));
+	n = log_count(m, 1, "ButtonPress",
+	    NEEDLES("root:(220,170)", "button 3,"));
 	result(rv == 0 && n == 1, "right_click", "rv %d, %d presses", rv, n);
 
 	m = log_mark();
 	rv = bureau_click(c, BUREAU_BUTTON_MIDDLE, 230, 175, NULL, NULL);
-	n = log_count(
-	    m, 1, "ButtonPress", NEEDLES("root:(230,175)", "button 2,"));
+	n = log_count(m, 1, "ButtonPress",
+	    NEEDLES("root:(230,175)", "button 2,"));
 	result(rv == 0 && n == 1, "middle_click", "rv %d, %d presses", rv, n);
 
 	/* Shift held: the press carries ShiftMask (state 0x1). */
@@ -454,59 +454,59 @@ test_input(bureau_client *c)
 	rv = bureau_click(c, BUREAU_BUTTON_LEFT, 240, 180, "shift", NULL);
 	n = log_count(m, 1, "ButtonPress",
 	    NEEDLES("root:(240,180)", "state 0x1,", "button 1,"));
-	result(
-	    rv == 0 && n == 1, "click_modifiers", "rv %d, %d presses", rv, n);
+	result(rv == 0 && n == 1, "click_modifiers", "rv %d, %d presses", rv,
+	    n);
 
 	/* Where the pointer is: no coordinate. */
 	m = log_mark();
 	rv = bureau_click(c, BUREAU_BUTTON_LEFT, BUREAU_NO_COORD,
 	    BUREAU_NO_COORD, NULL, NULL);
-	n = log_count(
-	    m, 1, "ButtonPress", NEEDLES("root:(240,180)", "button 1,"));
+	n = log_count(m, 1, "ButtonPress",
+	    NEEDLES("root:(240,180)", "button 1,"));
 	result(rv == 0 && n == 1, "click_here", "rv %d, %d presses", rv, n);
 
 	m = log_mark();
 	rv = bureau_double_click(c, 260, 200, NULL, NULL);
-	n = log_count(
-	    m, 2, "ButtonPress", NEEDLES("root:(260,200)", "button 1,"));
+	n = log_count(m, 2, "ButtonPress",
+	    NEEDLES("root:(260,200)", "button 1,"));
 	result(rv == 0 && n == 2, "double_click", "rv %d, %d presses", rv, n);
 
 	m = log_mark();
 	rv = bureau_triple_click(c, 270, 210, NULL, NULL);
-	n = log_count(
-	    m, 3, "ButtonPress", NEEDLES("root:(270,210)", "button 1,"));
+	n = log_count(m, 3, "ButtonPress",
+	    NEEDLES("root:(270,210)", "button 1,"));
 	result(rv == 0 && n == 3, "triple_click", "rv %d, %d presses", rv, n);
 
 	m = log_mark();
 	rv = bureau_drag(c, 100, 100, 300, 200, NULL);
-	n = log_count(
-	    m, 1, "ButtonPress", NEEDLES("root:(100,100)", "button 1,"));
-	n += log_count(
-	    m, 1, "ButtonRelease", NEEDLES("root:(300,200)", "button 1,"));
+	n = log_count(m, 1, "ButtonPress",
+	    NEEDLES("root:(100,100)", "button 1,"));
+	n += log_count(m, 1, "ButtonRelease",
+	    NEEDLES("root:(300,200)", "button 1,"));
 	result(rv == 0 && n == 2, "drag", "rv %d, %d of 2 events", rv, n);
 
 	bureau_mouse_move(c, 150, 120, NULL);
 	m = log_mark();
 	rv = bureau_mouse_down(c, NULL);
-	n = log_count(
-	    m, 1, "ButtonPress", NEEDLES("root:(150,120)", "button 1,"));
+	n = log_count(m, 1, "ButtonPress",
+	    NEEDLES("root:(150,120)", "button 1,"));
 	rv |= bureau_mouse_up(c, &shot);
-	n += log_count(
-	    m, 1, "ButtonRelease", NEEDLES("root:(150,120)", "button 1,"));
+	n += log_count(m, 1, "ButtonRelease",
+	    NEEDLES("root:(150,120)", "button 1,"));
 	result(rv == 0 && n == 2 && shot.data != NULL, "mouse_down_up",
 	    "rv %d, %d of 2 events", rv, n);
 	bureau_image_clear(&shot);
 
 	m = log_mark();
 	rv = bureau_scroll(c, 300, 250, BUREAU_SCROLL_DOWN, 3, NULL, NULL);
-	n = log_count(
-	    m, 3, "ButtonPress", NEEDLES("root:(300,250)", "button 5,"));
-	result(
-	    rv == 0 && n == 3, "scroll_down", "rv %d, %d wheel clicks", rv, n);
+	n = log_count(m, 3, "ButtonPress",
+	    NEEDLES("root:(300,250)", "button 5,"));
+	result(rv == 0 && n == 3, "scroll_down", "rv %d, %d wheel clicks", rv,
+	    n);
 	m = log_mark();
 	rv = bureau_scroll(c, 300, 250, BUREAU_SCROLL_UP, 2, NULL, NULL);
-	n = log_count(
-	    m, 2, "ButtonPress", NEEDLES("root:(300,250)", "button 4,"));
+	n = log_count(m, 2, "ButtonPress",
+	    NEEDLES("root:(300,250)", "button 4,"));
 	result(rv == 0 && n == 2, "scroll_up", "rv %d, %d wheel clicks", rv, n);
 
 	/* Keyboard: the pointer is inside xev, which has the focus then. */
@@ -519,8 +519,8 @@ test_input(bureau_client *c)
 	m = log_mark();
 	rv = bureau_key(c, "ctrl+a", NULL);
 	n = log_count(m, 1, "KeyPress", NEEDLES("Control_L"));
-	n += log_count(
-	    m, 1, "KeyPress", NEEDLES("state 0x4,", "(keysym 0x61, a)"));
+	n += log_count(m, 1, "KeyPress",
+	    NEEDLES("state 0x4,", "(keysym 0x61, a)"));
 	result(rv == 0 && n == 2, "key_combo", "rv %d, %d of 2 presses", rv, n);
 
 	m = log_mark();
@@ -557,26 +557,26 @@ test_bash_file(bureau_client *c, const struct bureau_info *info)
 	if (strstr(info->json, "\"bash\"") == NULL) {
 		printf("SKIP bash: the daemon has no bash tool yet\n");
 	} else {
-		rv = bureau_bash(
-		    c, "echo hello from bash; exit 3", NULL, 20, &out, &code);
+		rv = bureau_bash(c, "echo hello from bash; exit 3", NULL, 20,
+		    &out, &code);
 		result(rv == 0 && out != NULL &&
-		           strstr(out, "hello from bash") != NULL && code == 3,
+		        strstr(out, "hello from bash") != NULL && code == 3,
 		    "bash", "rv %d, exit %d, output '%s': %s", rv, code,
 		    out != NULL ? out : "", bureau_client_error(c));
 		bureau_free(out);
 		out = NULL;
-		rv = bureau_bash(
-		    c, "cd /tmp && export BC_T=42", "c-test", 0, NULL, NULL);
-		rv |=
-		    bureau_bash(c, "echo $PWD $BC_T", "c-test", 0, &out, &code);
+		rv = bureau_bash(c, "cd /tmp && export BC_T=42", "c-test", 0,
+		    NULL, NULL);
+		rv |= bureau_bash(c, "echo $PWD $BC_T", "c-test", 0, &out,
+		    &code);
 		result(rv == 0 && out != NULL && strstr(out, "/tmp 42") != NULL,
 		    "bash_session", "rv %d, output '%s'", rv,
 		    out != NULL ? out : "");
 		bureau_free(out);
 		out = NULL;
 		rv = bureau_bash_restart(c, "c-test");
-		rv |=
-		    bureau_bash(c, "echo \"[$BC_T]\"", "c-test", 0, &out, NULL);
+		rv |= bureau_bash(c, "echo \"[$BC_T]\"", "c-test", 0, &out,
+		    NULL);
 		result(rv == 0 && out != NULL && strstr(out, "[]") != NULL,
 		    "bash_restart", "rv %d, output '%s'", rv,
 		    out != NULL ? out : "");
@@ -602,13 +602,13 @@ test_bash_file(bureau_client *c, const struct bureau_info *info)
 			n = fread(disk, 1, sizeof(disk), f);
 			fclose(f);
 		}
-		result(
-		    rv == 0 && n == sizeof(blob) && memcmp(disk, blob, n) == 0,
+		result(rv == 0 && n == sizeof(blob) &&
+		        memcmp(disk, blob, n) == 0,
 		    "file_write", "rv %d, %zu bytes on disk: %s", rv, n,
 		    bureau_client_error(c));
 		rv = bureau_file_read(c, path, &data, &len);
 		result(rv == 0 && len == sizeof(blob) &&
-		           memcmp(data, blob, len) == 0,
+		        memcmp(data, blob, len) == 0,
 		    "file_read", "rv %d, %zu bytes: %s", rv, len,
 		    bureau_client_error(c));
 		bureau_free(data);
@@ -622,8 +622,8 @@ int
 main(void)
 {
 	const char *url = env("BUREAU_URL");
-	struct bureau_info info = {0};
-	struct bureau_image img = {0}, img2 = {0}, zoom = {0};
+	struct bureau_info info = { 0 };
+	struct bureau_image img = { 0 }, img2 = { 0 }, zoom = { 0 };
 	bureau_client *c = NULL;
 	struct waiter wt;
 	pthread_t th;
@@ -643,17 +643,17 @@ main(void)
 
 	rv = bureau_info(c, &info);
 	result(rv == 0 && info.protocol == BUREAU_PROTOCOL &&
-	           info.version != NULL && info.screen_width == sw &&
-	           info.screen_height == sh && info.scaled_width > 0 &&
-	           info.json != NULL && info.json[0] == '{',
+	        info.version != NULL && info.screen_width == sw &&
+	        info.screen_height == sh && info.scaled_width > 0 &&
+	        info.json != NULL && info.json[0] == '{',
 	    "info", "rv %d, protocol %d, screen %dx%d (want %dx%d)", rv,
 	    info.protocol, info.screen_width, info.screen_height, sw, sh);
 
 	rv = bureau_screenshot(c, &img);
 	result(rv == 0 && strcmp(img.mime_type, "image/png") == 0 &&
-	           is_png(&img, &w, &h) && w == img.width && h == img.height &&
-	           w == info.scaled_width && h == info.scaled_height &&
-	           img.frame >= 1,
+	        is_png(&img, &w, &h) && w == img.width && h == img.height &&
+	        w == info.scaled_width && h == info.scaled_height &&
+	        img.frame >= 1,
 	    "screenshot",
 	    "rv %d, %s %zu bytes, PNG %dx%d, reply %dx%d, "
 	    "frame %llu",
@@ -674,7 +674,7 @@ main(void)
 
 	rv = bureau_zoom(c, 0, 0, 320, 200, &zoom);
 	result(rv == 0 && is_png(&zoom, &w, &h) && w == zoom.width &&
-	           h == zoom.height && w > 0 && w * 200 == h * 320,
+	        h == zoom.height && w > 0 && w * 200 == h * 320,
 	    "zoom", "rv %d, PNG %dx%d: %s", rv, w, h, bureau_client_error(c));
 
 	/* Raw call: our own id is echoed, the token is added. */
@@ -683,8 +683,8 @@ main(void)
 	    "\"action\":\"ping\"}",
 	    &reply);
 	result(rv == 0 && reply != NULL &&
-	           strstr(reply, "\"id\":\"c-raw-1\"") != NULL &&
-	           strstr(reply, "\"ok\":true") != NULL,
+	        strstr(reply, "\"id\":\"c-raw-1\"") != NULL &&
+	        strstr(reply, "\"ok\":true") != NULL,
 	    "call_raw", "rv %d, reply %s", rv, reply != NULL ? reply : "-");
 	bureau_free(reply);
 

@@ -75,8 +75,9 @@ main(int argc, char **argv)
 	size_t bigsz = 100000;
 
 	if (url == NULL || token == NULL || small == NULL || cycles <= 0) {
-		fprintf(stderr, "test_client_close: set BUREAU_URL, "
-		                "BUREAU_TOKEN and SMALL_URL\n");
+		fprintf(stderr,
+		    "test_client_close: set BUREAU_URL, "
+		    "BUREAU_TOKEN and SMALL_URL\n");
 		return (2);
 	}
 	/* 100 kB: over the small daemon's 64 KiB, under the 64 MiB that the
@@ -106,8 +107,8 @@ main(int argc, char **argv)
 		int drop = i % 10 == 9;
 
 		t0 = now();
-		rv = bureau_connect(
-		    drop ? small : url, drop ? "wrong-token" : token, 10, &c);
+		rv = bureau_connect(drop ? small : url,
+		    drop ? "wrong-token" : token, 10, &c);
 		if (rv == 0) {
 			if (drop) {
 				char *reply = NULL;

@@ -16,7 +16,7 @@ static int failures;
 static char *
 run(enum sp_style style, const char *in, size_t len, size_t step, size_t cut)
 {
-	struct sp_state st = {.style = style};
+	struct sp_state st = { .style = style };
 	char *out = NULL;
 	size_t outlen = 0, i;
 	FILE *f = open_memstream(&out, &outlen);
@@ -28,8 +28,8 @@ run(enum sp_style style, const char *in, size_t len, size_t step, size_t cut)
 		sp_write(&st, f, in + cut, len - cut);
 	} else
 		for (i = 0; i < len; i += step)
-			sp_write(
-			    &st, f, in + i, len - i < step ? len - i : step);
+			sp_write(&st, f, in + i,
+			    len - i < step ? len - i : step);
 	sp_flush(&st, f);
 	fclose(f);
 	return (out);

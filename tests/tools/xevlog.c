@@ -59,8 +59,9 @@ on_signal(int sig)
 static void
 usage(void)
 {
-	fprintf(stderr, "usage: xevlog [-geometry WxH+X+Y] [-title T] [-m] "
-			"[-f] [-s MS] [-P]\n");
+	fprintf(stderr,
+	    "usage: xevlog [-geometry WxH+X+Y] [-title T] [-m] "
+	    "[-f] [-s MS] [-P]\n");
 	exit(1);
 }
 
@@ -301,8 +302,8 @@ main(int argc, char **argv)
 		case ButtonRelease:
 			printf("%s button=%u x=%d y=%d root_x=%d root_y=%d "
 			       "state=0x%x\n",
-			    ev.type == ButtonPress ? "button_press"
-						   : "button_release",
+			    ev.type == ButtonPress ? "button_press" :
+			                             "button_release",
 			    ev.xbutton.button, ev.xbutton.x, ev.xbutton.y,
 			    ev.xbutton.x_root, ev.xbutton.y_root,
 			    ev.xbutton.state);
@@ -323,7 +324,7 @@ main(int argc, char **argv)
 				ev.xclient.window = DefaultRootWindow(dpy);
 				XSendEvent(dpy, ev.xclient.window, False,
 				    SubstructureNotifyMask |
-					SubstructureRedirectMask,
+				        SubstructureRedirectMask,
 				    &ev);
 				XFlush(dpy);
 			}

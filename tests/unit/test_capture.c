@@ -92,7 +92,8 @@ static double
 ref_area(const struct cap_image *src, int dw, int dh, int dx, int dy, int c)
 {
 	double rx = (double)src->width / dw, ry = (double)src->height / dh;
-	double x0 = dx * rx, x1 = (dx + 1) * rx, y0 = dy * ry, y1 = (dy + 1) * ry;
+	double x0 = dx * rx, x1 = (dx + 1) * rx, y0 = dy * ry,
+	       y1 = (dy + 1) * ry;
 	double sum = 0, wx, wy;
 	int x, y;
 
@@ -108,8 +109,7 @@ ref_area(const struct cap_image *src, int dw, int dh, int dx, int dy, int c)
 
 /* Reference bilinear sample (pixel centres, clamped at the edges). */
 static double
-ref_bilinear(const struct cap_image *src, int dw, int dh, int dx, int dy,
-    int c)
+ref_bilinear(const struct cap_image *src, int dw, int dh, int dx, int dy, int c)
 {
 	double sx = (dx + 0.5) * src->width / dw - 0.5;
 	double sy = (dy + 0.5) * src->height / dh - 0.5;
@@ -156,10 +156,16 @@ static void
 test_scale_constant(void **state)
 {
 	static const int sizes[][4] = {
-		{ 1920, 1080, 1280, 720 }, { 1920, 1080, 1366, 768 },
-		{ 1600, 1200, 1024, 768 }, { 800, 600, 1024, 768 },
-		{ 100, 100, 37, 53 }, { 17, 3, 5, 2 }, { 1, 1, 40, 30 },
-		{ 640, 480, 16, 16 }, { 300, 200, 300, 77 }, { 3, 700, 301, 5 },
+		{ 1920, 1080, 1280, 720 },
+		{ 1920, 1080, 1366, 768 },
+		{ 1600, 1200, 1024, 768 },
+		{ 800, 600, 1024, 768 },
+		{ 100, 100, 37, 53 },
+		{ 17, 3, 5, 2 },
+		{ 1, 1, 40, 30 },
+		{ 640, 480, 16, 16 },
+		{ 300, 200, 300, 77 },
+		{ 3, 700, 301, 5 },
 	};
 	size_t i;
 	int x, y;
@@ -177,9 +183,9 @@ test_scale_constant(void **state)
 
 				if (p[0] != 10 || p[1] != 200 || p[2] != 77)
 					fail_msg("%dx%d->%dx%d: pixel %d,%d is "
-					    "%d,%d,%d", src.width, src.height,
-					    dst.width, dst.height, x, y, p[0],
-					    p[1], p[2]);
+					         "%d,%d,%d",
+					    src.width, src.height, dst.width,
+					    dst.height, x, y, p[0], p[1], p[2]);
 			}
 		free(src.data);
 		free(dst.data);
@@ -237,14 +243,14 @@ test_scale_gradient(void **state)
 	for (y = 0; y < 720; y++)
 		for (x = 0; x < 1280; x++) {
 			if (x > 0) {
-				assert_true(px(&dst, x, y)[0] >=
-				    px(&dst, x - 1, y)[0]);
-				assert_true(px(&dst, x, y)[2] <=
-				    px(&dst, x - 1, y)[2]);
+				assert_true(
+				    px(&dst, x, y)[0] >= px(&dst, x - 1, y)[0]);
+				assert_true(
+				    px(&dst, x, y)[2] <= px(&dst, x - 1, y)[2]);
 			}
 			if (y > 0)
-				assert_true(px(&dst, x, y)[1] >=
-				    px(&dst, x, y - 1)[1]);
+				assert_true(
+				    px(&dst, x, y)[1] >= px(&dst, x, y - 1)[1]);
 		}
 	assert_int_equal(px(&dst, 0, 0)[0], 0);
 	assert_int_equal(px(&dst, 1279, 0)[0], 255);
@@ -259,9 +265,14 @@ static void
 test_scale_reference(void **state)
 {
 	static const int sizes[][4] = {
-		{ 1920, 1080, 1366, 768 }, { 193, 107, 128, 72 },
-		{ 100, 70, 33, 29 }, { 1000, 10, 7, 3 }, { 30, 20, 77, 51 },
-		{ 5, 4, 16, 16 }, { 90, 20, 40, 60 }, { 20, 90, 60, 40 },
+		{ 1920, 1080, 1366, 768 },
+		{ 193, 107, 128, 72 },
+		{ 100, 70, 33, 29 },
+		{ 1000, 10, 7, 3 },
+		{ 30, 20, 77, 51 },
+		{ 5, 4, 16, 16 },
+		{ 90, 20, 40, 60 },
+		{ 20, 90, 60, 40 },
 	};
 	double ref, err, worst = 0;
 	size_t i;
@@ -293,12 +304,13 @@ test_scale_reference(void **state)
 					if (err > worst)
 						worst = err;
 					if (err > 0.55)
-						fail_msg("%dx%d->%dx%d at %d,%d"
+						fail_msg(
+						    "%dx%d->%dx%d at %d,%d"
 						    " channel %d: %d, reference"
-						    " %.3f", src.width,
-						    src.height, dst.width,
-						    dst.height, x, y, c,
-						    px(&dst, x, y)[c], ref);
+						    " %.3f",
+						    src.width, src.height,
+						    dst.width, dst.height, x, y,
+						    c, px(&dst, x, y)[c], ref);
 				}
 		free(src.data);
 		free(dst.data);
@@ -472,9 +484,18 @@ static void
 test_map_round_trip(void **state)
 {
 	static const int pairs[][2] = {
-		{ 1280, 1920 }, { 720, 1080 }, { 768, 1080 }, { 1366, 1920 },
-		{ 1024, 1600 }, { 768, 1200 }, { 800, 1200 }, { 1280, 1920 },
-		{ 1024, 1024 }, { 16, 16384 }, { 1279, 1280 }, { 3, 7 },
+		{ 1280, 1920 },
+		{ 720, 1080 },
+		{ 768, 1080 },
+		{ 1366, 1920 },
+		{ 1024, 1600 },
+		{ 768, 1200 },
+		{ 800, 1200 },
+		{ 1280, 1920 },
+		{ 1024, 1024 },
+		{ 16, 16384 },
+		{ 1279, 1280 },
+		{ 3, 7 },
 	};
 	size_t i;
 	int s, b, x, X;
@@ -488,7 +509,8 @@ test_map_round_trip(void **state)
 			/* The centre of screen pixel X lies inside the area
 			 * that screenshot pixel x was averaged from. */
 			if ((2 * (int64_t)X + 1) * s < 2 * (int64_t)x * b ||
-			    (2 * (int64_t)X + 1) * s >= 2 * (int64_t)(x + 1) * b)
+			    (2 * (int64_t)X + 1) * s >=
+			        2 * (int64_t)(x + 1) * b)
 				fail_msg("%d of %d -> %d of %d: outside", x, s,
 				    X, b);
 			if (cap_map(X, b, s) != x)
@@ -514,14 +536,22 @@ static void
 test_scaled_size(void **state)
 {
 	static const int table[][4] = {
-		{ 1920, 1080, 1366, 768 }, { 1920, 1200, 1280, 800 },
-		{ 1024, 768, 1024, 768 }, { 1600, 1200, 1024, 768 },
-		{ 800, 600, 800, 600 }, { 2560, 1080, 2560, 1080 },
-		{ 1280, 800, 1280, 800 }, { 1366, 768, 1366, 768 },
-		{ 1280, 720, 1280, 720 }, { 2560, 1440, 1366, 768 },
-		{ 2560, 1600, 1280, 800 }, { 3840, 2160, 1366, 768 },
-		{ 1440, 900, 1280, 800 }, { 1280, 1024, 1280, 1024 },
-		{ 1152, 864, 1024, 768 }, { 1360, 768, 1360, 768 },
+		{ 1920, 1080, 1366, 768 },
+		{ 1920, 1200, 1280, 800 },
+		{ 1024, 768, 1024, 768 },
+		{ 1600, 1200, 1024, 768 },
+		{ 800, 600, 800, 600 },
+		{ 2560, 1080, 2560, 1080 },
+		{ 1280, 800, 1280, 800 },
+		{ 1366, 768, 1366, 768 },
+		{ 1280, 720, 1280, 720 },
+		{ 2560, 1440, 1366, 768 },
+		{ 2560, 1600, 1280, 800 },
+		{ 3840, 2160, 1366, 768 },
+		{ 1440, 900, 1280, 800 },
+		{ 1280, 1024, 1280, 1024 },
+		{ 1152, 864, 1024, 768 },
+		{ 1360, 768, 1360, 768 },
 		{ 1400, 787, 1366, 768 },
 	};
 	size_t i;
@@ -570,13 +600,11 @@ test_scale_parse(void **state)
 	assert_int_equal(mode, CAP_SCALE_NONE);
 	assert_int_equal(cap_scale_parse("auto", &mode, &w, &h, &cause), 0);
 	assert_int_equal(mode, CAP_SCALE_AUTO);
-	assert_int_equal(cap_scale_parse("1280x800", &mode, &w, &h, &cause),
-	    0);
+	assert_int_equal(cap_scale_parse("1280x800", &mode, &w, &h, &cause), 0);
 	assert_int_equal(mode, CAP_SCALE_FIXED);
 	assert_int_equal(w, 1280);
 	assert_int_equal(h, 800);
-	assert_int_equal(cap_scale_parse("16x16384", &mode, &w, &h, &cause),
-	    0);
+	assert_int_equal(cap_scale_parse("16x16384", &mode, &w, &h, &cause), 0);
 	assert_int_equal(w, 16);
 	assert_int_equal(h, 16384);
 	assert_null(cause);
@@ -584,29 +612,39 @@ test_scale_parse(void **state)
 	parse_fails("abc", "invalid scale 'abc': expected none, auto or WxH");
 	parse_fails("", "invalid scale '': expected none, auto or WxH");
 	parse_fails("Auto", "invalid scale 'Auto': expected none, auto or WxH");
-	parse_fails("1280x", "invalid scale '1280x': expected none, auto or "
+	parse_fails("1280x",
+	    "invalid scale '1280x': expected none, auto or "
 	    "WxH");
 	parse_fails("x800", "invalid scale 'x800': expected none, auto or WxH");
-	parse_fails("1280x800x2", "invalid scale '1280x800x2': expected none, "
+	parse_fails("1280x800x2",
+	    "invalid scale '1280x800x2': expected none, "
 	    "auto or WxH");
-	parse_fails(" 1280x800", "invalid scale ' 1280x800': expected none, "
+	parse_fails(" 1280x800",
+	    "invalid scale ' 1280x800': expected none, "
 	    "auto or WxH");
-	parse_fails("1280x800 ", "invalid scale '1280x800 ': expected none, "
+	parse_fails("1280x800 ",
+	    "invalid scale '1280x800 ': expected none, "
 	    "auto or WxH");
-	parse_fails("-5x800", "invalid scale '-5x800': expected none, auto or "
+	parse_fails("-5x800",
+	    "invalid scale '-5x800': expected none, auto or "
 	    "WxH");
-	parse_fails("+1280x800", "invalid scale '+1280x800': expected none, "
+	parse_fails("+1280x800",
+	    "invalid scale '+1280x800': expected none, "
 	    "auto or WxH");
-	parse_fails("1280*800", "invalid scale '1280*800': expected none, auto "
+	parse_fails("1280*800",
+	    "invalid scale '1280*800': expected none, auto "
 	    "or WxH");
-	parse_fails("99999999999x800", "invalid scale '99999999999x800': "
+	parse_fails("99999999999x800",
+	    "invalid scale '99999999999x800': "
 	    "expected none, auto or WxH");
 	parse_fails("15x800", "invalid scale '15x800': width below 16");
 	parse_fails("0x800", "invalid scale '0x800': width below 16");
-	parse_fails("16385x800", "invalid scale '16385x800': width above "
+	parse_fails("16385x800",
+	    "invalid scale '16385x800': width above "
 	    "16384");
 	parse_fails("800x15", "invalid scale '800x15': height below 16");
-	parse_fails("800x99999", "invalid scale '800x99999': height above "
+	parse_fails("800x99999",
+	    "invalid scale '800x99999': height above "
 	    "16384");
 }
 
@@ -647,9 +685,11 @@ test_png_parallel_round_trip(void **state)
 			fail_msg("level %d: libpng: %s", levels[i], pi.message);
 		for (y = 0; y < 517; y++)
 			for (x = 0; x < 333; x++)
-				if (memcmp(back + ((size_t)y * 333 + (size_t)x) *
-				    4, px(&img, x, y), 3) != 0)
-					fail_msg("level %d: pixel %d,%d differs",
+				if (memcmp(back +
+				            ((size_t)y * 333 + (size_t)x) * 4,
+				        px(&img, x, y), 3) != 0)
+					fail_msg(
+					    "level %d: pixel %d,%d differs",
 					    levels[i], x, y);
 		free(back);
 		free(out);
@@ -691,8 +731,9 @@ test_png_round_trip(void **state)
 		for (y = 0; y < 23; y++)
 			for (x = 0; x < 37; x++)
 				if (memcmp(back + (y * 37 + x) * 4,
-				    px(&img, x, y), 3) != 0)
-					fail_msg("level %d: pixel %d,%d differs",
+				        px(&img, x, y), 3) != 0)
+					fail_msg(
+					    "level %d: pixel %d,%d differs",
 					    levels[i], x, y);
 		free(back);
 		free(out);
@@ -712,8 +753,8 @@ test_png_round_trip(void **state)
 	assert_int_equal(cap_png_encode(&big, 1, &out, &len, &cause), -1);
 	assert_null(out);
 	assert_non_null(cause);
-	assert_true(strncmp(cause, "png encoding of '1000001x1' failed: ",
-	    36) == 0);
+	assert_true(
+	    strncmp(cause, "png encoding of '1000001x1' failed: ", 36) == 0);
 	print_message("%s\n", cause);
 	free(cause);
 	free(big.data);
@@ -724,7 +765,10 @@ test_jpeg(void **state)
 {
 	/* Flat blocks of colour, 16-pixel aligned so 4:2:0 keeps them. */
 	static const uint8_t colours[4][3] = {
-		{ 255, 0, 0 }, { 0, 255, 0 }, { 0, 0, 255 }, { 40, 180, 220 },
+		{ 255, 0, 0 },
+		{ 0, 255, 0 },
+		{ 0, 0, 255 },
+		{ 40, 180, 220 },
 	};
 	struct cap_image img = img_new(64, 48, 16);
 	uint8_t *out = NULL, *back;
@@ -748,15 +792,16 @@ test_jpeg(void **state)
 		assert_int_equal(out[len - 1], 0xd9);
 		tj = tjInitDecompress();
 		assert_non_null(tj);
-		assert_int_equal(tjDecompressHeader3(tj, out, len, &w, &h, &sub,
-		    &cs), 0);
+		assert_int_equal(
+		    tjDecompressHeader3(tj, out, len, &w, &h, &sub, &cs), 0);
 		assert_int_equal(w, 64);
 		assert_int_equal(h, 48);
 		assert_int_equal(sub, TJSAMP_420);
 		back = malloc(64 * 48 * 4);
 		assert_non_null(back);
-		assert_int_equal(tjDecompress2(tj, out, len, back, 64, 0, 48,
-		    TJPF_BGRX, 0), 0);
+		assert_int_equal(
+		    tjDecompress2(tj, out, len, back, 64, 0, 48, TJPF_BGRX, 0),
+		    0);
 		/* Block interiors keep their colour. */
 		for (y = 4; y < 48; y += 24)
 			for (x = 4; x < 64; x += 32)
@@ -765,7 +810,8 @@ test_jpeg(void **state)
 					    px(&img, x, y)[c];
 					if (d < -10 || d > 10)
 						fail_msg("q%d %d,%d channel %d:"
-						    " %d for %d", q, x, y, c,
+						         " %d for %d",
+						    q, x, y, c,
 						    back[(y * 64 + x) * 4 + c],
 						    px(&img, x, y)[c]);
 				}

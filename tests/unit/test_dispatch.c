@@ -76,7 +76,7 @@ expect_at(const char *req, int load, const char *code, const char *word)
 	    code);
 	if (word != NULL &&
 	    strstr(json_string_value(json_object_get(err, "message")), word) ==
-	    NULL)
+	        NULL)
 		fail_msg("message '%s' lacks '%s'",
 		    json_string_value(json_object_get(err, "message")), word);
 	json_decref(r);
@@ -98,8 +98,7 @@ test_not_json(void **state)
 	expect("{\"a\":1,\"a\":2}", "bad_request", "duplicate");
 	expect("[1]", "bad_request", "object");
 	expect("7", "bad_request", "object");
-	expect("{\"tool\":\"system\",\"x\":\"\xc3\x28\"}", "bad_request",
-	    NULL);
+	expect("{\"tool\":\"system\",\"x\":\"\xc3\x28\"}", "bad_request", NULL);
 }
 
 static void
@@ -144,28 +143,31 @@ test_token(void **state)
 	    "token");
 	expect("{\"tool\":\"system\",\"action\":\"ping\",\"token\":\"s3cre\"}",
 	    "unauthorized", "token");
-	expect("{\"tool\":\"system\",\"action\":\"ping\",\"token\":\"s3cretX\"}",
+	expect(
+	    "{\"tool\":\"system\",\"action\":\"ping\",\"token\":\"s3cretX\"}",
 	    "unauthorized", "token");
 	expect("{\"tool\":\"system\",\"action\":\"ping\",\"token\":7}",
 	    "unauthorized", "token");
 	/* auth comes before the tool is even looked up */
 	expect("{\"tool\":\"nope\"}", "unauthorized", "token");
-	expect("{\"token\":\"s3cret\",\"token\":\"s3cret\"}",
-	    "bad_request", "duplicate field 'token'");
+	expect("{\"token\":\"s3cret\",\"token\":\"s3cret\"}", "bad_request",
+	    "duplicate field 'token'");
 	/* an unauthenticated reply echoes nothing of the request */
 	r = serve("{\"id\":\"i1\",\"tool\":\"system\",\"action\":\"ping\","
-	    "\"token\":\"bad\"}");
+	          "\"token\":\"bad\"}");
 	assert_null(json_object_get(r, "id"));
 	assert_string_equal(json_string_value(json_object_get(
-	    json_object_get(r, "error"), "code")), "unauthorized");
+	                        json_object_get(r, "error"), "code")),
+	    "unauthorized");
 	json_decref(r);
 	/* the token is compared as JSON means it: escapes decoded */
 	r = serve("{\"id\":\"i2\",\"tool\":\"system\",\"action\":\"ping\","
-	    "\"\\u0074oken\":\"s3\\u0063ret\"}");
+	          "\"\\u0074oken\":\"s3\\u0063ret\"}");
 	assert_true(json_is_true(json_object_get(r, "ok")));
 	assert_string_equal(json_string_value(json_object_get(r, "id")), "i2");
 	json_decref(r);
-	r = serve("{\"tool\":\"system\",\"action\":\"ping\",\"token\":\"s3cret\"}");
+	r = serve(
+	    "{\"tool\":\"system\",\"action\":\"ping\",\"token\":\"s3cret\"}");
 	assert_true(json_is_true(json_object_get(r, "ok")));
 	json_decref(r);
 	free(cfg.token);
@@ -183,7 +185,8 @@ test_request_limits(void **state)
 	(void)state;
 	assert_non_null(big);
 	snprintf(limit, sizeof limit, "%d JSON values", BUREAU_MAX_VALUES);
-	n = (size_t)sprintf(big, "{\"tool\":\"system\",\"action\":\"ping\","
+	n = (size_t)sprintf(big,
+	    "{\"tool\":\"system\",\"action\":\"ping\","
 	    "\"x\":[");
 	for (int i = 0; i < BUREAU_MAX_VALUES; i++)
 		n += (size_t)sprintf(big + n, "%s0", i > 0 ? "," : "");
@@ -205,7 +208,8 @@ test_request_limits(void **state)
 
 	big = malloc(1024);
 	assert_non_null(big);
-	n = (size_t)sprintf(big, "{\"tool\":\"system\",\"action\":\"ping\","
+	n = (size_t)sprintf(big,
+	    "{\"tool\":\"system\",\"action\":\"ping\","
 	    "\"x\":");
 	for (int i = 0; i < 300; i++)
 		big[n++] = '[';
@@ -253,7 +257,7 @@ test_audit_unauthenticated(void **state)
 	}
 	assert_int_equal(published, 0);
 	r = serve("{\"tool\":\"system\",\"action\":\"ping\",\"m\":\"mark3\","
-	    "\"token\":\"s3cret\"}");
+	          "\"token\":\"s3cret\"}");
 	json_decref(r);
 	assert_int_equal(published, 1);
 	assert_non_null(strstr(last_event, "\"tool\":\"system\""));
@@ -303,58 +307,66 @@ test_action_keys(void **state)
 	cfg.allow = allow;
 	cfg.nallow = 3;
 	/* the editor acts on "command": "action" beside it is refused */
-	snprintf(req, sizeof req, "{\"tool\":\"str_replace_based_edit_tool\","
+	snprintf(req, sizeof req,
+	    "{\"tool\":\"str_replace_based_edit_tool\","
 	    "\"action\":\"view\",\"command\":\"create\",\"path\":\"%s\","
-	    "\"file_text\":\"pwned\"}", path);
+	    "\"file_text\":\"pwned\"}",
+	    path);
 	expect(req, "bad_request", "'command'");
 	expect(req, "bad_request", "'action'");
 	assert_int_equal(stat(path, &st), -1);
 	/* the same through the alias */
-	snprintf(req, sizeof req, "{\"tool\":\"text_editor\","
+	snprintf(req, sizeof req,
+	    "{\"tool\":\"text_editor\","
 	    "\"action\":\"view\",\"command\":\"create\",\"path\":\"%s\","
-	    "\"file_text\":\"pwned\"}", path);
+	    "\"file_text\":\"pwned\"}",
+	    path);
 	expect(req, "bad_request", "'command'");
 	assert_int_equal(stat(path, &st), -1);
 	/* and "create" alone is checked as create */
-	snprintf(req, sizeof req, "{\"tool\":\"text_editor\","
+	snprintf(req, sizeof req,
+	    "{\"tool\":\"text_editor\","
 	    "\"command\":\"create\",\"path\":\"%s\",\"file_text\":\"x\"}",
 	    path);
 	expect(req, "permission_denied", "str_replace_based_edit_tool.create");
 	assert_int_equal(stat(path, &st), -1);
 	/* "action" where the editor wants "command" */
 	expect("{\"tool\":\"text_editor\",\"action\":\"view\","
-	    "\"path\":\"/\"}", "bad_request", "'command'");
+	       "\"path\":\"/\"}",
+	    "bad_request", "'command'");
 	assert_int_equal(rmdir(dir), 0);
 
 	/* computer: Anthropic "action" and OpenAI "type" together */
 	expect("{\"tool\":\"computer\",\"action\":\"screenshot\","
-	    "\"type\":\"click\",\"x\":5,\"y\":5}", "bad_request", "'type'");
+	       "\"type\":\"click\",\"x\":5,\"y\":5}",
+	    "bad_request", "'type'");
 	/* "command" names nothing on the computer: "type" is the action,
 	 * and policy judges the click (the old code judged "screenshot") */
 	expect("{\"tool\":\"computer\",\"command\":\"screenshot\","
-	    "\"type\":\"click\",\"x\":5,\"y\":5}", "permission_denied",
-	    "computer.click");
+	       "\"type\":\"click\",\"x\":5,\"y\":5}",
+	    "permission_denied", "computer.click");
 	/* allowed actions still reach the tool (no display here) */
-	expect("{\"tool\":\"computer\",\"type\":\"screenshot\"}",
-	    "io_error", "display");
+	expect("{\"tool\":\"computer\",\"type\":\"screenshot\"}", "io_error",
+	    "display");
 	expect("{\"tool\":\"computer\",\"action\":\"screenshot\","
-	    "\"type\":null}", "io_error", "display");
+	       "\"type\":null}",
+	    "io_error", "display");
 	cfg.allow = NULL;
 	cfg.nallow = 0;
 
 	/* the table makes the errors */
 	expect("{\"tool\":\"computer\",\"type\":\"left_click\"}",
 	    "unknown_action", "expected one of click, double_click");
-	expect("{\"tool\":\"computer\",\"action\":\"click\"}",
-	    "unknown_action", "expected one of screenshot, zoom");
+	expect("{\"tool\":\"computer\",\"action\":\"click\"}", "unknown_action",
+	    "expected one of screenshot, zoom");
 	expect("{\"tool\":\"computer\"}", "invalid_argument",
 	    "'action' or 'type'");
-	expect("{\"tool\":\"computer\",\"type\":7}", "bad_request",
-	    "'type'");
+	expect("{\"tool\":\"computer\",\"type\":7}", "bad_request", "'type'");
 	expect("{\"tool\":\"file\",\"action\":\"chmod\"}", "unknown_action",
 	    "read, write, list, stat, remove, mkdir, move");
 	expect("{\"tool\":\"text_editor\",\"command\":\"delete\"}",
-	    "unknown_action", "Unrecognized command delete. The allowed "
+	    "unknown_action",
+	    "Unrecognized command delete. The allowed "
 	    "commands for the str_replace_based_edit_tool tool are: view, "
 	    "create, str_replace, insert, undo_edit");
 }
@@ -368,20 +380,21 @@ test_quick_reserve(void **state)
 
 	(void)state;
 	expect_at("{\"tool\":\"computer\",\"command\":\"screenshot\","
-	    "\"type\":\"wait\",\"ms\":1}", full, "busy", "workers");
-	expect_at("{\"tool\":\"computer\",\"type\":\"wait\"}", full,
-	    "busy", "workers");
-	expect_at("{\"tool\":\"computer\",\"action\":\"hold_key\"}",
+	          "\"type\":\"wait\",\"ms\":1}",
 	    full, "busy", "workers");
+	expect_at("{\"tool\":\"computer\",\"type\":\"wait\"}", full, "busy",
+	    "workers");
+	expect_at("{\"tool\":\"computer\",\"action\":\"hold_key\"}", full,
+	    "busy", "workers");
 	expect_at("{\"tool\":\"bash\",\"command\":\"true\"}", full, "busy",
 	    "workers");
-	expect_at("{\"tool\":\"window\",\"action\":\"launch\"}", full,
-	    "busy", "workers");
+	expect_at("{\"tool\":\"window\",\"action\":\"launch\"}", full, "busy",
+	    "workers");
 	/* quick ones pass (and fail later for want of a display) */
 	expect_at("{\"tool\":\"computer\",\"type\":\"click\"}", full,
 	    "io_error", "display");
-	expect_at("{\"tool\":\"computer\",\"action\":\"screenshot\"}",
-	    full, "io_error", "display");
+	expect_at("{\"tool\":\"computer\",\"action\":\"screenshot\"}", full,
+	    "io_error", "display");
 	expect_at("{\"tool\":\"system\",\"action\":\"bogus\"}", full,
 	    "unknown_action", "ping, info");
 }

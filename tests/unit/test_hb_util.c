@@ -67,8 +67,8 @@ test_parse_size(void **state)
 	assert_true(v == 4096);
 	assert_int_equal(hb_parse_size("--disk", "1024T", &v, &cause), 0);
 	assert_true(v == 1LL << 50);
-	const char *bad[] = { "", "G", "-1G", "0", " 1G", "1X", "1GG",
-		"1025T", "17179869185G", "9223372036854775808", NULL };
+	const char *bad[] = { "", "G", "-1G", "0", " 1G", "1X", "1GG", "1025T",
+		"17179869185G", "9223372036854775808", NULL };
 	for (int i = 0; bad[i] != NULL; i++) {
 		assert_int_equal(hb_parse_size("--disk", bad[i], &v, &cause),
 		    -1);

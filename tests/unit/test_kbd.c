@@ -244,10 +244,10 @@ x_teardown(void **state)
 	return 0;
 }
 
-#define NEED_X(x)                                                       \
-	do {                                                            \
-		if ((x) == NULL)                                        \
-			skip();                                         \
+#define NEED_X(x)                                                              \
+	do {                                                                   \
+		if ((x) == NULL)                                               \
+			skip();                                                \
 	} while (0)
 
 /* Key events the window got, as keysyms with their state applied; presses
@@ -255,7 +255,7 @@ x_teardown(void **state)
 static int
 collect(struct xenv *x, KeySym *out, unsigned *states, int max, int releases)
 {
-	struct timespec ts = {0, 20 * 1000 * 1000};
+	struct timespec ts = { 0, 20 * 1000 * 1000 };
 	XEvent ev;
 	KeySym ks;
 	int n = 0, idle = 0;
@@ -311,9 +311,9 @@ test_type_exact(void **state)
 {
 	struct xenv *x = *state;
 	const char *text = "aA!ñÑ日 ß\tΣσ\n";
-	KeySym want[] = {XK_a, XK_A, XK_exclam, XK_ntilde, XK_Ntilde,
-	    0x010065e5, XK_space, XK_ssharp, XK_Tab, 0x010003a3, 0x010003c3,
-	    XK_Return};
+	KeySym want[] = { XK_a, XK_A, XK_exclam, XK_ntilde, XK_Ntilde,
+		0x010065e5, XK_space, XK_ssharp, XK_Tab, 0x010003a3, 0x010003c3,
+		XK_Return };
 	KeySym got[64];
 	KeySym shift_l = XK_Shift_L;
 	char *cause = NULL;
@@ -344,7 +344,10 @@ test_type_invalid_utf8(void **state)
 	char *cause = NULL;
 
 	NEED_X(x);
-	assert_int_equal(x11_kbd_type(x->kbd, x->dpy, "ab\xff" "cd", 5, &cause),
+	assert_int_equal(x11_kbd_type(x->kbd, x->dpy,
+	                     "ab\xff"
+	                     "cd",
+	                     5, &cause),
 	    -1);
 	assert_string_equal(cause, "invalid utf-8 at byte 2");
 	free(cause);
@@ -355,8 +358,8 @@ test_type_invalid_utf8(void **state)
 	free(cause);
 	cause = NULL;
 	/* Overlong "/" and a surrogate. */
-	assert_int_equal(
-	    x11_kbd_type(x->kbd, x->dpy, "\xc0\xaf", 2, &cause), -1);
+	assert_int_equal(x11_kbd_type(x->kbd, x->dpy, "\xc0\xaf", 2, &cause),
+	    -1);
 	free(cause);
 	cause = NULL;
 	assert_int_equal(
@@ -381,7 +384,7 @@ test_combo_state(void **state)
 
 	NEED_X(x);
 	if (x11_kbd_combo(x->kbd, x->dpy, "ctrl+shift+t", X11_KEY_TAP,
-		&cause) != 0)
+	        &cause) != 0)
 		fail_msg("combo: %s", cause);
 	n = collect(x, got, st, 16, 1);
 	assert_int_equal(n, 6);
@@ -451,7 +454,7 @@ test_free_restores(void **state)
 	x11_kbd_free(k2, x->dpy);
 	assert_int_equal(count_keycodes_with(x->dpy, 0x01000416), 0);
 	/* Another kbd's bindings (x->kbd's ñ) are left alone. */
-	collect(x, (KeySym[64]){0}, NULL, 64, 0);
+	collect(x, (KeySym[64]){ 0 }, NULL, 64, 0);
 }
 
 /* Keycodes that carry ks in any column (any group, any level). */
@@ -637,9 +640,9 @@ static void
 test_type_caps_lock_packed(void **state)
 {
 	struct xenv *x = *state;
-	KeySym want[] = {XK_a, XK_B, XK_ntilde, XK_Ntilde, 0, 0, XK_oslash,
-	    0, XK_eacute, XK_Eacute, XK_onehalf, 0x10003c3, 0x1000436,
-	    XK_ssharp, XK_ydiaeresis};
+	KeySym want[] = { XK_a, XK_B, XK_ntilde, XK_Ntilde, 0, 0, XK_oslash, 0,
+		XK_eacute, XK_Eacute, XK_onehalf, 0x10003c3, 0x1000436,
+		XK_ssharp, XK_ydiaeresis };
 	char text[64], h[3][4];
 	KeySym got[64];
 	unsigned st[64], groups = 0;
@@ -655,8 +658,9 @@ test_type_caps_lock_packed(void **state)
 	want[4] = x->high[0];
 	want[5] = x->high[1];
 	want[7] = x->high[2];
-	snprintf(text, sizeof text, "aBñÑ%s%sø%séÉ½σжßÿ", utf8_of(want[4], h[0]),
-	    utf8_of(want[5], h[1]), utf8_of(want[7], h[2]));
+	snprintf(text, sizeof text, "aBñÑ%s%sø%séÉ½σжßÿ",
+	    utf8_of(want[4], h[0]), utf8_of(want[5], h[1]),
+	    utf8_of(want[7], h[2]));
 	XkbLockModifiers(x->dpy, XkbUseCoreKbd, LockMask, LockMask);
 	XSync(x->dpy, False);
 	collect(x, got, NULL, 64, 0); /* the Lock change itself */

@@ -17,7 +17,7 @@
 
 #include "runtime/reqscan.h"
 
-static const struct bd_reqscan_limits lim = {128, 1000};
+static const struct bd_reqscan_limits lim = { 128, 1000 };
 
 static int
 scan(const char *s, struct bd_reqscan *out)
@@ -145,8 +145,8 @@ test_find_token(void **state)
 	struct buf b;
 
 	(void)state;
-	assert_string_equal(
-	    found_token("{\"token\":\"t1\",\"x\":[[[[[[", &b), "t1");
+	assert_string_equal(found_token("{\"token\":\"t1\",\"x\":[[[[[[", &b),
+	    "t1");
 	assert_string_equal(
 	    found_token("{\"x\":[[[[\"]\"]]]],\"y\":{\"token\":"
 	                "\"no\"},\"\\u0074oken\" : \"t\\u0032\"}",
@@ -185,20 +185,21 @@ check_agrees(const char *s, size_t len)
 static void
 test_agrees_with_jansson(void **state)
 {
-	static const char *cases[] = {"", " ", "{", "}", "{}", " {} ", "[]",
-	    "[1,2", "{\"a\":1}{}", "{\"a\":1,}", "{\"a\" 1}", "{a:1}",
-	    "{\"a\":01}", "{\"a\":-}", "{\"a\":1.}", "{\"a\":1.5e}",
-	    "{\"a\":-0.5E+3}", "{\"a\":.5}", "{\"a\":tru}", "{\"a\":true}",
-	    "{\"a\":nul}", "{\"a\":null,\"b\":false}", "{\"a\":\"\\x\"}",
-	    "{\"a\":\"\\u12\"}", "{\"a\":\"\\u0000\"}", "{\"a\":\"\\ud800\"}",
-	    "{\"a\":\"\\udc00\"}", "{\"a\":\"\\ud800\\u0041\"}",
-	    "{\"a\":\"\\ud800\\udc00\"}", "{\"a\":\"\t\"}",
-	    "{\"a\":\"\xc3\x28\"}", "{\"a\":\"\xc0\xaf\"}",
-	    "{\"a\":\"\xed\xa0\x80\"}", "{\"a\":\"\xf4\x90\x80\x80\"}",
-	    "{\"a\":\"\xf0\x9f\x98\x80\"}", "{\"a\":\"\xe2\x82\"}",
-	    "{\"a\":[{},[],{\"b\":[1,{}]}]}", "{\"a\":[,]}", "{\"a\":[1,]}",
-	    "\"str\"", "42", "null", "{\"a\":\"x\"", "\xef\xbb\xbf{}",
-	    "{\"\":0}", "{\"a\":\"\x7f\"}", "[\"a\"]x"};
+	static const char *cases[] = { "", " ", "{", "}", "{}", " {} ", "[]",
+		"[1,2", "{\"a\":1}{}", "{\"a\":1,}", "{\"a\" 1}", "{a:1}",
+		"{\"a\":01}", "{\"a\":-}", "{\"a\":1.}", "{\"a\":1.5e}",
+		"{\"a\":-0.5E+3}", "{\"a\":.5}", "{\"a\":tru}", "{\"a\":true}",
+		"{\"a\":nul}", "{\"a\":null,\"b\":false}", "{\"a\":\"\\x\"}",
+		"{\"a\":\"\\u12\"}", "{\"a\":\"\\u0000\"}",
+		"{\"a\":\"\\ud800\"}", "{\"a\":\"\\udc00\"}",
+		"{\"a\":\"\\ud800\\u0041\"}", "{\"a\":\"\\ud800\\udc00\"}",
+		"{\"a\":\"\t\"}", "{\"a\":\"\xc3\x28\"}",
+		"{\"a\":\"\xc0\xaf\"}", "{\"a\":\"\xed\xa0\x80\"}",
+		"{\"a\":\"\xf4\x90\x80\x80\"}", "{\"a\":\"\xf0\x9f\x98\x80\"}",
+		"{\"a\":\"\xe2\x82\"}", "{\"a\":[{},[],{\"b\":[1,{}]}]}",
+		"{\"a\":[,]}", "{\"a\":[1,]}", "\"str\"", "42", "null",
+		"{\"a\":\"x\"", "\xef\xbb\xbf{}", "{\"\":0}",
+		"{\"a\":\"\x7f\"}", "[\"a\"]x" };
 
 	(void)state;
 	for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++)
@@ -212,24 +213,25 @@ test_agrees_with_jansson(void **state)
 static void
 test_random_agreement(void **state)
 {
-	static const char *atoms[] = {"{", "}", "[", "]", ",", ":", " ",
-	    "\"a\"", "\"token\"", "\"\\u00e9\"", "\"\\ud83d\\ude00\"", "1",
-	    "-2.5e3", "true", "null", "\"\\\"\"", "\"\xc3\xa9\"", "\\", "\""};
+	static const char *atoms[] = { "{", "}", "[", "]", ",", ":", " ",
+		"\"a\"", "\"token\"", "\"\\u00e9\"", "\"\\ud83d\\ude00\"", "1",
+		"-2.5e3", "true", "null", "\"\\\"\"", "\"\xc3\xa9\"", "\\",
+		"\"" };
 	char s[64];
 	unsigned seed = 7;
 
 	(void)state;
 	for (int round = 0; round < 200000; round++) {
 		size_t n = 0;
-		int atoms_n =
-		    1 + (int)((seed = seed * 1103515245u + 12345u) >> 16) % 9;
+		int atoms_n = 1 +
+		    (int)((seed = seed * 1103515245u + 12345u) >> 16) % 9;
 
 		for (int k = 0; k < atoms_n; k++) {
 			const char *a;
 
 			seed = seed * 1103515245u + 12345u;
 			a = atoms[(seed >> 16) %
-			          (sizeof atoms / sizeof atoms[0])];
+			    (sizeof atoms / sizeof atoms[0])];
 			if (n + strlen(a) >= sizeof s)
 				break;
 			memcpy(s + n, a, strlen(a));
@@ -243,11 +245,11 @@ int
 main(void)
 {
 	const struct CMUnitTest tests[] = {
-	    cmocka_unit_test(test_token),
-	    cmocka_unit_test(test_limits),
-	    cmocka_unit_test(test_find_token),
-	    cmocka_unit_test(test_agrees_with_jansson),
-	    cmocka_unit_test(test_random_agreement),
+		cmocka_unit_test(test_token),
+		cmocka_unit_test(test_limits),
+		cmocka_unit_test(test_find_token),
+		cmocka_unit_test(test_agrees_with_jansson),
+		cmocka_unit_test(test_random_agreement),
 	};
 
 	return (cmocka_run_group_tests(tests, NULL, NULL));
