@@ -1134,12 +1134,6 @@ tool_computer_geometry(int *sw, int *sh, int *dw, int *dh, const char **display,
 	return (0);
 }
 
-struct x11 *
-tool_computer_x11(void)
-{
-	return (cm.x);
-}
-
 const struct tool_entry tool_computer_entry = {
 	.name = "computer",
 	.init = cm_init,

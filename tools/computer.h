@@ -11,8 +11,4 @@ extern const struct tool_entry tool_computer_entry;
 int tool_computer_geometry(int *sw, int *sh, int *dw, int *dh,
     const char **display, const char **cause);
 
-/* The X connection, for tools that need the display (window, clipboard):
- * NULL when the computer tool could not open it. */
-struct x11 *tool_computer_x11(void);
-
 #endif
