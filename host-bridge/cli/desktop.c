@@ -171,7 +171,7 @@ cmd_create(int argc, char **argv)
 		goto fail;
 	}
 	home = hb_home();
-	if (home == NULL || (mkdir(home, 0700) != 0 && errno != EEXIST)) {
+	if (home == NULL || hb_mkdirs(home, 0700) != 0) {
 		cause = hb_fmt("cannot create '%s': %s", home ? home : "home",
 		    strerror(errno));
 		free(home);

@@ -474,8 +474,7 @@ cmd_attach(int argc, char **argv)
 		cause = hb_fmt("--token-file '%s' holds no token", tfile);
 		goto fail;
 	}
-	if ((homedir = hb_home()) == NULL ||
-	    (mkdir(homedir, 0700) != 0 && errno != EEXIST)) {
+	if ((homedir = hb_home()) == NULL || hb_mkdirs(homedir, 0700) != 0) {
 		cause = hb_fmt("cannot create '%s': %s",
 		    homedir ? homedir : "BUREAU_HOME", strerror(errno));
 		goto fail;

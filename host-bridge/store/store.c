@@ -271,7 +271,7 @@ store_lock_all(int *fd, char **cause)
 		*cause = hb_fmt("out of memory");
 		goto out;
 	}
-	if (mkdir(home, 0700) != 0 && errno != EEXIST) {
+	if (hb_mkdirs(home, 0700) != 0) {
 		*cause = hb_fmt("cannot create '%s': %s", home,
 		    strerror(errno));
 		goto out;

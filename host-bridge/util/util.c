@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/random.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -258,6 +259,32 @@ hb_random_hex(size_t n)
 	for (size_t i = 0; i < n; i++)
 		sprintf(s + 2 * i, "%02x", b[i]);
 	return (s);
+}
+
+int
+hb_mkdirs(const char *path, mode_t mode)
+{
+	char *p = strdup(path);
+	int rv = 0;
+
+	if (p == NULL) {
+		errno = ENOMEM;
+		return (-1);
+	}
+	/* ~/.local/share may not exist yet for a user who never ran a
+	 * desktop application */
+	for (char *s = p + 1; rv == 0 && *s != '\0'; s++) {
+		if (*s != '/')
+			continue;
+		*s = '\0';
+		if (mkdir(p, 0755) != 0 && errno != EEXIST)
+			rv = -1;
+		*s = '/';
+	}
+	if (rv == 0 && mkdir(p, mode) != 0 && errno != EEXIST)
+		rv = -1;
+	free(p);
+	return (rv);
 }
 
 long long

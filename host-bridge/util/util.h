@@ -48,6 +48,10 @@ int hb_parse_int(const char *what, const char *s, long min, long max, long *out,
 /* n random bytes (n <= 64) as 2n hex digits; malloc'd, NULL on failure. */
 char *hb_random_hex(size_t n);
 
+/* mkdir -p: path and its missing parents (parents 0755 as mkdir -p makes
+ * them, path itself with mode). An existing directory is success. */
+int hb_mkdirs(const char *path, mode_t mode);
+
 /* Milliseconds of CLOCK_MONOTONIC. */
 long long hb_now_ms(void);
 

@@ -271,7 +271,7 @@ probe:
 	free(s);
 	if ((s = hb_fmt("%s %s\n", bid, res)) != NULL) {
 		char *c2 = NULL;
-		if (mkdir(home, 0700) == 0 || errno == EEXIST)
+		if (hb_mkdirs(home, 0700) == 0)
 			hb_write_file(cache, s, strlen(s), 0644, &c2);
 		free(c2);
 	}

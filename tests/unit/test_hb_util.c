@@ -8,7 +8,10 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <stdlib.h>
+#include <stdio.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include <cmocka.h>
 
@@ -92,6 +95,41 @@ test_qemu_escape(void **state)
 	free(s);
 }
 
+static void
+test_mkdirs(void **state)
+{
+	char tmpl[] = "/tmp/bureau-mkdirs.XXXXXX", *deep;
+	struct stat st;
+
+	(void)state;
+	assert_non_null(mkdtemp(tmpl));
+	/* a fresh user's ~/.local/share/bureau: none of it exists */
+	deep = hb_fmt("%s/.local/share/bureau", tmpl);
+	assert_int_equal(hb_mkdirs(deep, 0700), 0);
+	assert_int_equal(stat(deep, &st), 0);
+	assert_true(S_ISDIR(st.st_mode));
+	assert_int_equal(st.st_mode & 0777, 0700);
+	assert_int_equal(hb_mkdirs(deep, 0700), 0); /* exists: fine */
+	/* a file in the way is an error */
+	char *file = hb_fmt("%s/f", tmpl), *under = hb_fmt("%s/f/x", tmpl);
+	FILE *f = fopen(file, "w");
+	assert_non_null(f);
+	fclose(f);
+	assert_int_equal(hb_mkdirs(under, 0700), -1);
+	rmdir(deep);
+	free(deep);
+	deep = hb_fmt("%s/.local/share", tmpl);
+	rmdir(deep);
+	free(deep);
+	deep = hb_fmt("%s/.local", tmpl);
+	rmdir(deep);
+	free(deep);
+	unlink(file);
+	rmdir(tmpl);
+	free(file);
+	free(under);
+}
+
 int
 main(void)
 {
@@ -99,6 +137,7 @@ main(void)
 		cmocka_unit_test(test_parse_int),
 		cmocka_unit_test(test_parse_size),
 		cmocka_unit_test(test_qemu_escape),
+		cmocka_unit_test(test_mkdirs),
 	};
 
 	return (cmocka_run_group_tests(tests, NULL, NULL));
