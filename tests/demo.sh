@@ -39,7 +39,7 @@ xcalc -geometry +900+420 >/dev/null 2>&1 &
 pids+=($!)
 sleep 1
 
-port=$((20000 + RANDOM % 20000))
+port=$((20000 + RANDOM % 12000)) # below the ephemeral ports (32768 on)
 head -c 24 /dev/urandom | base64 >"$work/token"
 "$build/bureaud" --listen "tcp://127.0.0.1:$port" --token-file "$work/token" \
 	--log-level warn &

@@ -34,7 +34,8 @@ HOME = tempfile.mkdtemp(prefix="bureau-agent-")
 SCRATCH = tempfile.mkdtemp(prefix="bureau-agent-files-")
 NAME = "att"
 DIR = os.path.join(HOME, NAME)
-_base = random.randint(200, 1800) * 30
+# below the ephemeral ports (32768 on): see bt.free_port
+_base = random.randint(340, 1050) * 30
 ENV = dict(os.environ, BUREAU_HOME=HOME,
            BUREAU_PORTS="%d-%d" % (_base, _base + 29))
 OUTPUTS = []  # every CLI output, searched for the guest token at the end

@@ -67,10 +67,24 @@ def spawn(argv, env=None, stdout=None, stderr=None, stdin=subprocess.DEVNULL,
     return p
 
 
+def _ephemeral_low():
+    """The first port the kernel hands out as a connection's source port."""
+    try:
+        with open("/proc/sys/net/ipv4/ip_local_port_range") as f:
+            return int(f.read().split()[0])
+    except (OSError, ValueError, IndexError):
+        return 32768
+
+
 def free_port(pair=True):
-    """A free TCP port P on 127.0.0.1 (and P+1 free too when pair)."""
+    """A free TCP port P on 127.0.0.1 (and P+1 free too when pair), below
+    the ephemeral range: a port there can be taken as the source port of
+    any outgoing connection (a client dialling before the daemon listens
+    included) between this check and the daemon's bind, which failed a CI
+    run with 'Address in use'."""
+    hi = max(12000, _ephemeral_low() - 2)
     for _ in range(200):
-        p = random.randint(20000, 60000)
+        p = random.randint(10000, hi)
         ok = True
         for q in ([p, p + 1] if pair else [p]):
             s = socket.socket()
