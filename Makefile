@@ -21,12 +21,13 @@ PKG_CONFIG ?= pkg-config
 # Debian packages: one list, used by `make deps` and documented in README.md.
 DEPS_BUILD := build-essential pkg-config libx11-dev libxext-dev libxtst-dev \
 	libxdo-dev libxdamage-dev libxfixes-dev libpng-dev libturbojpeg0-dev \
-	libnng-dev libjansson-dev libsodium-dev libcmocka-dev zlib1g-dev
+	libnng-dev libjansson-dev libsodium-dev libcmocka-dev zlib1g-dev \
+	libcivetweb-dev
 DEPS_TEST := nng-utils xvfb xterm x11-apps x11-utils xdotool xclip wmctrl \
 	x11-xserver-utils openbox imagemagick scrot xfonts-base fonts-dejavu-core fonts-noto-cjk \
-	python3 procps psmisc
+	python3 procps psmisc chromium chromium-driver python3-selenium
 DEPS_HOST := qemu-system-x86 qemu-utils mmdebstrap e2fsprogs debhelper \
-	dpkg-dev lintian
+	dpkg-dev lintian novnc
 # Debian 12's clang-format (14): another version formats differently.
 DEPS_CHECK := clang-format
 # make fuzz: libFuzzer and the sanitizer runtimes come with Debian's clang.
@@ -61,7 +62,8 @@ D_LIBOBJ := $(filter-out $(OBJ)/runtime/main.o,$(D_OBJ))
 L_SRC := $(wildcard host-bridge/lib/*.c)
 L_OBJ := $(L_SRC:%.c=$(OBJ)/%.o)
 C_SRC := $(wildcard host-bridge/cli/*.c host-bridge/util/*.c \
-	host-bridge/store/*.c host-bridge/vm/*.c host-bridge/agent/*.c)
+	host-bridge/store/*.c host-bridge/vm/*.c host-bridge/agent/*.c \
+	host-bridge/mc/*.c)
 C_OBJ := $(C_SRC:%.c=$(OBJ)/%.o)
 
 # Unit tests: tests/unit/test_*.c, each linked with the daemon's objects.
@@ -96,7 +98,8 @@ $(BUILD)/libbureau.a: $(L_OBJ) $(BUILD)/.variant-$(VARIANT)
 	rm -f $@ && ar rcs $@ $(L_OBJ)
 
 $(BUILD)/bureau: $(C_OBJ) $(L_OBJ) $(BUILD)/.variant-$(VARIANT)
-	$(CC) $(LDFLAGS) -o $@ $(C_OBJ) $(L_OBJ) -lnng -ljansson -lsodium -lpthread
+	$(CC) $(LDFLAGS) -o $@ $(C_OBJ) $(L_OBJ) -lnng -ljansson -lsodium -lpthread \
+	    -lcivetweb -lturbojpeg -lpng
 
 $(BUILD)/tests/test_%: tests/unit/test_%.c $(D_LIBOBJ) $(BUILD)/.variant-$(VARIANT)
 	@mkdir -p $(dir $@)

@@ -21,6 +21,7 @@
 
 #include "host-bridge/agent/agent.h"
 #include "host-bridge/agent/audit.h"
+#include "host-bridge/agent/ops_mc.h"
 #include "host-bridge/agent/policy.h"
 #include "host-bridge/include/bureau.h"
 #include "host-bridge/store/store.h"
@@ -708,6 +709,11 @@ ag_op_handle(struct agent *ag, const char *buf, size_t len)
 		reply = ag_op_decide(ag, req);
 	} else if (strcmp(op, "policy") == 0) {
 		reply = ag_op_policy(ag, req);
+	} else if (ops_mc_is(op)) { /* Mission Control's: ops_mc.c */
+		pthread_mutex_lock(&ag->lock);
+		int tk = ag->takeover;
+		pthread_mutex_unlock(&ag->lock);
+		reply = ops_mc_handle(ag->guest, ag->d->name, tk, op, req);
 	} else {
 		reply = ag_error(NULL, "unknown_action",
 		    "unknown op '%.64s': expected state, takeover, approvals, "

@@ -24,10 +24,12 @@ tables(int i)
 		return (cli_desktop_cmds);
 	case 2:
 		return (cli_operator_cmds);
+	case 3:
+		return (cli_mc_cmds);
 	}
 	return (NULL);
 }
-#define NTABLES 3
+#define NTABLES 4
 
 static const struct cli_cmd *
 find(const char *name)

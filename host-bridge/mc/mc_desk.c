@@ -1,0 +1,499 @@
+/*
+ * host-bridge/mc/mc_desk.c: desktops as Mission Control's API shows them,
+ * the operator socket, and the lifecycle commands (run as `bureau` itself,
+ * so the page does exactly what the CLI does).
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <nng/nng.h>
+#include <nng/protocol/reqrep0/req.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "host-bridge/mc/mc.h"
+#include "host-bridge/util/util.h"
+#include "host-bridge/vm/vm.h"
+
+#define MC_OP_MS   15000
+#define MC_LOG_MAX 500
+
+int
+mc_op(const struct desktop *d, json_t *req, json_t **reply, const char **code,
+    char **cause)
+{
+	char *path = desktop_path(d, "operator.sock"), *url = NULL;
+	char *text = json_dumps(req, JSON_COMPACT), *buf = NULL;
+	nng_socket s = NNG_SOCKET_INITIALIZER;
+	size_t len = 0;
+	json_t *r = NULL;
+	int rv, ret = -1, open = 0;
+
+	*reply = NULL;
+	*code = "internal";
+	json_decref(req);
+	if (path == NULL || text == NULL ||
+	    (url = hb_fmt("ipc://%s", path)) == NULL) {
+		*cause = hb_fmt("out of memory");
+		goto out;
+	}
+	if (store_agent_pid(d) == 0) {
+		*code = "unavailable";
+		*cause = hb_fmt("desktop '%s' has no host agent running",
+		    d->name);
+		goto out;
+	}
+	if ((rv = nng_req0_open(&s)) != 0)
+		goto nng;
+	open = 1;
+	nng_socket_set_ms(s, NNG_OPT_RECVTIMEO, MC_OP_MS);
+	nng_socket_set_ms(s, NNG_OPT_SENDTIMEO, MC_OP_MS);
+	nng_socket_set_size(s, NNG_OPT_RECVMAXSZ, 0); /* the agent is trusted */
+	if ((rv = nng_dial(s, url, NULL, 0)) != 0 ||
+	    (rv = nng_send(s, text, strlen(text), 0)) != 0 ||
+	    (rv = nng_recv(s, &buf, &len, NNG_FLAG_ALLOC)) != 0)
+		goto nng;
+	if ((r = json_loadb(buf, len, 0, NULL)) == NULL ||
+	    !json_is_boolean(json_object_get(r, "ok"))) {
+		*cause = hb_fmt("the host agent of '%s' sent a malformed reply",
+		    d->name);
+		goto out;
+	}
+	if (!json_is_true(json_object_get(r, "ok"))) {
+		json_t *e = json_object_get(r, "error");
+		const char *c = json_string_value(json_object_get(e, "code"));
+		static const char *known[] = { "not_found", "invalid_argument",
+			"bad_request", "permission_denied", "timeout",
+			"io_error", "busy", "unknown_action", NULL };
+		for (int i = 0; c != NULL && known[i] != NULL; i++)
+			if (strcmp(c, known[i]) == 0)
+				*code = known[i];
+		*cause = hb_fmt("%s",
+		    json_string_value(json_object_get(e, "message")) ?:
+		                                                       "failed");
+		goto out;
+	}
+	*reply = r;
+	r = NULL;
+	ret = 0;
+	goto out;
+nng:
+	*code = "unavailable";
+	*cause = hb_fmt("cannot talk to the host agent of '%s': %s", d->name,
+	    nng_strerror(rv));
+out:
+	if (buf != NULL)
+		nng_free(buf, len);
+	if (open)
+		nng_close(s);
+	json_decref(r);
+	free(text);
+	free(url);
+	free(path);
+	return (ret);
+}
+
+/* ---- resource figures ------------------------------------------------- */
+
+static long long
+mc_file_bytes(const struct desktop *d, const char *file)
+{
+	struct stat st;
+	char *p = desktop_path(d, file);
+	long long n = p && stat(p, &st) == 0 ? (long long)st.st_blocks * 512 :
+	                                       0;
+
+	free(p);
+	return (n);
+}
+
+static time_t
+mc_mtime(const struct desktop *d, const char *file)
+{
+	struct stat st;
+	char *p = desktop_path(d, file);
+	time_t t = p && stat(p, &st) == 0 ? st.st_mtime : 0;
+
+	free(p);
+	return (t);
+}
+
+/* utime + stime of pid in clock ticks, or -1. */
+static long long
+mc_proc_ticks(pid_t pid)
+{
+	char path[64], buf[1024], *p;
+	unsigned long long ut, st;
+	int fd;
+	ssize_t n;
+
+	snprintf(path, sizeof path, "/proc/%d/stat", (int)pid);
+	if ((fd = open(path, O_RDONLY | O_CLOEXEC)) < 0)
+		return (-1);
+	n = read(fd, buf, sizeof buf - 1);
+	close(fd);
+	if (n <= 0)
+		return (-1);
+	buf[n] = '\0';
+	/* The command name may hold spaces and parentheses: fields count
+	 * from the last ')'. utime and stime are fields 14 and 15. */
+	if ((p = strrchr(buf, ')')) == NULL ||
+	    sscanf(p + 2,
+	        "%*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %llu %llu", &ut,
+	        &st) != 2)
+		return (-1);
+	return ((long long)(ut + st));
+}
+
+static long long
+mc_proc_rss(pid_t pid)
+{
+	char path[64], *s, *p;
+	long long kb = -1;
+
+	snprintf(path, sizeof path, "/proc/%d/status", (int)pid);
+	if ((s = hb_read_file(path)) == NULL)
+		return (-1);
+	if ((p = strstr(s, "\nVmRSS:")) != NULL)
+		kb = strtoll(p + 7, NULL, 10);
+	free(s);
+	return (kb < 0 ? -1 : kb * 1024);
+}
+
+/* CPU % of pid since the previous call for the same pid (the first call
+ * measures over 200 ms). */
+static double
+mc_cpu_percent(pid_t pid)
+{
+	static pthread_mutex_t lk = PTHREAD_MUTEX_INITIALIZER;
+	static struct {
+		pid_t pid;
+		long long ticks, ms;
+	} last[64];
+	long long t0, t1, m0, m1, hz = sysconf(_SC_CLK_TCK);
+	int slot = -1, i;
+
+	pthread_mutex_lock(&lk);
+	for (i = 0; i < 64; i++)
+		if (last[i].pid == pid)
+			slot = i;
+	if (slot >= 0 && hb_now_ms() - last[slot].ms >= 200) {
+		t0 = last[slot].ticks;
+		m0 = last[slot].ms;
+		pthread_mutex_unlock(&lk);
+	} else {
+		pthread_mutex_unlock(&lk);
+		t0 = mc_proc_ticks(pid);
+		m0 = hb_now_ms();
+		usleep(200000);
+	}
+	t1 = mc_proc_ticks(pid);
+	m1 = hb_now_ms();
+	if (t0 < 0 || t1 < 0 || m1 <= m0)
+		return (-1);
+	pthread_mutex_lock(&lk);
+	if (slot < 0)
+		for (slot = 0; slot < 63 && last[slot].pid != 0; slot++)
+			;
+	last[slot].pid = pid;
+	last[slot].ticks = t1;
+	last[slot].ms = m1;
+	pthread_mutex_unlock(&lk);
+	return ((double)(t1 - t0) * 1000.0 / (double)hz / (double)(m1 - m0) *
+	    100.0);
+}
+
+/* ---- the audit trail --------------------------------------------------- */
+
+/* Lines of d's audit trail (both files) with seq > since, the last max. */
+static json_t *
+mc_read_log(const struct desktop *d, long long since, size_t max)
+{
+	const char *files[] = { "audit.log.1", "audit.log" };
+	json_t *list = json_array();
+
+	for (int i = 0; i < 2 && list != NULL; i++) {
+		char *p = desktop_path(d, files[i]), *line = NULL;
+		size_t cap = 0;
+		FILE *f = p ? fopen(p, "re") : NULL;
+
+		free(p);
+		if (f == NULL)
+			continue;
+		while (getline(&line, &cap, f) > 0) {
+			json_t *j = json_loads(line, 0, NULL), *shot;
+
+			if (j == NULL || json_integer_value(json_object_get(j,
+			                     "seq")) <= since) {
+				json_decref(j);
+				continue;
+			}
+			/* The screenshot as a URL of this API. */
+			if (json_is_string(shot = json_object_get(j,
+			                       "screenshot"))) {
+				const char *s = json_string_value(shot);
+				const char *b = strrchr(s, '/');
+				char *u = hb_fmt("/api/desktops/%s/audit/%s",
+				    d->name, b ? b + 1 : s);
+				if (u != NULL)
+					json_object_set_new(j, "screenshot_url",
+					    json_string(u));
+				free(u);
+			}
+			json_array_append_new(list, j);
+			if (json_array_size(list) > max)
+				json_array_remove(list, 0);
+		}
+		free(line);
+		fclose(f);
+	}
+	return (list);
+}
+
+json_t *
+mc_log(const char *name, long long since, char **cause)
+{
+	struct desktop *d = NULL;
+	json_t *r;
+
+	if (store_valid_name(name, cause) != 0 ||
+	    desktop_load(name, &d, cause) != 0)
+		return (NULL);
+	r = mc_read_log(d, since, MC_LOG_MAX);
+	desktop_free(d);
+	return (r);
+}
+
+/* ---- desktops ---------------------------------------------------------- */
+
+static json_t *
+mc_num_or_null(long long v)
+{
+	return (v >= 0 ? json_integer(v) : json_null());
+}
+
+json_t *
+mc_desktop(const char *name, int detail, char **cause)
+{
+	struct desktop *d = NULL;
+	json_t *j, *r = NULL, *last;
+	const char *code;
+	char *state = NULL, *accel = NULL, *p, *ep, *oc = NULL;
+	pid_t pid = 0, agent;
+	time_t since = 0;
+	long long disk = -1, rss = -1;
+	double cpu = -1;
+
+	if (store_valid_name(name, cause) != 0 ||
+	    desktop_load(name, &d, cause) != 0)
+		return (NULL);
+	agent = store_agent_pid(d);
+	if (d->attached) {
+		state = strdup(agent ? "attached" : "detached");
+		if (agent)
+			since = mc_mtime(d, "agent.pid");
+	} else {
+		state = vm_backend()->state(d, &pid);
+		if (pid != 0) {
+			since = mc_mtime(d, "qemu.pid");
+			cpu = mc_cpu_percent(pid);
+			rss = mc_proc_rss(pid);
+		}
+		disk = mc_file_bytes(d, "system.qcow2") +
+		    mc_file_bytes(d, "home.qcow2");
+		if ((p = desktop_path(d, "accel")) != NULL) {
+			accel = hb_read_file(p);
+			if (accel != NULL)
+				accel[strcspn(accel, "\r\n")] = '\0';
+			free(p);
+		}
+	}
+	ep = hb_fmt("tcp://127.0.0.1:%d", d->port);
+	last = mc_read_log(d, 0, 1);
+	j = json_pack("{s:s, s:s, s:s, s:o, s:o, s:o, s:o, s:o, s:s?, s:O?, "
+	              "s:b, s:I}",
+	    "name", d->name, "kind", d->attached ? "attached" : "vm", "state",
+	    state ? state : "unknown", "uptime_s",
+	    since ? json_integer((json_int_t)(time(NULL) - since)) :
+	            json_null(),
+	    "cpu_percent", cpu >= 0 ? json_real(cpu) : json_null(),
+	    "memory_bytes", mc_num_or_null(rss), "disk_bytes",
+	    mc_num_or_null(disk), "accel",
+	    accel && *accel ? json_string(accel) : json_null(), "endpoint",
+	    ep, "last_action", json_array_get(last, 0), "agent", agent != 0,
+	    "frame", (json_int_t)(agent ? mc_live_seq(d->name) : -1));
+	if (j != NULL && json_object_get(j, "last_action") == NULL)
+		json_object_set_new(j, "last_action", json_null());
+	json_decref(last);
+	/* Takeover is on every row: the page shows it at a glance. */
+	if (j != NULL && agent != 0 &&
+	    mc_op(d, json_pack("{s:s}", "op", "state"), &r, &code, &oc) == 0) {
+		json_object_set(j, "taken_over",
+		    json_object_get(r, "takeover"));
+		json_object_set(j, "pending", json_object_get(r, "pending"));
+		if (detail) {
+			json_object_set(j, "allow", json_object_get(r, "allow"));
+			json_object_set(j, "approve",
+			    json_object_get(r, "approve"));
+		}
+	} else if (j != NULL)
+		json_object_set_new(j, "taken_over", json_false());
+	json_decref(r);
+	r = NULL;
+	free(oc);
+	oc = NULL;
+	if (j != NULL && detail) {
+		json_t *ap = json_array();
+		if (agent != 0 &&
+		    mc_op(d, json_pack("{s:s}", "op", "approvals"), &r, &code,
+		        &oc) == 0)
+			json_array_extend(ap, json_object_get(r, "approvals"));
+		json_object_set_new(j, "approvals", ap);
+		json_decref(r);
+		r = NULL;
+		free(oc);
+		oc = NULL;
+		/* The guest's own view of itself, where it says. */
+		if (agent != 0 &&
+		    mc_op(d, json_pack("{s:s}", "op", "info"), &r, &code,
+		        &oc) == 0) {
+			json_t *g = json_object();
+			const char *keys[] = { "version", "screen", "scaled",
+				"uptime_s", "load", "memory", NULL };
+			for (int i = 0; g && keys[i]; i++)
+				if (json_object_get(r, keys[i]))
+					json_object_set(g, keys[i],
+					    json_object_get(r, keys[i]));
+			json_object_set_new(j, "guest", g);
+		} else
+			json_object_set_new(j, "guest", json_null());
+		json_decref(r);
+		free(oc);
+	}
+	free(ep);
+	free(state);
+	free(accel);
+	desktop_free(d);
+	return (j);
+}
+
+static int
+mc_each_desktop(const char *name, void *arg)
+{
+	char *cause = NULL;
+	json_t *j = mc_desktop(name, 0, &cause);
+
+	if (j != NULL)
+		json_array_append_new(arg, j);
+	free(cause);
+	return (0);
+}
+
+json_t *
+mc_desktops(void)
+{
+	json_t *list = json_array();
+
+	if (list != NULL)
+		store_each(mc_each_desktop, list);
+	return (list);
+}
+
+static int
+mc_each_approvals(const char *name, void *arg)
+{
+	struct desktop *d = NULL;
+	json_t *r = NULL;
+	const char *code;
+	char *cause = NULL;
+
+	if (desktop_load(name, &d, &cause) == 0 && store_agent_pid(d) != 0 &&
+	    mc_op(d, json_pack("{s:s}", "op", "approvals"), &r, &code,
+	        &cause) == 0)
+		json_array_extend(arg, json_object_get(r, "approvals"));
+	json_decref(r);
+	free(cause);
+	desktop_free(d);
+	return (0);
+}
+
+json_t *
+mc_approvals(void)
+{
+	json_t *list = json_array();
+
+	if (list != NULL)
+		store_each(mc_each_approvals, list);
+	return (list);
+}
+
+/* ---- lifecycle: this program, as the CLI ---------------------------- */
+
+int
+mc_run_self(char *const argv[], char **out)
+{
+	char exe[PATH_MAX], buf[4096];
+	ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
+	size_t len = 0;
+	int pfd[2], st, k;
+	char *acc = NULL, *na;
+	const char *args[8];
+	pid_t pid;
+
+	*out = NULL;
+	if (n <= 0 || pipe2(pfd, O_CLOEXEC) != 0)
+		return (-1);
+	exe[n] = '\0';
+	args[0] = "bureau";
+	for (k = 0; argv[k] != NULL && k < 6; k++)
+		args[k + 1] = argv[k];
+	args[k + 1] = NULL;
+	if ((pid = fork()) < 0) {
+		close(pfd[0]);
+		close(pfd[1]);
+		return (-1);
+	}
+	if (pid == 0) {
+		int nul = open("/dev/null", O_RDONLY);
+		sigset_t none;
+
+		/* Mission Control blocks these for its sigwait and ignores
+		 * SIGPIPE: what it runs must not inherit either. */
+		sigemptyset(&none);
+		sigprocmask(SIG_SETMASK, &none, NULL);
+		signal(SIGPIPE, SIG_DFL);
+
+		dup2(pfd[1], 1);
+		dup2(pfd[1], 2);
+		if (nul >= 0)
+			dup2(nul, 0);
+		/* A desktop started here (its QEMU, its agent) must not hold
+		 * Mission Control's listening socket. */
+		close_range(3, ~0U, 0);
+		execv(exe, (char *const *)args);
+		_exit(127);
+	}
+	close(pfd[1]);
+	while ((n = read(pfd[0], buf, sizeof buf)) > 0) {
+		if ((na = realloc(acc, len + (size_t)n + 1)) == NULL)
+			break;
+		acc = na;
+		memcpy(acc + len, buf, (size_t)n);
+		len += (size_t)n;
+		acc[len] = '\0';
+	}
+	close(pfd[0]);
+	while (waitpid(pid, &st, 0) < 0 && errno == EINTR)
+		;
+	while (acc != NULL && len > 0 && acc[len - 1] == '\n')
+		acc[--len] = '\0';
+	*out = acc;
+	return (WIFEXITED(st) && WEXITSTATUS(st) == 0 ? 0 : -1);
+}
