@@ -627,8 +627,14 @@ rfb_update(struct rfb *r)
 	        !r->incremental || r->sw != w || r->sh != h;
 	int tx = (w + TILE - 1) / TILE, ty = (h + TILE - 1) / TILE, n = 0;
 	int resize = r->sw != w || r->sh != h;
+	int bx0 = w, by0 = h, bx1 = 0, by1 = 0;
 	unsigned char *out, *o;
 	size_t cap = 4 + 12 + (size_t)tx * ty * 12 + (size_t)w * h * 4;
+	/* The bits no colour uses are sent set: noVNC 1.3's raw decoder
+	 * means to make every pixel opaque but only does so for the first
+	 * rectangle of an update, so later ones would show transparent. */
+	unsigned long pad = 0xffffffffUL &
+	    ~((0xffUL << r->rs) | (0xffUL << r->gs) | (0xffUL << r->bs));
 	int rv;
 
 	if (resize && !r->resize_ok && r->shadow != NULL)
@@ -645,6 +651,9 @@ rfb_update(struct rfb *r)
 		o += 12;
 		n++;
 	}
+	/* The changed tiles' bounding box, sent as one raw rectangle:
+	 * noVNC 1.3 mis-draws the later rectangles of an update (its raw
+	 * decoder and its render queue ignore the data's offset). */
 	for (int j = 0; j < ty; j++)
 		for (int i = 0; i < tx; i++) {
 			int x0 = i * TILE, y0 = j * TILE;
@@ -657,32 +666,38 @@ rfb_update(struct rfb *r)
 				           (size_t)cw * 4) == 0;
 			if (same)
 				continue;
-			put16(o, (unsigned)x0);
-			put16(o + 2, (unsigned)y0);
-			put16(o + 4, (unsigned)cw);
-			put16(o + 6, (unsigned)ch);
-			put32(o + 8, 0); /* raw */
-			o += 12;
-			for (int y = y0; y < y0 + ch; y++) {
-				const unsigned char *p = lv->px +
-				    ((size_t)y * w + x0) * 4;
-				for (int x = 0; x < cw; x++, p += 4, o += 4) {
-					unsigned long v =
-					    ((unsigned long)p[0] << r->rs) |
-					    ((unsigned long)p[1] << r->gs) |
-					    ((unsigned long)p[2] << r->bs);
-					if (r->be)
-						put32(o, v);
-					else {
-						o[0] = (unsigned char)v;
-						o[1] = (unsigned char)(v >> 8);
-						o[2] = (unsigned char)(v >> 16);
-						o[3] = (unsigned char)(v >> 24);
-					}
+			bx0 = x0 < bx0 ? x0 : bx0;
+			by0 = y0 < by0 ? y0 : by0;
+			bx1 = x0 + cw > bx1 ? x0 + cw : bx1;
+			by1 = y0 + ch > by1 ? y0 + ch : by1;
+		}
+	if (bx1 > bx0) {
+		put16(o, (unsigned)bx0);
+		put16(o + 2, (unsigned)by0);
+		put16(o + 4, (unsigned)(bx1 - bx0));
+		put16(o + 6, (unsigned)(by1 - by0));
+		put32(o + 8, 0); /* raw */
+		o += 12;
+		for (int y = by0; y < by1; y++) {
+			const unsigned char *p = lv->px +
+			    ((size_t)y * w + bx0) * 4;
+			for (int x = bx0; x < bx1; x++, p += 4, o += 4) {
+				unsigned long v = pad |
+				    ((unsigned long)p[0] << r->rs) |
+				    ((unsigned long)p[1] << r->gs) |
+				    ((unsigned long)p[2] << r->bs);
+				if (r->be)
+					put32(o, v);
+				else {
+					o[0] = (unsigned char)v;
+					o[1] = (unsigned char)(v >> 8);
+					o[2] = (unsigned char)(v >> 16);
+					o[3] = (unsigned char)(v >> 24);
 				}
 			}
-			n++;
 		}
+		n++;
+	}
 	r->sent = lv->seq;
 	if (n == 0) {
 		free(out);

@@ -1,0 +1,116 @@
+// Mission Control's overview: one card per desktop, pending approvals,
+// live from /api/events.
+import { el, api, human, uptime, clock, actionText, stream, renderApprovals } from "/static/common.js";
+
+const cards = new Map(); // name -> {card, parts, frame, lastSeq}
+const APPLIES = {
+  // which buttons make sense in which state
+  start: (s) => s === "stopped" || s === "saved",
+  stop: (s) => s === "running" || s === "paused",
+  pause: (s) => s === "running",
+  resume: (s) => s === "paused",
+  snapshot: (s) => s === "running" || s === "paused" || s === "stopped" || s === "saved",
+};
+
+function makeCard(d) {
+  const p = {};
+  const act = async (what, btn) => {
+    let body = {};
+    if (what === "snapshot") {
+      const tag = prompt(`Snapshot tag for ${d.name}:`, "mc-" + new Date().toISOString().slice(0, 19).replace(/[-:T]/g, ""));
+      if (!tag) return;
+      body = { tag };
+    }
+    btn.disabled = true;
+    p.msg.textContent = "";
+    try {
+      await api("POST", `/api/desktops/${encodeURIComponent(d.name)}/${what}`, body);
+    } catch (e) {
+      p.msg.textContent = `${what}: ${e.message}`;
+    }
+    btn.disabled = false;
+  };
+  p.img = el("img", { alt: `screen of ${d.name}`, hidden: true });
+  p.none = el("div", { class: "none", text: "no screen" });
+  p.badge = el("span", { class: "badge", hidden: true, text: "taken over" });
+  p.state = el("span", { class: "state", "data-field": "state" });
+  p.stats = el("div", { class: "stats" });
+  p.actions = el("ul", { class: "actions-list", "data-field": "actions" });
+  p.msg = el("div", { class: "msg", "data-field": "message" });
+  p.buttons = {};
+  const bar = el("div", { class: "buttons" });
+  for (const what of ["start", "stop", "pause", "resume", "snapshot"]) {
+    const b = el("button", { "data-action": what }, what[0].toUpperCase() + what.slice(1));
+    b.addEventListener("click", () => act(what, b));
+    p.buttons[what] = b;
+    bar.append(b);
+  }
+  bar.append(el("a", { class: "open btn primary", "data-action": "open",
+    href: `/desktop/${encodeURIComponent(d.name)}` }, "Open"));
+  const card = el("article", { class: "desktop", "data-desktop": d.name },
+    el("a", { class: "thumb", href: `/desktop/${encodeURIComponent(d.name)}` }, p.img, p.none, p.badge),
+    el("div", { class: "d-head" }, el("span", { class: "name", text: d.name }), p.state,
+      el("span", { class: "kind", text: d.kind === "attached" ? "attached" : "VM" })),
+    p.stats, p.actions, p.msg, bar);
+  return { card, p, frame: -2, lastSeq: -1 };
+}
+
+function stat(label, value) {
+  return el("span", {}, label + " ", el("b", { text: value }));
+}
+
+async function refreshActions(name, c, seq) {
+  try {
+    const log = await api("GET", `/api/desktops/${encodeURIComponent(name)}/log?since=${Math.max(0, seq - 3)}`);
+    c.p.actions.replaceChildren(...log.slice(-3).reverse().map((a) =>
+      el("li", { "data-seq": a.seq },
+        el("span", { class: "t", text: clock(a.time) }),
+        el("span", { class: a.ok ? "" : "err", text: actionText(a) + (a.ok ? "" : " → " + a.error) }))));
+  } catch (e) { /* the next change retries */ }
+}
+
+function update(d) {
+  let c = cards.get(d.name);
+  if (!c) {
+    c = makeCard(d);
+    cards.set(d.name, c);
+    document.getElementById("desktops").append(c.card);
+  }
+  const p = c.p;
+  p.state.textContent = d.state;
+  p.state.className = "state " + d.state;
+  p.badge.hidden = !d.taken_over;
+  p.stats.replaceChildren(
+    stat("up", uptime(d.uptime_s)),
+    stat("CPU", d.cpu_percent == null ? "–" : d.cpu_percent.toFixed(0) + "%"),
+    stat("mem", human(d.memory_bytes)),
+    stat("disk", human(d.disk_bytes)),
+    stat("accel", d.accel || "–"),
+    stat("port", d.endpoint.replace(/^tcp:\/\/127\.0\.0\.1:/, "")));
+  for (const [what, b] of Object.entries(p.buttons)) {
+    b.disabled = d.kind === "attached" || !APPLIES[what](d.state);
+    b.title = d.kind === "attached" ? "an attached desktop runs outside bureau" : "";
+  }
+  if (d.frame !== c.frame && d.frame >= 0) {
+    // A new frame: the thumbnail follows the screen; an idle screen
+    // brings no new frame and costs nothing.
+    c.frame = d.frame;
+    p.img.src = `/api/desktops/${encodeURIComponent(d.name)}/thumbnail?f=${d.frame}`;
+    p.img.hidden = false;
+    p.none.hidden = true;
+  }
+  if (d.frame < 0) { p.img.hidden = true; p.none.hidden = false; }
+  const seq = d.last_action ? d.last_action.seq : 0;
+  if (seq !== c.lastSeq) {
+    c.lastSeq = seq;
+    refreshActions(d.name, c, seq);
+  }
+}
+
+stream((s) => {
+  const names = new Set(s.desktops.map((d) => d.name));
+  for (const [n, c] of cards) if (!names.has(n)) { c.card.remove(); cards.delete(n); }
+  s.desktops.forEach(update);
+  document.getElementById("no-desktops").hidden = s.desktops.length > 0;
+  renderApprovals(s.approvals);
+});
