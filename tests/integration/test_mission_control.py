@@ -1,0 +1,569 @@
+"""Mission Control (`bureau mission-control`) in front of a real attached
+desktop: a real bureaud on a private Xvfb behind `bureau attach`, the real
+server on a free loopback port, real HTTP (urllib, raw sockets for the
+WebSocket) and a real headless Chromium (python3-selenium, chromium-driver)
+for the page. Effects are checked outside the code under test: the X
+server's pointer with xdotool, the root window's colour set with xsetroot,
+PNGs decoded by ImageMagick, the agent's own replies.
+
+    PYTHONPATH=tests/lib:host-bridge/python /usr/bin/python3 \\
+        tests/integration/test_mission_control.py [BUILD_DIR]
+"""
+
+import base64
+import json
+import os
+import random
+import re
+import shutil
+import socket
+import stat
+import struct
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+import urllib.error
+import urllib.request
+
+if len(sys.argv) > 1 and os.path.isdir(sys.argv[1]):
+    os.environ.setdefault("BUREAU_BUILD", os.path.abspath(sys.argv[1]))
+
+import bt  # noqa: E402
+
+BUREAU = os.path.join(bt.BUILD, "bureau")
+X = bt.Xvfb("800x600")
+D = bt.Daemon(X, ["--scale", "none"])
+HOME = tempfile.mkdtemp(prefix="bureau-mc-")
+NAME = "att"
+_base = random.randint(340, 1050) * 30
+ENV = dict(os.environ, BUREAU_HOME=HOME,
+           BUREAU_PORTS="%d-%d" % (_base, _base + 29))
+PORT = bt.free_port(pair=False)
+BASE = "http://127.0.0.1:%d" % PORT
+MC = None
+TOKEN = None
+
+
+def bureau(*args, timeout=60):
+    return subprocess.run([BUREAU] + list(args), env=ENV, capture_output=True,
+                          text=True, timeout=timeout)
+
+
+def must(*args):
+    p = bureau(*args)
+    assert p.returncode == 0, "bureau %s: %d %s %s" % (
+        " ".join(args), p.returncode, p.stdout, p.stderr)
+    return p.stdout
+
+
+def read(name, desktop=NAME):
+    with open(os.path.join(HOME, desktop, name)) as f:
+        return f.read().strip()
+
+
+class Agent:
+    """The agent loop's side: the desktop's endpoint, with its token."""
+
+    def call(self, timeout_ms=60000, **req):
+        req["token"] = read("token")
+        return json.loads(bt.Req(read("endpoint"),
+                                 timeout_ms=timeout_ms).rpc(json.dumps(req)))
+
+
+A = Agent()
+
+
+def pointer():
+    out = X.run(["xdotool", "getmouselocation"]).stdout
+    m = re.search(r"x:(\d+) y:(\d+)", out)
+    return int(m.group(1)), int(m.group(2))
+
+
+def root_colour(hexrgb):
+    X.run(["xsetroot", "-solid", "#" + hexrgb])
+
+
+def near(px, hexrgb, tol=24):
+    want = bytes.fromhex(hexrgb)
+    return all(abs(a - b) <= tol for a, b in zip(px[:3], want))
+
+
+# ---- HTTP ------------------------------------------------------------------
+
+class NoRedirect(urllib.request.HTTPRedirectHandler):
+    def redirect_request(self, *a, **kw):
+        return None
+
+
+OPENER = urllib.request.build_opener(NoRedirect)
+
+
+def http(method, path, body=None, headers=None, bearer=True):
+    """(status, headers, body bytes)."""
+    h = dict(headers or {})
+    if bearer is True:
+        h["Authorization"] = "Bearer " + TOKEN
+    elif bearer:
+        h["Authorization"] = "Bearer " + bearer
+    data = None
+    if body is not None:
+        data = json.dumps(body).encode()
+        h["Content-Type"] = "application/json"
+    req = urllib.request.Request(BASE + path, data=data, headers=h,
+                                 method=method)
+    try:
+        with OPENER.open(req, timeout=60) as r:
+            return r.status, r.headers, r.read()
+    except urllib.error.HTTPError as e:
+        return e.code, e.headers, e.read()
+
+
+def api(method, path, body=None, **kw):
+    st, _, b = http(method, path, body, **kw)
+    return st, json.loads(b) if b else None
+
+
+def ws_handshake(path, headers):
+    """A raw WebSocket upgrade: (status line, socket, rest of the bytes)."""
+    s = socket.create_connection(("127.0.0.1", PORT), timeout=30)
+    key = base64.b64encode(os.urandom(16)).decode()
+    lines = ["GET %s HTTP/1.1" % path, "Host: 127.0.0.1:%d" % PORT,
+             "Upgrade: websocket", "Connection: Upgrade",
+             "Sec-WebSocket-Key: " + key, "Sec-WebSocket-Version: 13"]
+    lines += ["%s: %s" % kv for kv in headers.items()]
+    s.sendall(("\r\n".join(lines) + "\r\n\r\n").encode())
+    buf = b""
+    while b"\r\n\r\n" not in buf:
+        chunk = s.recv(4096)
+        if not chunk:
+            break
+        buf += chunk
+    head, _, rest = buf.partition(b"\r\n\r\n")
+    return head.split(b"\r\n")[0].decode(), s, rest
+
+
+class WsRfb:
+    """A minimal RFB viewer over the raw WebSocket, for what a browser
+    would never send on its own (input while watch-only)."""
+
+    def __init__(self):
+        status, self.s, self.buf = ws_handshake(
+            "/vnc/" + NAME, {"Authorization": "Bearer " + TOKEN})
+        assert " 101 " in status, status
+
+    def frame(self):
+        while True:
+            b = self.buf
+            if len(b) >= 2:
+                n, off = b[1] & 127, 2
+                if n == 126 and len(b) >= 4:
+                    n, off = struct.unpack(">H", b[2:4])[0], 4
+                elif n == 127 and len(b) >= 10:
+                    n, off = struct.unpack(">Q", b[2:10])[0], 10
+                if (b[1] & 127) < 126 or off > 2:
+                    if len(b) >= off + n:
+                        self.buf = b[off + n:]
+                        return b[0] & 15, b[off:off + n]
+            chunk = self.s.recv(1 << 20)
+            assert chunk, "the server closed the WebSocket"
+            self.buf += chunk
+
+    def send(self, data):
+        m = os.urandom(4)
+        body = bytes(c ^ m[i % 4] for i, c in enumerate(data))
+        hdr = bytes([0x82, 0x80 | len(data)]) if len(data) < 126 else \
+            bytes([0x82, 0x80 | 126]) + struct.pack(">H", len(data))
+        self.s.sendall(hdr + m + body)
+
+    def handshake(self):
+        assert self.frame()[1] == b"RFB 003.008\n"
+        self.send(b"RFB 003.008\n")
+        assert self.frame()[1] == b"\x01\x01"  # one type: None
+        self.send(b"\x01")
+        assert self.frame()[1] == b"\x00\x00\x00\x00"
+        self.send(b"\x01")  # shared
+        init = self.frame()[1]
+        return struct.unpack(">HH", init[:4])
+
+    def pointer(self, x, y, mask=0):
+        self.send(struct.pack(">BBHH", 5, mask, x, y))
+
+    def close(self):
+        self.s.close()
+
+
+# ---- the tests -------------------------------------------------------------
+
+def test_start():
+    global MC, TOKEN
+    must("attach", NAME, "--url", D.url, "--token-file", D.token_file,
+         "--approve", "bash")
+    # Not on another address without --insecure.
+    p = bureau("mission-control", "--listen", "0.0.0.0:%d" % PORT)
+    assert p.returncode == 2 and "loopback" in p.stderr, p.stderr
+    MC = bt.spawn([BUREAU, "mission-control", "--listen",
+                   "127.0.0.1:%d" % PORT], env=ENV, stdout=subprocess.PIPE,
+                  stderr=subprocess.PIPE, text=True)
+    first = MC.stdout.readline()
+    second = MC.stdout.readline()
+    tokp = os.path.join(HOME, "mission-control.token")
+    assert stat.S_IMODE(os.stat(tokp).st_mode) == 0o600
+    TOKEN = open(tokp).read().strip()
+    assert len(TOKEN) >= 32
+    url = "http://127.0.0.1:%d/login?token=%s" % (PORT, TOKEN)
+    assert url in first, first
+    assert "ssh -L %d:127.0.0.1:%d" % (PORT, PORT) in second, second
+    assert must("mission-control", "--listen", "127.0.0.1:%d" % PORT,
+                "--print-url").strip() == url
+    # --token-file: that token, not the home's.
+    tf = os.path.join(HOME, "other.token")
+    with open(tf, "w") as f:
+        f.write("another-token-0123456789\n")
+    assert must("mission-control", "--token-file", tf, "--print-url") \
+        .strip().endswith("token=another-token-0123456789")
+
+
+def test_unauthenticated_401():
+    paths = [("GET", "/"), ("GET", "/desktop/" + NAME),
+             ("GET", "/static/mc.js"), ("GET", "/novnc/core/rfb.js"),
+             ("GET", "/api/desktops"), ("GET", "/api/desktops/" + NAME),
+             ("GET", "/api/desktops/%s/screenshot" % NAME),
+             ("GET", "/api/desktops/%s/thumbnail" % NAME),
+             ("GET", "/api/desktops/%s/log?since=0" % NAME),
+             ("GET", "/api/approvals"), ("GET", "/api/events"),
+             ("POST", "/api/desktops/%s/takeover" % NAME),
+             ("POST", "/api/desktops/%s/pause" % NAME),
+             ("POST", "/api/approvals/%s/abc" % NAME),
+             ("GET", "/api/nosuch")]
+    for method, path in paths:
+        for bearer in (False, "wrong-token-000000000000000000"):
+            st, _, body = http(method, path, {} if method == "POST" else
+                               None, bearer=bearer)
+            assert st == 401, (method, path, bearer, st)
+            assert json.loads(body)["error"]["code"] == "unauthorized"
+    st, _, _ = http("GET", "/login?token=wrong", bearer=False)
+    assert st == 401
+    st, _, _ = http("GET", "/login", bearer=False)
+    assert st == 401
+    # A bogus cookie is no session.
+    st, _, _ = http("GET", "/api/desktops", bearer=False,
+                    headers={"Cookie": "bureau_mc=" + "0" * 64})
+    assert st == 401
+    # The WebSocket too, before any upgrade.
+    status, s, _ = ws_handshake("/vnc/" + NAME, {})
+    s.close()
+    assert " 401 " in status, status
+    # The takeover above never reached the agent.
+    assert "takeover: off" in must("status", NAME)
+
+
+def login_cookie():
+    st, h, _ = http("GET", "/login?token=" + TOKEN, bearer=False)
+    assert st == 302 and h["Location"] == "/", (st, dict(h))
+    c = h["Set-Cookie"]
+    assert "HttpOnly" in c and "SameSite=Strict" in c and "Path=/" in c, c
+    return c.split(";")[0]
+
+
+def test_login_cookie_and_csrf():
+    ck = login_cookie()
+    st, body = api("GET", "/api/desktops", bearer=False,
+                   headers={"Cookie": ck})
+    assert st == 200 and body[0]["name"] == NAME
+    path = "/api/desktops/%s/takeover" % NAME
+    # A POST with the cookie but from another site (or no Origin) is
+    # refused and changes nothing.
+    for origin in (None, "http://evil.example", "http://127.0.0.1:1"):
+        h = {"Cookie": ck}
+        if origin:
+            h["Origin"] = origin
+        st, body = api("POST", path, {"on": True}, bearer=False, headers=h)
+        assert st == 403, (origin, st, body)
+        assert "takeover: off" in must("status", NAME)
+    # From our own page it goes through.
+    st, body = api("POST", path, {"on": True}, bearer=False,
+                   headers={"Cookie": ck,
+                            "Origin": "http://127.0.0.1:%d" % PORT})
+    assert st == 200 and body["takeover"] is True, body
+    assert "takeover: on" in must("status", NAME)
+    st, body = api("POST", path, {"on": False})  # the bearer needs none
+    assert st == 200 and "takeover: off" in must("status", NAME)
+    # A WebSocket with the cookie from another origin is refused.
+    status, s, _ = ws_handshake("/vnc/" + NAME,
+                                {"Cookie": ck, "Origin": "http://evil.example"})
+    s.close()
+    assert " 403 " in status, status
+
+
+def test_api():
+    root_colour("3366cc")
+    st, ds = api("GET", "/api/desktops")
+    assert st == 200 and [d["name"] for d in ds] == [NAME]
+    d = ds[0]
+    for k in ("name", "state", "uptime_s", "cpu_percent", "memory_bytes",
+              "disk_bytes", "accel", "endpoint", "last_action"):
+        assert k in d, (k, d)
+    assert d["state"] == "attached" and d["endpoint"] == read("endpoint")
+    st, one = api("GET", "/api/desktops/" + NAME)
+    assert st == 200 and one["taken_over"] is False
+    assert one["approvals"] == [] and one["guest"]["screen"] == {
+        "width": 800, "height": 600}
+    # The screenshot is the screen now, decoded by ImageMagick.
+    bt.wait_for(lambda: near(png_centre(), "3366cc"), 10, "the new colour")
+    # The log: what the agent did, after a sequence number.
+    bt.ok(A.call(tool="computer", action="mouse_move", coordinate=[10, 20]))
+    st, log = api("GET", "/api/desktops/%s/log?since=0" % NAME)
+    assert st == 200 and log, log
+    last = log[-1]
+    assert last["tool"] == "computer" and last["action"] == "mouse_move"
+    assert set(("seq", "time", "tool", "action", "summary", "ok",
+                "elapsed_ms")) <= set(last)
+    st, later = api("GET", "/api/desktops/%s/log?since=%d" %
+                    (NAME, last["seq"]))
+    assert st == 200 and later == []
+    # The settled screenshot of that input action is served.
+    st, h, png = http("GET", last["screenshot_url"])
+    assert st == 200 and h["Content-Type"] == "image/png"
+    bt.decode_png(png)
+    # Bad input gets a typed error naming the field.
+    st, e = api("GET", "/api/desktops/%s/log?since=x" % NAME)
+    assert st == 400 and "since" in e["error"]["message"]
+    st, e = api("POST", "/api/desktops/%s/takeover" % NAME, {"on": "yes"})
+    assert st == 400 and "'on'" in e["error"]["message"]
+    st, e = api("POST", "/api/approvals/%s/nosuch" % NAME, {"allow": True})
+    assert st == 404 and e["error"]["code"] == "not_found"
+    st, e = api("POST", "/api/approvals/%s/x" % NAME, {"allow": 1})
+    assert st == 400 and "'allow'" in e["error"]["message"]
+    st, e = api("GET", "/api/desktops/nosuch")
+    assert st == 404
+    st, e = api("GET", "/api/desktops/..%2f..%2fetc")
+    assert st == 404
+    st, _, _ = http("GET", "/api/desktops/%s/audit/..%%2f..%%2ftoken" % NAME)
+    assert st == 404
+    st, _, _ = http("GET", "/static/../../" + NAME + "/token")
+    assert st == 404
+    # Lifecycle commands run as the CLI: an attached desktop has none.
+    st, e = api("POST", "/api/desktops/%s/pause" % NAME, {})
+    assert st == 409 and "attached" in e["error"]["message"], e
+    st, e = api("POST", "/api/desktops/%s/snapshot" % NAME, {})
+    assert st == 400 and "'tag'" in e["error"]["message"]
+
+
+def png_centre():
+    st, h, png = http("GET", "/api/desktops/%s/screenshot" % NAME)
+    assert st == 200 and h["Content-Type"] == "image/png", st
+    w, hh, rgb = bt.decode_png(png)
+    assert (w, hh) == (800, 600)
+    i = (450 * w + 600) * 3  # clear of the pointer
+    return rgb[i:i + 3]
+
+
+def test_thumbnail_follows_the_screen():
+    st, d = api("GET", "/api/desktops/" + NAME)
+    f0 = d["frame"]
+    root_colour("cc3333")
+    t0 = time.time()
+    bt.wait_for(lambda: api("GET", "/api/desktops/" + NAME)[1]["frame"] > f0,
+                10, "a new frame")
+    # The daemon publishes at most every 500 ms: well within a second
+    # on an idle machine; a loaded one gets a generous margin.
+    assert time.time() - t0 < 5
+    st, h, img = http("GET", "/api/desktops/%s/thumbnail" % NAME)
+    assert st == 200 and h["Content-Type"] == "image/jpeg"
+    w, hh, rgb = bt.to_rgb(img, "jpeg")
+    i = (450 * w + 600) * 3
+    assert near(rgb[i:i + 3], "cc3333"), rgb[i:i + 3]
+    # An idle screen brings no new frame.
+    f1 = api("GET", "/api/desktops/" + NAME)[1]["frame"]
+    time.sleep(2)
+    assert api("GET", "/api/desktops/" + NAME)[1]["frame"] == f1
+
+
+def test_viewer_input_dropped_until_takeover():
+    X.run(["xdotool", "mousemove", "5", "5"])
+    bt.wait_for(lambda: pointer() == (5, 5), 5, "the pointer to park")
+    v = WsRfb()
+    assert v.handshake() == (800, 600)
+    v.pointer(300, 200)
+    time.sleep(1.5)
+    assert pointer() == (5, 5), "a watch-only viewer moved the pointer"
+    must("takeover", NAME, "on")
+    try:
+        time.sleep(0.6)  # the server asks the agent at most twice a second
+        v.pointer(300, 200)
+        bt.wait_for(lambda: pointer() == (300, 200), 10,
+                    "the operator's pointer to move")
+        # The agent meanwhile is refused.
+        r = A.call(tool="computer", action="left_click", coordinate=[1, 1])
+        bt.expect_error(r, "taken_over")
+    finally:
+        must("takeover", NAME, "off")
+        v.close()
+
+
+# ---- the page, in a real browser -------------------------------------------
+
+B = None
+
+
+def browser():
+    global B
+    if B is None:
+        from selenium import webdriver
+        from selenium.webdriver.chrome.options import Options
+        from selenium.webdriver.chrome.service import Service
+        o = Options()
+        for a in ("--headless=new", "--no-sandbox", "--disable-gpu",
+                  "--disable-dev-shm-usage", "--window-size=1400,900"):
+            o.add_argument(a)
+        o.binary_location = "/usr/bin/chromium"
+        B = webdriver.Chrome(service=Service("/usr/bin/chromedriver"),
+                             options=o)
+        B.get(must("mission-control", "--listen", "127.0.0.1:%d" % PORT,
+                   "--print-url").strip())
+    return B
+
+
+def css(sel, timeout=15):
+    from selenium.webdriver.common.by import By
+    return bt.wait_for(lambda: B.find_elements(By.CSS_SELECTOR, sel), timeout,
+                       sel)[0]
+
+
+def test_page_lists_desktops():
+    b = browser()
+    assert b.current_url.rstrip("/") == BASE, b.current_url  # logged in
+    row = css('[data-desktop="%s"]' % NAME)
+    st = css('[data-desktop="%s"] [data-field="state"]' % NAME)
+    bt.wait_for(lambda: st.text == "attached", 10, "the state")
+    for a in ("start", "stop", "pause", "resume"):
+        btn = row.find_element("css selector", '[data-action="%s"]' % a)
+        # Lifecycle does not apply to an attached desktop.
+        assert not btn.is_enabled(), a
+    # The takeover shows without a reload.
+    must("takeover", NAME, "on")
+    badge = css('[data-desktop="%s"] .badge' % NAME)
+    try:
+        bt.wait_for(lambda: badge.is_displayed(), 10, "the takeover badge")
+    finally:
+        must("takeover", NAME, "off")
+    bt.wait_for(lambda: not badge.is_displayed(), 10, "the badge to go")
+    # The latest actions, live.
+    bt.ok(A.call(tool="computer", action="cursor_position"))
+    bt.wait_for(lambda: "cursor_position" in css(
+        '[data-desktop="%s"] [data-field="actions"]' % NAME).text, 10,
+        "the action on the page")
+
+
+def bash_async(command, out):
+    def run():
+        out["reply"] = A.call(tool="bash", command=command,
+                              timeout_ms=120000)
+    t = threading.Thread(target=run)
+    t.start()
+    return t
+
+
+def test_page_approve_and_deny():
+    b = browser()
+    b.get(BASE + "/")
+    out = {}
+    t = bash_async("echo approved-from-the-page", out)
+    card = css("[data-approval]", 20)
+    aid = card.get_attribute("data-approval")
+    assert "approved-from-the-page" in card.text  # the full request shown
+    time.sleep(0.5)
+    assert t.is_alive()
+    card.find_element("css selector", '[data-action="approve"]').click()
+    t.join(60)
+    r = bt.ok(out["reply"])
+    assert "approved-from-the-page" in r["output"], r
+    bt.wait_for(lambda: not b.find_elements(
+        "css selector", '[data-approval="%s"]' % aid), 10, "the card to go")
+    out = {}
+    t = bash_async("echo never", out)
+    card = css("[data-approval]", 20)
+    card.find_element("css selector", "input").send_keys("not today")
+    card.find_element("css selector", '[data-action="deny"]').click()
+    t.join(60)
+    bt.expect_error(out["reply"], "permission_denied", "not today")
+
+
+def canvas_px(x, y):
+    return B.execute_script(
+        "const c = document.querySelector('#screen canvas');"
+        "if (!c || c.width < 2) return null;"
+        "return Array.from(c.getContext('2d').getImageData(%d, %d, 1, 1)"
+        ".data);" % (x, y))
+
+
+def test_page_live_view_and_takeover():
+    b = browser()
+    root_colour("22aa44")
+    b.get(BASE + "/desktop/" + NAME)
+    bt.wait_for(lambda: (canvas_px(600, 450) or [0])[0:3] and
+                near(canvas_px(600, 450), "22aa44"), 20,
+                "the live view to show the screen")
+    # Compare with the daemon's own screenshot.
+    assert near(png_centre(), "22aa44")
+    # It follows the screen without a reload.
+    root_colour("aa22aa")
+    bt.wait_for(lambda: near(canvas_px(600, 450) or [0, 0, 0], "aa22aa"), 10,
+                "the live view to follow")
+    tk = css('[data-action="takeover"]')
+    assert tk.get_attribute("aria-pressed") == "false"
+    tk.click()
+    bt.wait_for(lambda: "takeover: on" in must("status", NAME), 10,
+                "the agent to be told")
+    assert tk.get_attribute("aria-pressed") == "true"
+    r = A.call(tool="computer", action="left_click", coordinate=[5, 5])
+    bt.expect_error(r, "taken_over")
+    bt.ok(A.call(tool="computer", action="screenshot"))  # still works
+    tk.click()
+    bt.wait_for(lambda: "takeover: off" in must("status", NAME), 10,
+                "the hand back")
+    bt.ok(A.call(tool="computer", action="left_click", coordinate=[5, 5]))
+    # The timeline lists that click with its settled screenshot.
+    bt.wait_for(lambda: b.find_elements(
+        "css selector", "#log li img"), 10, "a screenshot in the timeline")
+
+
+def test_page_screenshots():
+    """Screenshots of both pages for docs/ (MC_SHOTS=DIR), looked at by a
+    person: not an assertion of looks."""
+    out = os.environ.get("MC_SHOTS")
+    if not out:
+        return
+    b = browser()
+    X.spawn(["xterm", "-geometry", "80x24+40+40", "-e",
+             "sh -c 'echo agent at work; ls /; sleep 60'"],
+            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    time.sleep(1.5)
+    bt.ok(A.call(tool="computer", action="left_click", coordinate=[200, 150]))
+    outp = {}
+    bash_async("rm -rf ~/build && make -j2", outp)
+    css("[data-approval]", 20)
+    b.get(BASE + "/")
+    css("[data-approval]", 20)
+    time.sleep(2)
+    b.save_screenshot(os.path.join(out, "mission-control.png"))
+    b.get(BASE + "/desktop/" + NAME)
+    time.sleep(4)
+    b.save_screenshot(os.path.join(out, "mission-control-desktop.png"))
+    card = css("[data-approval]", 20)
+    card.find_element("css selector", '[data-action="deny"]').click()
+
+
+if __name__ == "__main__":
+    try:
+        bt.run([(n, f) for n, f in list(globals().items())
+                if n.startswith("test_") and callable(f)])
+    finally:
+        if B is not None:
+            B.quit()
+        for n in os.listdir(HOME) if os.path.isdir(HOME) else []:
+            if os.path.exists(os.path.join(HOME, n, "desktop.json")):
+                bureau("rm", n)
+        shutil.rmtree(HOME, ignore_errors=True)
