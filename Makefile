@@ -192,6 +192,15 @@ format-check: deps-check
 	    { echo "format-check: the files above differ from .clang-format (make format fixes them)"; exit 1; }
 	@echo "format-check: $(words $(FMT_SRC)) files match .clang-format"
 
+# The host CLI and Mission Control's page (bureau finds the page in
+# ../share/bureau/mission-control from its own directory).
+PREFIX ?= /usr/local
+install: $(BUILD)/bureau
+	install -D -m 0755 $(BUILD)/bureau $(DESTDIR)$(PREFIX)/bin/bureau
+	install -d $(DESTDIR)$(PREFIX)/share/bureau/mission-control
+	install -m 0644 web/mission-control/* \
+	    $(DESTDIR)$(PREFIX)/share/bureau/mission-control/
+
 clean:
 	rm -rf $(BUILD) demo-out
 

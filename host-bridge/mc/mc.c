@@ -129,8 +129,8 @@ mc_same_origin(struct mg_connection *c)
 /* ---- replies ---------------------------------------------------------- */
 
 static int
-mc_send(struct mg_connection *c, int status, const char *type,
-    const void *body, size_t len, const char *extra)
+mc_send(struct mg_connection *c, int status, const char *type, const void *body,
+    size_t len, const char *extra)
 {
 	mg_printf(c,
 	    "HTTP/1.1 %d %s\r\nContent-Type: %s\r\nContent-Length: %zu\r\n"
@@ -164,8 +164,8 @@ static int mc_err(struct mg_connection *c, int status, const char *code,
     const char *fmt, ...) __attribute__((format(printf, 4, 5)));
 
 static int
-mc_err(struct mg_connection *c, int status, const char *code,
-    const char *fmt, ...)
+mc_err(struct mg_connection *c, int status, const char *code, const char *fmt,
+    ...)
 {
 	va_list ap;
 	char *msg;
@@ -213,7 +213,8 @@ mc_body(struct mg_connection *c, int *status)
 		*status = mc_err(c, 500, "internal", "out of memory");
 		return (NULL);
 	}
-	while (n < MC_BODY_MAX && (r = mg_read(c, buf + n, MC_BODY_MAX - n)) > 0)
+	while (
+	    n < MC_BODY_MAX && (r = mg_read(c, buf + n, MC_BODY_MAX - n)) > 0)
 		n += (size_t)r;
 	if (n >= MC_BODY_MAX) {
 		free(buf);
@@ -244,8 +245,9 @@ mc_file(struct mg_connection *c, const char *dir, const char *rel)
 	struct stat st;
 
 	if (*rel == '\0' || strstr(rel, "..") != NULL || rel[0] == '/' ||
-	    rel[strspn(rel, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTU"
-	                    "VWXYZ0123456789._-/")] != '\0')
+	    rel[strspn(rel,
+	        "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTU"
+	        "VWXYZ0123456789._-/")] != '\0')
 		return (mc_err(c, 404, "not_found", "no such file"));
 	path = hb_fmt("%s/%s", dir, rel);
 	if (path == NULL || stat(path, &st) != 0 || !S_ISREG(st.st_mode)) {
@@ -295,8 +297,9 @@ mc_events(struct mg_connection *c)
 	char *last = NULL;
 	long long ping = hb_now_ms();
 
-	mg_printf(c, "HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\n"
-	             "Cache-Control: no-store\r\nConnection: close\r\n\r\n");
+	mg_printf(c,
+	    "HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\n"
+	    "Cache-Control: no-store\r\nConnection: close\r\n\r\n");
 	for (;;) {
 		char *s = mc_state_text();
 		int r = 1;
@@ -349,8 +352,7 @@ mc_lifecycle(struct mg_connection *c, const char *name, const char *what)
 	rv = mc_run_self(argv, &out);
 	json_decref(body);
 	if (rv != 0) {
-		st = mc_err(c,
-		    out && strstr(out, "does not apply") ? 409 : 500,
+		st = mc_err(c, out && strstr(out, "does not apply") ? 409 : 500,
 		    out && strstr(out, "does not apply") ? "not_applicable" :
 		                                           "failed",
 		    "bureau %s %s: %s", what, name, out ? out : "failed");
@@ -550,9 +552,8 @@ mc_api(struct mg_connection *c, const char *method, const char *uri,
     const char *query)
 {
 	char buf[512], *p[4], *cause = NULL, v[32];
-	int get = strcmp(method, "GET") == 0, post = !get &&
-	        strcmp(method, "POST") == 0,
-	    n, st;
+	int get = strcmp(method, "GET") == 0,
+	    post = !get && strcmp(method, "POST") == 0, n, st;
 	json_t *j;
 
 	if (strcmp(uri, "/api/desktops") == 0 && get)
@@ -659,7 +660,8 @@ mc_request(struct mg_connection *c)
 	if ((auth = mc_auth(c)) == AUTH_NONE)
 		return (mc_err(c, 401, "unauthorized",
 		    "log in first: open the URL `bureau mission-control "
-		    "--print-url` prints, or send Authorization: Bearer TOKEN"));
+		    "--print-url` prints, or send Authorization: Bearer "
+		    "TOKEN"));
 	/* A browser sends the cookie with whatever page asks: a change, or
 	 * a WebSocket, must come from our own page (SameSite=Strict is the
 	 * first guard, this the second). The bearer token is never sent by
@@ -672,8 +674,8 @@ mc_request(struct mg_connection *c)
 	if (ws) {
 		if (strncmp(uri, "/vnc/", 5) == 0 && mc_live_known(uri + 5))
 			return (0); /* on to the WebSocket handler */
-		return (mc_err(c, 404, "not_found", "no live view at '%s'",
-		    uri));
+		return (
+		    mc_err(c, 404, "not_found", "no live view at '%s'", uri));
 	}
 	if (strncmp(uri, "/api/", 5) == 0)
 		return (mc_api(c, m, uri, ri->query_string));
@@ -734,8 +736,7 @@ mc_token(const char *file, char **cause)
 
 	if (file == NULL) {
 		if ((home = hb_home()) == NULL || hb_mkdirs(home, 0700) != 0 ||
-		    (path = hb_fmt("%s/mission-control.token", home)) ==
-		        NULL) {
+		    (path = hb_fmt("%s/mission-control.token", home)) == NULL) {
 			*cause = hb_fmt("cannot create '%s': %s",
 			    home ? home : "BUREAU_HOME", strerror(errno));
 			free(home);
@@ -858,8 +859,9 @@ cmd_mission_control(int argc, char **argv)
 		return (2);
 	}
 	if (sodium_init() < 0) {
-		fprintf(stderr, "bureau mission-control: libsodium does not "
-		                "initialise\n");
+		fprintf(stderr,
+		    "bureau mission-control: libsodium does not "
+		    "initialise\n");
 		return (1);
 	}
 	if ((token = mc_token(tfile, &cause)) == NULL) {

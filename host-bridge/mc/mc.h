@@ -51,8 +51,8 @@ long mc_live_seq(const char *name);
 
 /* A copy of name's latest frame as encoded image (malloc'd, *mime a
  * constant): 0, or -1 when there is none. */
-int mc_live_image(const char *name, void **img, size_t *len,
-    const char **mime, long *seq);
+int mc_live_image(const char *name, void **img, size_t *len, const char **mime,
+    long *seq);
 
 /* Register the WebSocket handlers of /vnc/NAME on ctx. */
 void mc_live_register(struct mg_context *ctx);

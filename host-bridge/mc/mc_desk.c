@@ -230,14 +230,15 @@ mc_read_log(const struct desktop *d, long long since, size_t max)
 		while (getline(&line, &cap, f) > 0) {
 			json_t *j = json_loads(line, 0, NULL), *shot;
 
-			if (j == NULL || json_integer_value(json_object_get(j,
-			                     "seq")) <= since) {
+			if (j == NULL ||
+			    json_integer_value(json_object_get(j, "seq")) <=
+			        since) {
 				json_decref(j);
 				continue;
 			}
 			/* The screenshot as a URL of this API. */
-			if (json_is_string(shot = json_object_get(j,
-			                       "screenshot"))) {
+			if (json_is_string(
+			        shot = json_object_get(j, "screenshot"))) {
 				const char *s = json_string_value(shot);
 				const char *b = strrchr(s, '/');
 				char *u = hb_fmt("/api/desktops/%s/audit/%s",
@@ -326,8 +327,8 @@ mc_desktop(const char *name, int detail, char **cause)
 	    "cpu_percent", cpu >= 0 ? json_real(cpu) : json_null(),
 	    "memory_bytes", mc_num_or_null(rss), "disk_bytes",
 	    mc_num_or_null(disk), "accel",
-	    accel && *accel ? json_string(accel) : json_null(), "endpoint",
-	    ep, "last_action", json_array_get(last, 0), "agent", agent != 0,
+	    accel && *accel ? json_string(accel) : json_null(), "endpoint", ep,
+	    "last_action", json_array_get(last, 0), "agent", agent != 0,
 	    "frame", (json_int_t)(agent ? mc_live_seq(d->name) : -1));
 	if (j != NULL && json_object_get(j, "last_action") == NULL)
 		json_object_set_new(j, "last_action", json_null());
@@ -339,7 +340,8 @@ mc_desktop(const char *name, int detail, char **cause)
 		    json_object_get(r, "takeover"));
 		json_object_set(j, "pending", json_object_get(r, "pending"));
 		if (detail) {
-			json_object_set(j, "allow", json_object_get(r, "allow"));
+			json_object_set(j, "allow",
+			    json_object_get(r, "allow"));
 			json_object_set(j, "approve",
 			    json_object_get(r, "approve"));
 		}

@@ -121,8 +121,7 @@ live_png(struct live *lv, unsigned char *png, size_t len)
 		free(px);
 		return (-1);
 	}
-	live_set(lv, px, (int)im.width, (int)im.height, png, len,
-	    "image/png");
+	live_set(lv, px, (int)im.width, (int)im.height, png, len, "image/png");
 	return (0);
 }
 
@@ -210,8 +209,7 @@ live_main(void *arg)
 	 * not lost. The socket is never closed (libnng 1.5.2's nng_close
 	 * may hang); this thread lives as long as the process. */
 	if ((rv = nng_sub0_open(&s)) != 0 ||
-	    (rv = nng_socket_set(s, NNG_OPT_SUB_SUBSCRIBE, "frame ", 6)) !=
-	        0 ||
+	    (rv = nng_socket_set(s, NNG_OPT_SUB_SUBSCRIBE, "frame ", 6)) != 0 ||
 	    (rv = nng_socket_set_ms(s, NNG_OPT_RECVTIMEO, 2000)) != 0 ||
 	    (rv = nng_socket_set_size(s, NNG_OPT_RECVMAXSZ, 64 << 20)) != 0 ||
 	    (rv = nng_dial(s, url, NULL, NNG_FLAG_NONBLOCK)) != 0) {
@@ -364,8 +362,8 @@ struct rfb {
 static int
 rfb_write(struct rfb *r, const void *buf, size_t len)
 {
-	return (mg_websocket_write(r->c, MG_WEBSOCKET_OPCODE_BINARY, buf,
-	            len) > 0 ?
+	return (
+	    mg_websocket_write(r->c, MG_WEBSOCKET_OPCODE_BINARY, buf, len) > 0 ?
 	        0 :
 	        -1);
 }
@@ -469,8 +467,8 @@ rfb_keyname(unsigned long k)
 		{ 0xffff, "Delete" }, { 0xff50, "Home" }, { 0xff51, "Left" },
 		{ 0xff52, "Up" }, { 0xff53, "Right" }, { 0xff54, "Down" },
 		{ 0xff55, "Page_Up" }, { 0xff56, "Page_Down" },
-		{ 0xff57, "End" }, { 0xff63, "Insert" },
-		{ 0xff8d, "KP_Enter" }, { 0, NULL } };
+		{ 0xff57, "End" }, { 0xff63, "Insert" }, { 0xff8d, "KP_Enter" },
+		{ 0, NULL } };
 	static char fk[8];
 
 	for (int i = 0; t[i].name != NULL; i++)
@@ -488,8 +486,8 @@ enum { M_SHIFT = 1, M_CTRL = 2, M_ALT = 4, M_SUPER = 8 };
 static void
 rfb_key(struct rfb *r, int down, unsigned long k)
 {
-	int m = k == 0xffe1 || k == 0xffe2 ? M_SHIFT :
-	    k == 0xffe3 || k == 0xffe4     ? M_CTRL :
+	int m = k == 0xffe1 || k == 0xffe2                           ? M_SHIFT :
+	    k == 0xffe3 || k == 0xffe4                               ? M_CTRL :
 	    k == 0xffe9 || k == 0xffea || k == 0xffe7 || k == 0xffe8 ? M_ALT :
 	    k == 0xffeb || k == 0xffec                               ? M_SUPER :
 	                                                               0;
@@ -623,8 +621,9 @@ static int
 rfb_update(struct rfb *r)
 {
 	struct live *lv = r->lv;
-	int w = lv->w, h = lv->h, full = r->shadow == NULL ||
-	        !r->incremental || r->sw != w || r->sh != h;
+	int w = lv->w, h = lv->h,
+	    full = r->shadow == NULL || !r->incremental || r->sw != w ||
+	    r->sh != h;
 	int tx = (w + TILE - 1) / TILE, ty = (h + TILE - 1) / TILE, n = 0;
 	int resize = r->sw != w || r->sh != h;
 	int bx0 = w, by0 = h, bx1 = 0, by1 = 0;
@@ -743,10 +742,10 @@ rfb_server_init(struct rfb *r)
 	put16(m + 2, (unsigned)r->lv->h);
 	pthread_mutex_unlock(&r->lv->lock);
 	memset(m + 4, 0, 16);
-	m[4] = 32;  /* bits per pixel */
-	m[5] = 24;  /* depth */
-	m[6] = 0;   /* little-endian */
-	m[7] = 1;   /* true colour */
+	m[4] = 32; /* bits per pixel */
+	m[5] = 24; /* depth */
+	m[6] = 0;  /* little-endian */
+	m[7] = 1;  /* true colour */
 	put16(m + 8, 255);
 	put16(m + 10, 255);
 	put16(m + 12, 255);

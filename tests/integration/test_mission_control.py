@@ -503,8 +503,7 @@ def test_page_live_view_and_takeover():
     b = browser()
     root_colour("22aa44")
     b.get(BASE + "/desktop/" + NAME)
-    bt.wait_for(lambda: (canvas_px(600, 450) or [0])[0:3] and
-                near(canvas_px(600, 450), "22aa44"), 20,
+    bt.wait_for(lambda: near(canvas_px(600, 450) or [0, 0, 0], "22aa44"), 20,
                 "the live view to show the screen")
     # Compare with the daemon's own screenshot.
     assert near(png_centre(), "22aa44")
@@ -537,6 +536,7 @@ def test_page_screenshots():
     if not out:
         return
     b = browser()
+    root_colour("3a5a80")
     X.spawn(["xterm", "-geometry", "80x24+40+40", "-e",
              "sh -c 'echo agent at work; ls /; sleep 60'"],
             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)

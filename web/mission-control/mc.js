@@ -50,7 +50,7 @@ function makeCard(d) {
   const card = el("article", { class: "desktop", "data-desktop": d.name },
     el("a", { class: "thumb", href: `/desktop/${encodeURIComponent(d.name)}` }, p.img, p.none, p.badge),
     el("div", { class: "d-head" }, el("span", { class: "name", text: d.name }), p.state,
-      el("span", { class: "kind", text: d.kind === "attached" ? "attached" : "VM" })),
+      el("span", { class: "kind", text: d.kind === "attached" ? "external daemon" : "VM" })),
     p.stats, p.actions, p.msg, bar);
   return { card, p, frame: -2, lastSeq: -1 };
 }
