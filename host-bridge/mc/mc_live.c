@@ -21,6 +21,9 @@
 #include <nng/nng.h>
 #include <nng/protocol/pubsub0/sub.h>
 #include <png.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
 #include <pthread.h>
 #include <sodium.h>
 #include <stdio.h>
@@ -164,6 +167,10 @@ live_events_url(const struct desktop *d)
 	const char *u = d->url, *colon;
 	long port;
 
+	/* A QEMU desktop's daemon events are forwarded to the host at its
+	 * port + 1 (store.h). */
+	if (u == NULL && !d->attached && d->port > 0)
+		return (hb_fmt("tcp://127.0.0.1:%d", d->port + 1));
 	if (u == NULL || strncmp(u, "tcp://", 6) != 0 ||
 	    (colon = strrchr(u, ':')) == NULL || colon < u + 6)
 		return (NULL);
@@ -189,6 +196,13 @@ live_main(void *arg)
 		    (p = desktop_path(d, "guest-token")) != NULL) {
 			tok = hb_read_file(p);
 			free(p);
+			/* A QEMU desktop without a host agent: its token is
+			 * the daemon's own. */
+			if (tok == NULL && !d->attached &&
+			    (p = desktop_path(d, "token")) != NULL) {
+				tok = hb_read_file(p);
+				free(p);
+			}
 			if (tok != NULL)
 				break;
 		}
@@ -318,11 +332,28 @@ mc_live_image(const char *name, void **img, size_t *len, const char **mime,
 	return (rv);
 }
 
+/* The unix socket of d's QEMU VNC server (malloc'd), NULL when d is
+ * attached or its VM does not run. */
+static char *
+live_vnc_sock(const struct desktop *d)
+{
+	char *p;
+	struct stat st;
+
+	if (d->attached || (p = desktop_path(d, "vnc.sock")) == NULL)
+		return (NULL);
+	if (stat(p, &st) != 0 || !S_ISSOCK(st.st_mode)) {
+		free(p);
+		return (NULL);
+	}
+	return (p);
+}
+
 int
 mc_live_known(const char *name)
 {
 	struct desktop *d = NULL;
-	char *cause = NULL;
+	char *cause = NULL, *vs;
 	int ok;
 
 	if (store_valid_name(name, &cause) != 0 ||
@@ -330,7 +361,9 @@ mc_live_known(const char *name)
 		free(cause);
 		return (0);
 	}
-	ok = d->attached && store_agent_pid(d) != 0;
+	vs = live_vnc_sock(d);
+	ok = (d->attached && store_agent_pid(d) != 0) || vs != NULL;
+	free(vs);
 	desktop_free(d);
 	return (ok);
 }
@@ -357,6 +390,10 @@ struct rfb {
 	int buttons, mods, tk;
 	long long tk_at;
 	int px, py;
+	/* a QEMU desktop: its VNC server's socket, bridged */
+	int ufd;
+	unsigned char *pin; /* the viewer's bytes not yet whole messages */
+	size_t pinlen;
 };
 
 static int
@@ -875,6 +912,154 @@ out:
 	return (NULL);
 }
 
+/* ---- a QEMU desktop: its own VNC server, bridged ------------------------- */
+
+/*
+ * The length of the viewer's next whole message in in[0..n) once the
+ * handshake is through, 0 when more bytes are needed, -1 when it is not
+ * one this bridge knows; *input says it is the viewer's keyboard, pointer
+ * or clipboard. QEMU's own messages are included (its extended key event
+ * is input).
+ */
+static long
+vnc_client_len(const unsigned char *in, size_t n, int *input)
+{
+	unsigned long len;
+
+	*input = 0;
+	switch (in[0]) {
+	case 0:
+		return (n < 20 ? 0 : 20);
+	case 2:
+		if (n < 4)
+			return (0);
+		len = 4 + 4 * (((unsigned long)in[2] << 8) | in[3]);
+		return (n < len ? 0 : (long)len);
+	case 3:
+		return (n < 10 ? 0 : 10);
+	case 4:
+		*input = 1;
+		return (n < 8 ? 0 : 8);
+	case 5:
+		*input = 1;
+		return (n < 6 ? 0 : 6);
+	case 6:
+		*input = 1;
+		if (n < 8)
+			return (0);
+		len = ((unsigned long)in[4] << 24) |
+		    ((unsigned long)in[5] << 16) | ((unsigned long)in[6] << 8) |
+		    in[7];
+		if (len > IN_MAX)
+			return (-1);
+		return (n < 8 + len ? 0 : (long)(8 + len));
+	case 150: /* EnableContinuousUpdates */
+		return (n < 10 ? 0 : 10);
+	case 248: /* ClientFence */
+		if (n < 9)
+			return (0);
+		return (n < 9 + (size_t)in[8] ? 0 : (long)(9 + in[8]));
+	case 251: /* SetDesktopSize */
+		if (n < 8)
+			return (0);
+		len = 8 + 16 * (unsigned long)in[6];
+		return (n < len ? 0 : (long)len);
+	case 255: /* QEMU: 0 is the extended key event */
+		if (n < 2)
+			return (0);
+		if (in[1] != 0)
+			return (-1);
+		*input = 1;
+		return (n < 12 ? 0 : 12);
+	}
+	return (-1);
+}
+
+/* Bytes from the viewer: whole messages go on to QEMU, its input only
+ * while the operator has taken over. 0, or -1 to end the session. */
+static int
+vnc_from_viewer(struct rfb *r, const char *data, size_t len)
+{
+	unsigned char *nb;
+	size_t off = 0;
+
+	if (r->pinlen + len > IN_MAX ||
+	    (nb = realloc(r->pin, r->pinlen + len + 1)) == NULL)
+		return (-1);
+	r->pin = nb;
+	memcpy(r->pin + r->pinlen, data, len);
+	r->pinlen += len;
+	while (off < r->pinlen) {
+		const unsigned char *m = r->pin + off;
+		size_t n = r->pinlen - off;
+		long used;
+		int input = 0;
+
+		/* The handshake: version (12), the security type (1: QEMU's
+		 * socket offers None), ClientInit (1). */
+		if (r->phase == 0)
+			used = n < 12 ? 0 : 12;
+		else if (r->phase == 1)
+			used = m[0] == 1 ? 1 : -1;
+		else if (r->phase == 2)
+			used = 1;
+		else
+			used = vnc_client_len(m, n, &input);
+		if (used < 0)
+			return (-1);
+		if (used == 0)
+			break;
+		if (r->phase == 0 && memcmp(m, "RFB 003.003", 11) == 0)
+			r->phase++; /* 3.3: the server picks the type */
+		if (r->phase < 3)
+			r->phase++;
+		if ((!input || rfb_taken_over(r)) &&
+		    send(r->ufd, m, (size_t)used, MSG_NOSIGNAL) != used)
+			return (-1);
+		off += (size_t)used;
+	}
+	memmove(r->pin, r->pin + off, r->pinlen - off);
+	r->pinlen -= off;
+	return (0);
+}
+
+/* QEMU's side, as it comes, to the viewer. */
+static void *
+vnc_main(void *arg)
+{
+	struct rfb *r = arg;
+	unsigned char buf[65536];
+	ssize_t n;
+
+	while ((n = read(r->ufd, buf, sizeof buf)) > 0)
+		if (rfb_write(r, buf, (size_t)n) != 0)
+			break;
+	pthread_mutex_lock(&r->lock);
+	if (!r->closed)
+		mg_websocket_write(r->c, MG_WEBSOCKET_OPCODE_CONNECTION_CLOSE,
+		    "", 0);
+	pthread_mutex_unlock(&r->lock);
+	return (NULL);
+}
+
+static int
+vnc_dial(const char *path)
+{
+	struct sockaddr_un sa = { .sun_family = AF_UNIX };
+	int fd;
+
+	if (strlen(path) >= sizeof sa.sun_path)
+		return (-1);
+	strcpy(sa.sun_path, path);
+	if ((fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0)) < 0)
+		return (-1);
+	if (connect(fd, (struct sockaddr *)&sa, sizeof sa) != 0) {
+		close(fd);
+		return (-1);
+	}
+	return (fd);
+}
+
 static int
 rfb_connect(const struct mg_connection *c, void *cb)
 {
@@ -888,24 +1073,41 @@ rfb_ready(struct mg_connection *c, void *cb)
 {
 	const struct mg_request_info *ri = mg_get_request_info(c);
 	struct rfb *r = calloc(1, sizeof *r);
-	char *cause = NULL;
+	char *cause = NULL, *vs = NULL;
+	void *(*fn)(void *) = rfb_main;
 
 	(void)cb;
 	if (r == NULL)
 		return;
 	r->c = c;
-	r->incremental = 0;
+	r->ufd = -1;
 	pthread_mutex_init(&r->lock, NULL);
 	pthread_cond_init(&r->cond, NULL);
-	if (desktop_load(ri->local_uri + 5, &r->d, &cause) != 0 ||
-	    (r->lv = live_get(r->d->name)) == NULL ||
-	    pthread_create(&r->thread, NULL, rfb_main, r) != 0) {
-		free(cause);
-		desktop_free(r->d);
-		free(r);
-		return;
-	}
+	if (desktop_load(ri->local_uri + 5, &r->d, &cause) != 0)
+		goto fail;
+	if (!r->d->attached) {
+		/* A QEMU desktop: its own VNC server shows it, boot
+		 * included. */
+		if ((vs = live_vnc_sock(r->d)) == NULL ||
+		    (r->ufd = vnc_dial(vs)) < 0)
+			goto fail;
+		fn = vnc_main;
+	} else if ((r->lv = live_get(r->d->name)) == NULL)
+		goto fail;
+	if (pthread_create(&r->thread, NULL, fn, r) != 0)
+		goto fail;
+	free(vs);
 	mg_set_user_connection_data(c, r);
+	return;
+fail:
+	/* No session data: rfb_data ends the WebSocket on its first
+	 * message. */
+	if (r->ufd >= 0)
+		close(r->ufd);
+	free(vs);
+	free(cause);
+	desktop_free(r->d);
+	free(r);
 }
 
 static int
@@ -922,6 +1124,8 @@ rfb_data(struct mg_connection *c, int bits, char *data, size_t len, void *cb)
 	if (op != MG_WEBSOCKET_OPCODE_BINARY &&
 	    op != MG_WEBSOCKET_OPCODE_CONTINUATION)
 		return (1);
+	if (r->ufd >= 0)
+		return (vnc_from_viewer(r, data, len) == 0);
 	pthread_mutex_lock(&r->lock);
 	if (r->inlen + len > IN_MAX) {
 		ok = 0;
@@ -952,7 +1156,12 @@ rfb_close(const struct mg_connection *c, void *cb)
 	r->closed = 1;
 	pthread_cond_signal(&r->cond);
 	pthread_mutex_unlock(&r->lock);
+	if (r->ufd >= 0)
+		shutdown(r->ufd, SHUT_RDWR); /* ends vnc_main's read */
 	pthread_join(r->thread, NULL);
+	if (r->ufd >= 0)
+		close(r->ufd);
+	free(r->pin);
 	free(r->in);
 	free(r->shadow);
 	desktop_free(r->d);

@@ -434,6 +434,16 @@ qemu_start(const struct desktop *d, const struct image *im, const char *accel,
 	argv_q[n++] = "none";
 	argv_q[n++] = "-vga";
 	argv_q[n++] = "std";
+	/* Mission Control's live view: QEMU's own VNC server (it shows the
+	 * boot too) on a unix socket in the 0700 desktop directory, with an
+	 * absolute pointer so the viewer's clicks land where they point
+	 * (f.qmp ends in "/qmp.sock": the same directory, escaped). */
+	argv_q[n++] = "-vnc";
+	argv_q[n++] = A("unix:%.*s/vnc.sock", (int)(strlen(f.qmp) - 9), f.qmp);
+	argv_q[n++] = "-device";
+	argv_q[n++] = "qemu-xhci,id=xhci";
+	argv_q[n++] = "-device";
+	argv_q[n++] = "usb-tablet,bus=xhci.0";
 	argv_q[n++] = "-pidfile";
 	argv_q[n++] = f.pid;
 	argv_q[n++] = "-daemonize";
