@@ -643,6 +643,10 @@ rfb_message(struct rfb *r, const unsigned char *in, size_t n)
 		len = ((unsigned long)in[4] << 24) |
 		    ((unsigned long)in[5] << 16) | ((unsigned long)in[6] << 8) |
 		    in[7];
+		/* A negative length is the extended clipboard's (its
+		 * payload is that many bytes). */
+		if (len & 0x80000000UL)
+			len = 0x100000000UL - len;
 		if (len > IN_MAX)
 			return (-1);
 		return (n < 8 + len ? 0 : (long)(8 + len));
@@ -950,6 +954,10 @@ vnc_client_len(const unsigned char *in, size_t n, int *input)
 		len = ((unsigned long)in[4] << 24) |
 		    ((unsigned long)in[5] << 16) | ((unsigned long)in[6] << 8) |
 		    in[7];
+		/* A negative length is the extended clipboard's (its
+		 * payload is that many bytes). */
+		if (len & 0x80000000UL)
+			len = 0x100000000UL - len;
 		if (len > IN_MAX)
 			return (-1);
 		return (n < 8 + len ? 0 : (long)(8 + len));
@@ -1005,8 +1013,13 @@ vnc_from_viewer(struct rfb *r, const char *data, size_t len)
 			used = 1;
 		else
 			used = vnc_client_len(m, n, &input);
-		if (used < 0)
+		if (used < 0) {
+			fprintf(stderr,
+			    "bureau mission-control: '%s': the viewer sent an "
+			    "RFB message this bridge does not pass (type %d)\n",
+			    r->d->name, m[0]);
 			return (-1);
+		}
 		if (used == 0)
 			break;
 		if (r->phase == 0 && memcmp(m, "RFB 003.003", 11) == 0)

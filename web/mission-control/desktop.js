@@ -3,6 +3,13 @@
 import RFB from "/novnc/core/rfb.js";
 import { el, api, human, uptime, clock, actionText, stream, renderApprovals } from "/static/common.js";
 
+const APPLIES = {
+  start: (s) => s === "stopped" || s === "saved",
+  stop: (s) => s === "running" || s === "paused",
+  pause: (s) => s === "running",
+  resume: (s) => s === "paused",
+  snapshot: (s) => s === "running" || s === "paused" || s === "stopped" || s === "saved",
+};
 const name = decodeURIComponent(location.pathname.replace(/^\/desktop\//, ""));
 document.title = `${name} · Mission Control`;
 document.getElementById("title").textContent = name;
@@ -42,6 +49,7 @@ function setTakeover(on) {
 }
 
 tk.addEventListener("click", async () => {
+  if (tk.disabled) return;
   tk.disabled = true;
   try {
     const r = await api("POST", `/api/desktops/${encodeURIComponent(name)}/takeover`, { on: !takenOver });
@@ -139,7 +147,9 @@ stream((s) => {
   if (!!d.taken_over !== takenOver) setTakeover(!!d.taken_over);
   const attached = d.kind === "attached";
   for (const what of ["start", "stop", "pause", "resume", "snapshot"])
-    document.querySelector(`[data-action="${what}"]`).disabled = attached;
+    document.querySelector(`[data-action="${what}"]`).disabled = attached || !APPLIES[what](d.state);
+  tk.disabled = !d.agent;
+  tk.title = d.agent ? "" : "no host agent runs for this desktop: takeover needs one";
   if (d.state !== state) { state = d.state; refresh(); }
   const seq = d.last_action ? d.last_action.seq : 0;
   if (seq !== lastSeq) { lastSeq = seq; fetchLog(); refresh(); }
