@@ -629,6 +629,25 @@ def test_vm_live_view():
             diff = sum(abs(a - b) for a, b in zip(got[2:], want))
             return diff / max(1, len(want)) < 8 and any(want)
         bt.wait_for(same, 120, "the live view to match QEMU's screen")
+        # The page's pause and resume are the CLI's: `bureau start` (which
+        # waits for the guest's daemon, holding the desktop's lock) is
+        # ended first; QEMU runs on, daemonized.
+        start.terminate()
+        start.wait(30)
+        bt.wait_for(lambda: "state: running" in must("status", "vm"), 30,
+                    "QEMU to run on")
+        b.get(BASE + "/")
+        state = css('[data-desktop="vm"] [data-field="state"]')
+        bt.wait_for(lambda: state.text == "running", 20, "running shown")
+        css('[data-desktop="vm"] [data-action="pause"]').click()
+        bt.wait_for(lambda: "state: paused" in must("status", "vm"), 60,
+                    "the VM to pause")
+        bt.wait_for(lambda: state.text == "paused", 20,
+                    "the page to show it without a reload")
+        css('[data-desktop="vm"] [data-action="resume"]').click()
+        bt.wait_for(lambda: "state: running" in must("status", "vm"), 60,
+                    "the VM to resume")
+        bt.wait_for(lambda: state.text == "running", 20, "running again")
     finally:
         start.terminate()
         start.wait(30)
