@@ -329,7 +329,7 @@ mc_desktop(const char *name, int detail, char **cause)
 	    mc_num_or_null(disk), "accel",
 	    accel && *accel ? json_string(accel) : json_null(), "endpoint", ep,
 	    "last_action", json_array_get(last, 0), "agent", agent != 0,
-	    "frame", (json_int_t)(agent ? mc_live_seq(d->name) : -1));
+	    "frame", (json_int_t)(agent || pid ? mc_live_seq(d->name) : -1));
 	if (j != NULL && json_object_get(j, "last_action") == NULL)
 		json_object_set_new(j, "last_action", json_null());
 	json_decref(last);
