@@ -43,6 +43,7 @@ ENV = dict(os.environ, BUREAU_HOME=HOME,
 PORT = bt.free_port(pair=False)
 BASE = "http://127.0.0.1:%d" % PORT
 MC = None
+MC_LOG = os.path.join(HOME, "mission-control.log")
 TOKEN = None
 
 
@@ -205,7 +206,7 @@ def test_start():
     assert p.returncode == 2 and "loopback" in p.stderr, p.stderr
     MC = bt.spawn([BUREAU, "mission-control", "--listen",
                    "127.0.0.1:%d" % PORT], env=ENV, stdout=subprocess.PIPE,
-                  stderr=subprocess.PIPE, text=True)
+                  stderr=open(MC_LOG, "w"), text=True)
     first = MC.stdout.readline()
     second = MC.stdout.readline()
     tokp = os.path.join(HOME, "mission-control.token")
@@ -381,26 +382,83 @@ def test_thumbnail_follows_the_screen():
     assert api("GET", "/api/desktops/" + NAME)[1]["frame"] == f1
 
 
+XEVLOG = os.path.join(bt.BUILD, "tests", "xevlog")
+
+
+class EvLog:
+    """xevlog (tests/tools) in a window at 100,100: the X server's own
+    account of the input that reached it."""
+
+    def __init__(self):
+        self.proc = X.spawn([XEVLOG, "-geometry", "400x300+100+100", "-f"],
+                            stdout=subprocess.PIPE, text=True)
+        self.lines = []
+        self.lock = threading.Lock()
+        threading.Thread(target=self._read, daemon=True).start()
+        bt.wait_for(lambda: self.seen("ready"), 10, "xevlog ready")
+
+    def _read(self):
+        for line in self.proc.stdout:
+            with self.lock:
+                self.lines.append(line.rstrip("\n"))
+
+    def seen(self, prefix):
+        with self.lock:
+            return [x for x in self.lines if x.startswith(prefix)]
+
+    def close(self):
+        self.proc.terminate()
+        self.proc.wait(10)
+
+
 def test_viewer_input_dropped_until_takeover():
     X.run(["xdotool", "mousemove", "5", "5"])
     bt.wait_for(lambda: pointer() == (5, 5), 5, "the pointer to park")
+    ev = EvLog()
     v = WsRfb()
     assert v.handshake() == (800, 600)
-    v.pointer(300, 200)
-    time.sleep(1.5)
-    assert pointer() == (5, 5), "a watch-only viewer moved the pointer"
-    must("takeover", NAME, "on")
-    try:
-        time.sleep(0.6)  # the server asks the agent at most twice a second
+
+    def send_input():
         v.pointer(300, 200)
-        bt.wait_for(lambda: pointer() == (300, 200), 10,
-                    "the operator's pointer to move")
+        v.pointer(300, 200, 1)  # left button down, then up
+        v.pointer(300, 200, 0)
+        for k in (0x68, 0x69):  # "h", "i"
+            v.send(struct.pack(">BBxxI", 4, 1, k))
+            v.send(struct.pack(">BBxxI", 4, 0, k))
+        v.send(struct.pack(">BBxxI", 4, 1, 0xff0d))  # Return
+        v.send(struct.pack(">BBxxI", 4, 0, 0xff0d))
+        v.send(struct.pack(">BxxxI", 6, 5) + b"paste")
+    try:
+        send_input()
+        time.sleep(2)
+        assert pointer() == (5, 5), "a watch-only viewer moved the pointer"
+        assert not ev.seen("button_") and not ev.seen("key_"), ev.lines
+        must("takeover", NAME, "on")
+        time.sleep(0.6)  # the server asks the agent at most twice a second
+        send_input()
+        try:
+            bt.wait_for(lambda: len(ev.seen("key_press")) >= 3, 15,
+                        "the operator's keys")
+        except TimeoutError:
+            raise AssertionError("xevlog saw %r; mission-control said %s" % (
+                ev.lines, open(MC_LOG).read()[-2000:]))
+        assert pointer() == (300, 200)
+        press = ev.seen("button_press")
+        assert len(press) == 1 and "button=1 x=200 y=100" in press[0], press
+        keys = ev.seen("key_press")
+        assert keys[0].endswith("text=h") and keys[1].endswith("text=i"), keys
+        assert "keysym=Return" in keys[2], keys
         # The agent meanwhile is refused.
         r = A.call(tool="computer", action="left_click", coordinate=[1, 1])
         bt.expect_error(r, "taken_over")
+        # The viewer's clipboard never reaches the desktop.
+        clip = X.run(["xclip", "-o", "-selection", "clipboard"],
+                     timeout=5).stdout
+        assert "paste" not in clip
     finally:
         must("takeover", NAME, "off")
         v.close()
+        ev.close()
 
 
 # ---- the page, in a real browser -------------------------------------------
