@@ -382,6 +382,44 @@ def test_thumbnail_follows_the_screen():
     assert api("GET", "/api/desktops/" + NAME)[1]["frame"] == f1
 
 
+def op(**req):
+    """One request on the desktop's operator socket (ops_mc.c's ops)."""
+    url = "ipc://" + os.path.join(HOME, NAME, "operator.sock")
+    return json.loads(bt.Req(url, timeout_ms=30000).rpc(json.dumps(req)))
+
+
+def test_operator_ops():
+    n = len(api("GET", "/api/desktops/%s/log?since=0" % NAME)[1])
+    r = bt.ok(op(op="screenshot"))
+    assert r["image"]["mime_type"] == "image/png"
+    frame = r["image"]["frame"]
+    # The same frame again: no image crosses the socket.
+    r = bt.ok(op(op="screenshot", frame=frame))
+    assert r.get("unchanged") is True and "image" not in r, r
+    bt.expect_error(op(op="screenshot", frame="x"), "invalid_argument",
+                    "frame")
+    # Watching is not an agent action: the audit trail did not grow.
+    assert len(api("GET", "/api/desktops/%s/log?since=0" % NAME)[1]) == n
+    # Input is the operator's only once they have taken over.
+    X.run(["xdotool", "mousemove", "5", "5"])
+    bt.wait_for(lambda: pointer() == (5, 5), 5, "the pointer to park")
+    mv = {"tool": "computer", "action": "mouse_move", "coordinate": [77, 66]}
+    bt.expect_error(op(op="input", request=mv), "permission_denied")
+    assert pointer() == (5, 5)
+    bt.expect_error(op(op="input", request={"tool": "bash", "command": "id"}),
+                    "invalid_argument", "computer")
+    bt.expect_error(op(op="input", request="x"), "invalid_argument",
+                    "request")
+    must("takeover", NAME, "on")
+    try:
+        bt.ok(op(op="input", request=mv))
+        bt.wait_for(lambda: pointer() == (77, 66), 5, "the operator's move")
+    finally:
+        must("takeover", NAME, "off")
+    info = bt.ok(op(op="info"))
+    assert info["screen"] == {"width": 800, "height": 600}
+
+
 XEVLOG = os.path.join(bt.BUILD, "tests", "xevlog")
 
 
