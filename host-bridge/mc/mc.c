@@ -33,6 +33,12 @@
 #define MC_SESSIONS 64
 #define MC_COOKIE   "bureau_mc"
 #define MC_BODY_MAX (1 << 16)
+/* On every reply; no trailing CRLF (civetweb's additional_header adds
+ * it). */
+#define MC_HEADERS                                                             \
+	"X-Content-Type-Options: nosniff\r\nX-Frame-Options: DENY\r\n"         \
+	"Content-Security-Policy: default-src 'self'; img-src 'self' data: "   \
+	"blob:; connect-src 'self'; frame-ancestors 'none'"
 
 static struct {
 	unsigned char token_hash[crypto_generichash_BYTES];
@@ -134,8 +140,8 @@ mc_send(struct mg_connection *c, int status, const char *type, const void *body,
 {
 	mg_printf(c,
 	    "HTTP/1.1 %d %s\r\nContent-Type: %s\r\nContent-Length: %zu\r\n"
-	    "Cache-Control: no-store\r\nX-Content-Type-Options: nosniff\r\n"
-	    "X-Frame-Options: DENY\r\n%sConnection: close\r\n\r\n",
+	    "Cache-Control: no-store\r\n" MC_HEADERS
+	    "\r\n%sConnection: close\r\n\r\n",
 	    status, mg_get_response_code_text(c, status), type, len,
 	    extra ? extra : "");
 	if (len > 0)
@@ -883,9 +889,12 @@ cmd_mission_control(int argc, char **argv)
 	                                           "/usr/share/novnc");
 	ports = hb_fmt("%s:%d", host, port);
 	{
+		/* The page's own files (civetweb sends them) get the same
+		 * guards as the API's replies: never framed by another site,
+		 * nothing but this server's scripts. */
 		const char *o[] = { "listening_ports", ports, "num_threads",
 			"48", "enable_keep_alive", "no", "request_timeout_ms",
-			"3600000", NULL };
+			"3600000", "additional_header", MC_HEADERS, NULL };
 		signal(SIGPIPE, SIG_IGN);
 		sigemptyset(&sigs);
 		sigaddset(&sigs, SIGTERM);

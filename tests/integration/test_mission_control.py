@@ -299,6 +299,11 @@ def test_login_cookie_and_csrf():
 
 
 def test_api():
+    # The page is never framed by another site, and runs only our scripts.
+    for path in ("/", "/static/mc.js", "/api/desktops"):
+        st, h, _ = http("GET", path)
+        assert st == 200 and h["X-Frame-Options"] == "DENY", (path, dict(h))
+        assert "frame-ancestors 'none'" in h["Content-Security-Policy"]
     root_colour("3366cc")
     st, ds = api("GET", "/api/desktops")
     assert st == 200 and [d["name"] for d in ds] == [NAME]
