@@ -508,11 +508,12 @@ mc_decide(struct mg_connection *c, const char *name, const char *id)
 	reason = json_object_get(body, "reason");
 	if (!json_is_boolean(allow) ||
 	    (reason != NULL && !json_is_string(reason))) {
+		const char *msg = !json_is_boolean(allow) ?
+		    "field 'allow' must be true or false" :
+		    "field 'reason' must be a string";
+
 		json_decref(body);
-		return (mc_err(c, 400, "invalid_argument",
-		    !json_is_boolean(allow) ?
-		        "field 'allow' must be true or false" :
-		        "field 'reason' must be a string"));
+		return (mc_err(c, 400, "invalid_argument", "%s", msg));
 	}
 	if ((st = mc_load(c, name, &d)) != 0) {
 		json_decref(body);

@@ -782,6 +782,17 @@ def test_page_screenshots():
     card.find_element("css selector", '[data-action="deny"]').click()
 
 
+def test_server_still_serving():
+    """After all of the above (bad input included) the server runs, and a
+    sanitized build (make SANITIZE=address,undefined) found nothing."""
+    assert MC.poll() is None, open(MC_LOG).read()[-3000:]
+    st, _ = api("GET", "/api/desktops")
+    assert st == 200
+    log = open(MC_LOG).read()
+    assert "AddressSanitizer" not in log and "runtime error" not in log, \
+        log[-3000:]
+
+
 if __name__ == "__main__":
     try:
         bt.run([(n, f) for n, f in list(globals().items())
@@ -792,4 +803,7 @@ if __name__ == "__main__":
         for n in os.listdir(HOME) if os.path.isdir(HOME) else []:
             if os.path.exists(os.path.join(HOME, n, "desktop.json")):
                 bureau("rm", n)
-        shutil.rmtree(HOME, ignore_errors=True)
+        if os.environ.get("MC_KEEP_HOME"):
+            print("kept " + HOME)
+        else:
+            shutil.rmtree(HOME, ignore_errors=True)
