@@ -258,6 +258,44 @@ mc_read_log(const struct desktop *d, long long since, size_t max)
 	return (list);
 }
 
+/* The last line of the trail, read from the end of the file: the event
+ * stream asks several times a second, and audit.log grows to 4 MiB. */
+static json_t *
+mc_last_action(const struct desktop *d)
+{
+	const char *files[] = { "audit.log", "audit.log.1" };
+	json_t *j = NULL;
+
+	for (int i = 0; i < 2 && j == NULL; i++) {
+		char *p = desktop_path(d, files[i]), buf[65536], *nl;
+		int fd = p ? open(p, O_RDONLY | O_CLOEXEC) : -1;
+		struct stat st;
+		ssize_t n;
+		off_t at;
+
+		free(p);
+		if (fd < 0)
+			continue;
+		if (fstat(fd, &st) == 0 && st.st_size > 0) {
+			at = st.st_size > (off_t)sizeof buf - 1 ?
+			    st.st_size - (off_t)sizeof buf + 1 :
+			    0;
+			n = pread(fd, buf, sizeof buf - 1, at);
+			/* Complete lines only: a half-written one is skipped.
+			 */
+			while (n > 0 && buf[n - 1] != '\n')
+				n--;
+			if (n > 0) {
+				buf[n - 1] = '\0';
+				nl = strrchr(buf, '\n');
+				j = json_loads(nl ? nl + 1 : buf, 0, NULL);
+			}
+		}
+		close(fd);
+	}
+	return (j);
+}
+
 json_t *
 mc_log(const char *name, long long since, char **cause)
 {
@@ -317,7 +355,7 @@ mc_desktop(const char *name, int detail, char **cause)
 		}
 	}
 	ep = hb_fmt("tcp://127.0.0.1:%d", d->port);
-	last = mc_read_log(d, 0, 1);
+	last = mc_last_action(d);
 	j = json_pack("{s:s, s:s, s:s, s:o, s:o, s:o, s:o, s:o, s:s?, s:O?, "
 	              "s:b, s:I}",
 	    "name", d->name, "kind", d->attached ? "attached" : "vm", "state",
@@ -328,8 +366,8 @@ mc_desktop(const char *name, int detail, char **cause)
 	    "memory_bytes", mc_num_or_null(rss), "disk_bytes",
 	    mc_num_or_null(disk), "accel",
 	    accel && *accel ? json_string(accel) : json_null(), "endpoint", ep,
-	    "last_action", json_array_get(last, 0), "agent", agent != 0,
-	    "frame", (json_int_t)(agent || pid ? mc_live_seq(d->name) : -1));
+	    "last_action", last, "agent", agent != 0, "frame",
+	    (json_int_t)(agent || pid ? mc_live_seq(d->name) : -1));
 	if (j != NULL && json_object_get(j, "last_action") == NULL)
 		json_object_set_new(j, "last_action", json_null());
 	json_decref(last);

@@ -326,6 +326,8 @@ def test_api():
     assert last["tool"] == "computer" and last["action"] == "mouse_move"
     assert set(("seq", "time", "tool", "action", "summary", "ok",
                 "elapsed_ms")) <= set(last)
+    # Each row's last action is the trail's last line.
+    assert api("GET", "/api/desktops")[1][0]["last_action"] == last
     st, later = api("GET", "/api/desktops/%s/log?since=%d" %
                     (NAME, last["seq"]))
     assert st == 200 and later == []
