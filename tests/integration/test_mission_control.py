@@ -765,6 +765,7 @@ def test_page_screenshots():
     if not out:
         return
     b = browser()
+    b.set_window_size(1400, 1000)
     root_colour("3a5a80")
     X.spawn(["xterm", "-geometry", "80x24+40+40", "-e",
              "sh -c 'echo agent at work; ls /; sleep 60'"],
