@@ -180,48 +180,81 @@ live_events_url(const struct desktop *d)
 	return (hb_fmt("%.*s:%ld", (int)(colon - u), u, port + 1));
 }
 
+/* Where name's frames come from: its desktop, events URL and key. 0, or
+ * -1 while the desktop or its token is not there (yet). */
+static int
+live_source(const char *name, struct desktop **d, char **url,
+    unsigned char key[32])
+{
+	char *cause = NULL, *tok = NULL, *p;
+
+	*d = NULL;
+	*url = NULL;
+	if (desktop_load(name, d, &cause) != 0) {
+		free(cause);
+		return (-1);
+	}
+	if ((*url = live_events_url(*d)) != NULL &&
+	    (p = desktop_path(*d, "guest-token")) != NULL) {
+		tok = hb_read_file(p);
+		free(p);
+		/* A QEMU desktop without a host agent: its token is the
+		 * daemon's own. */
+		if (tok == NULL && !(*d)->attached &&
+		    (p = desktop_path(*d, "token")) != NULL) {
+			tok = hb_read_file(p);
+			free(p);
+		}
+	}
+	if (tok == NULL) {
+		free(*url);
+		*url = NULL;
+		desktop_free(*d);
+		*d = NULL;
+		return (-1);
+	}
+	tok[strcspn(tok, " \t\r\n")] = '\0';
+	crypto_generichash(key, 32, (unsigned char *)tok, strlen(tok),
+	    (const unsigned char *)EV_CONTEXT, strlen(EV_CONTEXT));
+	sodium_memzero(tok, strlen(tok));
+	free(tok);
+	return (0);
+}
+
+/* Is name's source still url and key (a desktop removed and attached
+ * again under its name has another)? */
+static int
+live_same(const char *name, const char *url, const unsigned char key[32])
+{
+	struct desktop *d;
+	unsigned char k[32];
+	char *u;
+	int same;
+
+	if (live_source(name, &d, &u, k) != 0)
+		return (1); /* gone for now: keep what there is */
+	same = strcmp(u, url) == 0 && sodium_memcmp(k, key, 32) == 0;
+	free(u);
+	desktop_free(d);
+	return (same);
+}
+
 static void *
 live_main(void *arg)
 {
 	struct live *lv = arg;
 	unsigned char key[32];
 	struct desktop *d = NULL;
-	char *cause = NULL, *url = NULL, *tok = NULL, *p;
+	char *url = NULL;
 	nng_socket s;
-	int rv;
+	int rv, shot;
+	long long checked;
 
-	for (;;) {
-		if (desktop_load(lv->name, &d, &cause) == 0 &&
-		    (url = live_events_url(d)) != NULL &&
-		    (p = desktop_path(d, "guest-token")) != NULL) {
-			tok = hb_read_file(p);
-			free(p);
-			/* A QEMU desktop without a host agent: its token is
-			 * the daemon's own. */
-			if (tok == NULL && !d->attached &&
-			    (p = desktop_path(d, "token")) != NULL) {
-				tok = hb_read_file(p);
-				free(p);
-			}
-			if (tok != NULL)
-				break;
-		}
-		free(cause);
-		cause = NULL;
-		free(url);
-		url = NULL;
-		desktop_free(d);
-		d = NULL;
+again:
+	while (live_source(lv->name, &d, &url, key) != 0)
 		sleep(2);
-	}
-	tok[strcspn(tok, " \t\r\n")] = '\0';
-	crypto_generichash(key, sizeof key, (unsigned char *)tok, strlen(tok),
-	    (const unsigned char *)EV_CONTEXT, strlen(EV_CONTEXT));
-	sodium_memzero(tok, strlen(tok));
-	free(tok);
 	/* Subscribed before the first screenshot: a change in between is
-	 * not lost. The socket is never closed (libnng 1.5.2's nng_close
-	 * may hang); this thread lives as long as the process. */
+	 * not lost. */
 	if ((rv = nng_sub0_open(&s)) != 0 ||
 	    (rv = nng_socket_set(s, NNG_OPT_SUB_SUBSCRIBE, "frame ", 6)) != 0 ||
 	    (rv = nng_socket_set_ms(s, NNG_OPT_RECVTIMEO, 2000)) != 0 ||
@@ -233,17 +266,25 @@ live_main(void *arg)
 		    lv->name, url, nng_strerror(rv));
 		return (NULL);
 	}
+	shot = 1;
+	checked = hb_now_ms();
 	for (;;) {
 		char *buf = NULL;
 		size_t len = 0;
 		unsigned char *plain;
 		unsigned long long plen;
 
-		pthread_mutex_lock(&lv->lock);
-		rv = lv->seq < 0;
-		pthread_mutex_unlock(&lv->lock);
-		if (rv)
-			live_screenshot(lv, d);
+		if (shot)
+			shot = live_screenshot(lv, d) != 0;
+		if (hb_now_ms() - checked > 5000) {
+			checked = hb_now_ms();
+			if (!live_same(lv->name, url, key)) {
+				nng_close(s);
+				free(url);
+				desktop_free(d);
+				goto again;
+			}
+		}
 		if (nng_recv(s, &buf, &len, NNG_FLAG_ALLOC) != 0)
 			continue;
 		if (len < 6 + EV_NONCE + EV_TAG ||

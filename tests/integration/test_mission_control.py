@@ -786,6 +786,27 @@ def test_page_screenshots():
     card.find_element("css selector", '[data-action="deny"]').click()
 
 
+def test_reattached_desktop():
+    """A desktop removed and attached again under its name, to another
+    daemon: the live view follows the new one."""
+    x2 = bt.Xvfb("640x480")
+    d2 = bt.Daemon(x2, ["--scale", "none"])
+    must("rm", NAME)
+    must("attach", NAME, "--url", d2.url, "--token-file", d2.token_file)
+    x2.run(["xsetroot", "-solid", "#ee7700"])
+
+    def thumb():
+        st, d = api("GET", "/api/desktops/" + NAME)
+        if st != 200 or d["frame"] < 0:
+            return False
+        st, h, img = http("GET", "/api/desktops/%s/thumbnail" % NAME)
+        w, hh, rgb = bt.to_rgb(img, "jpeg" if "jpeg" in
+                               h["Content-Type"] else "png")
+        i = (400 * w + 600) * 3
+        return (w, hh) == (640, 480) and near(rgb[i:i + 3], "ee7700")
+    bt.wait_for(thumb, 30, "the thumbnail of the new daemon")
+
+
 def test_server_still_serving():
     """After all of the above (bad input included) the server runs, and a
     sanitized build (make SANITIZE=address,undefined) found nothing."""
