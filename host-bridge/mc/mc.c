@@ -913,7 +913,7 @@ cmd_mission_control(int argc, char **argv)
 			return (1);
 		}
 	}
-	mc_live_register(ctx);
+	mc_rfb_register(ctx);
 	printf("Mission Control: %s\n"
 	       "From another machine: ssh -L %d:127.0.0.1:%d THIS-HOST, then "
 	       "open the URL there.\n"

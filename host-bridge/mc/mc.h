@@ -5,7 +5,9 @@
  *
  *   mc.c       the command, the HTTP server (civetweb), auth, routing
  *   mc_desk.c  desktops as JSON, the operator socket, lifecycle commands
- *   mc_live.c  live frames of each desktop and the RFB-over-WebSocket view
+ *   mc_live.c  the live frames of each desktop
+ *   mc_rfb.c   the live view over a WebSocket: an RFB server of those
+ *              frames, or a bridge to a QEMU desktop's own VNC server
  *
  * Threads: civetweb serves each connection on a worker thread; everything
  * here may be called from several at once.
@@ -14,6 +16,7 @@
 #define BUREAU_HB_MC_H
 
 #include <jansson.h>
+#include <pthread.h>
 #include <stddef.h>
 
 #include "host-bridge/store/store.h"
@@ -45,6 +48,22 @@ int mc_run_self(char *const argv[], char **out);
 
 /* ---- mc_live.c ---- */
 
+/* One desktop's live frames, made once and kept for the process's life. */
+struct live {
+	char name[72];
+	pthread_mutex_t lock; /* everything below */
+	long seq;             /* -1: no frame yet */
+	int w, h;
+	unsigned char *px; /* RGBX */
+	void *img;         /* the frame as received (JPEG or PNG) */
+	size_t imglen;
+	const char *mime;
+	struct live *next;
+};
+
+/* name's live frames, started when new; NULL when out of memory. */
+struct live *mc_live_get(const char *name);
+
 /* The latest frame number of name's live view, starting the live view
  * when none runs; -1 when there is no frame (yet). */
 long mc_live_seq(const char *name);
@@ -54,11 +73,18 @@ long mc_live_seq(const char *name);
 int mc_live_image(const char *name, void **img, size_t *len, const char **mime,
     long *seq);
 
-/* Register the WebSocket handlers of /vnc/NAME on ctx. */
-void mc_live_register(struct mg_context *ctx);
+/* The unix socket of d's QEMU VNC server (malloc'd), NULL when d is
+ * attached or its VM does not run. */
+char *mc_live_vnc_sock(const struct desktop *d);
 
-/* Does the WebSocket session's path name a desktop with a live view?
- * Checked before the upgrade (mc.c). */
+/* Does /vnc/NAME have something to show: an attached desktop with a host
+ * agent, or a QEMU desktop whose VNC socket is there? Checked before the
+ * upgrade (mc.c). */
 int mc_live_known(const char *name);
+
+/* ---- mc_rfb.c ---- */
+
+/* Register the WebSocket handlers of /vnc/NAME on ctx. */
+void mc_rfb_register(struct mg_context *ctx);
 
 #endif
