@@ -218,6 +218,19 @@ def test_start():
     assert "ssh -L %d:127.0.0.1:%d" % (PORT, PORT) in second, second
     assert must("mission-control", "--listen", "127.0.0.1:%d" % PORT,
                 "--print-url").strip() == url
+    # --insecure lets it listen on every address (and says where).
+    port2 = bt.free_port(pair=False)
+    p2 = bt.spawn([BUREAU, "mission-control", "--insecure", "--listen",
+                   "0.0.0.0:%d" % port2], env=ENV, stdout=subprocess.PIPE,
+                  stderr=subprocess.DEVNULL, text=True)
+    try:
+        assert "http://127.0.0.1:%d/login?token=" % port2 in \
+            p2.stdout.readline()
+        with socket.create_connection(("127.0.0.1", port2), timeout=10):
+            pass
+    finally:
+        p2.terminate()
+        p2.wait(10)
     # --token-file: that token, not the home's.
     tf = os.path.join(HOME, "other.token")
     with open(tf, "w") as f:
@@ -358,6 +371,13 @@ def test_api():
     assert st == 409 and "attached" in e["error"]["message"], e
     st, e = api("POST", "/api/desktops/%s/snapshot" % NAME, {})
     assert st == 400 and "'tag'" in e["error"]["message"]
+    st, e = api("POST", "/api/desktops/%s/takeover" % NAME,
+                {"on": True, "pad": "x" * 70000})
+    assert st == 413 and e["error"]["code"] == "too_large", e
+    st, _, b = http("POST", "/api/desktops/%s/takeover" % NAME,
+                    headers={"Content-Type": "application/json"})
+    assert st == 400 and b"'on'" in b  # an empty body is {}
+    assert "takeover: off" in must("status", NAME)
 
 
 def png_centre():
