@@ -4,6 +4,8 @@
  * process (see docs/mission-control.md).
  *
  *   mc.c       the command, the HTTP server (civetweb), auth, routing
+ *   mc_api.c   the JSON API and the page's event stream
+ *   mc_http.c  replies: JSON, errors, request bodies, static files
  *   mc_desk.c  desktops as JSON, the operator socket, lifecycle commands
  *   mc_live.c  the live frames of each desktop
  *   mc_rfb.c   the live view over a WebSocket: an RFB server of those
@@ -21,7 +23,45 @@
 
 #include "host-bridge/store/store.h"
 
+struct mg_connection;
 struct mg_context;
+
+/* On every reply; no trailing CRLF (civetweb's additional_header adds
+ * it). */
+#define MC_HEADERS                                                             \
+	"X-Content-Type-Options: nosniff\r\nX-Frame-Options: DENY\r\n"         \
+	"Content-Security-Policy: default-src 'self'; img-src 'self' data: "   \
+	"blob:; connect-src 'self'; frame-ancestors 'none'"
+
+/* ---- mc_http.c: each returns the HTTP status it sent ---- */
+
+/* A reply with body (len bytes of type); extra: more header lines, each
+ * ending in CRLF, or NULL. */
+int mc_send(struct mg_connection *c, int status, const char *type,
+    const void *body, size_t len, const char *extra);
+
+/* j (stolen) as the reply's JSON body. */
+int mc_json(struct mg_connection *c, int status, json_t *j);
+
+/* {"ok": false, "error": {code, message}}. */
+int mc_err(struct mg_connection *c, int status, const char *code,
+    const char *fmt, ...) __attribute__((format(printf, 4, 5)));
+
+/* The HTTP status of an operator-socket error code. */
+int mc_status_of(const char *code);
+
+/* The request body as a JSON object (empty: {}), or NULL after a 400 or
+ * 413 reply (*status). The caller decrefs. */
+json_t *mc_body(struct mg_connection *c, int *status);
+
+/* Serve dir/rel, rel a plain relative path (else 404). */
+int mc_file(struct mg_connection *c, const char *dir, const char *rel);
+
+/* ---- mc_api.c ---- */
+
+/* A request under /api/ (authenticated, and checked for its origin). */
+int mc_api(struct mg_connection *c, const char *method, const char *uri,
+    const char *query);
 
 /* ---- mc_desk.c ---- */
 

@@ -1,0 +1,379 @@
+/*
+ * host-bridge/mc/mc_api.c: the JSON API under the page (docs/
+ * mission-control.md), on mc_desk.c's desktops and mc_live.c's frames.
+ */
+#include <civetweb.h>
+#include <errno.h>
+#include <pthread.h>
+#include <sodium.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "host-bridge/mc/mc.h"
+#include "host-bridge/util/util.h"
+
+/* ---- the API ------------------------------------------------------------ */
+
+/* The snapshot the page's event stream sends, shared by every stream
+ * for a moment so that N open pages cost one round of operator calls. */
+static char *
+mc_state_text(void)
+{
+	static pthread_mutex_t lk = PTHREAD_MUTEX_INITIALIZER;
+	static char *cached;
+	static long long at;
+	char *r;
+
+	pthread_mutex_lock(&lk);
+	if (cached == NULL || hb_now_ms() - at > 250) {
+		json_t *j = json_pack("{s:o, s:o}", "desktops", mc_desktops(),
+		    "approvals", mc_approvals());
+		char *s = j ? json_dumps(j, JSON_COMPACT) : NULL;
+
+		json_decref(j);
+		if (s != NULL) {
+			free(cached);
+			cached = s;
+			at = hb_now_ms();
+		}
+	}
+	r = cached ? strdup(cached) : NULL;
+	pthread_mutex_unlock(&lk);
+	return (r);
+}
+
+/* GET /api/events: server-sent events, one "state" event whenever the
+ * snapshot changes. Holds this worker until the page goes. */
+static int
+mc_events(struct mg_connection *c)
+{
+	char *last = NULL;
+	long long ping = hb_now_ms();
+
+	mg_printf(c,
+	    "HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\n"
+	    "Cache-Control: no-store\r\nConnection: close\r\n\r\n");
+	for (;;) {
+		char *s = mc_state_text();
+		int r = 1;
+
+		if (s != NULL && (last == NULL || strcmp(s, last) != 0)) {
+			r = mg_printf(c, "event: state\ndata: %s\n\n", s);
+			free(last);
+			last = s;
+			ping = hb_now_ms();
+		} else {
+			free(s);
+			if (hb_now_ms() - ping > 15000) {
+				r = mg_printf(c, ": ping\n\n");
+				ping = hb_now_ms();
+			}
+		}
+		if (r <= 0)
+			break;
+		usleep(300000);
+	}
+	free(last);
+	return (200);
+}
+
+static int
+mc_lifecycle(struct mg_connection *c, const char *name, const char *what)
+{
+	json_t *body;
+	char *argv[6], *out = NULL;
+	int n = 0, st, rv;
+
+	if ((body = mc_body(c, &st)) == NULL)
+		return (st);
+	argv[n++] = (char *)what;
+	if (strcmp(what, "stop") == 0 &&
+	    json_is_true(json_object_get(body, "shutdown")))
+		argv[n++] = "--shutdown";
+	argv[n++] = (char *)name;
+	if (strcmp(what, "snapshot") == 0) {
+		const char *tag = json_string_value(
+		    json_object_get(body, "tag"));
+		if (tag == NULL || *tag == '\0' || *tag == '-') {
+			json_decref(body);
+			return (mc_err(c, 400, "invalid_argument",
+			    "field 'tag' must be a snapshot name (a string)"));
+		}
+		argv[n++] = (char *)tag;
+	}
+	argv[n] = NULL;
+	rv = mc_run_self(argv, &out);
+	json_decref(body);
+	if (rv != 0) {
+		st = mc_err(c, out && strstr(out, "does not apply") ? 409 : 500,
+		    out && strstr(out, "does not apply") ? "not_applicable" :
+		                                           "failed",
+		    "bureau %s %s: %s", what, name, out ? out : "failed");
+		free(out);
+		return (st);
+	}
+	st = mc_json(c, 200,
+	    json_pack("{s:b, s:s}", "ok", 1, "output", out ? out : ""));
+	free(out);
+	return (st);
+}
+
+static int
+mc_load(struct mg_connection *c, const char *name, struct desktop **d)
+{
+	char *cause = NULL;
+	int st;
+
+	if (store_valid_name(name, &cause) != 0 ||
+	    desktop_load(name, d, &cause) != 0) {
+		st = mc_err(c, 404, "not_found", "%s", cause);
+		free(cause);
+		return (st);
+	}
+	return (0);
+}
+
+/* POST /api/desktops/NAME/takeover {"on": bool} */
+static int
+mc_takeover(struct mg_connection *c, const char *name)
+{
+	struct desktop *d = NULL;
+	json_t *body, *on, *r = NULL;
+	const char *code;
+	char *cause = NULL;
+	int st;
+
+	if ((body = mc_body(c, &st)) == NULL)
+		return (st);
+	on = json_object_get(body, "on");
+	if (!json_is_boolean(on)) {
+		json_decref(body);
+		return (mc_err(c, 400, "invalid_argument",
+		    "field 'on' must be true or false"));
+	}
+	if ((st = mc_load(c, name, &d)) != 0) {
+		json_decref(body);
+		return (st);
+	}
+	if (mc_op(d, json_pack("{s:s, s:O}", "op", "takeover", "on", on), &r,
+	        &code, &cause) != 0)
+		st = mc_err(c, mc_status_of(code), code, "%s", cause);
+	else
+		st = mc_json(c, 200, r);
+	free(cause);
+	json_decref(body);
+	desktop_free(d);
+	return (st);
+}
+
+/* GET /api/desktops/NAME/screenshot: the screen now, as the daemon's PNG. */
+static int
+mc_screenshot(struct mg_connection *c, const char *name)
+{
+	struct desktop *d = NULL;
+	json_t *r = NULL;
+	const char *code, *b64;
+	char *cause = NULL;
+	unsigned char *png;
+	size_t len, max;
+	int st;
+
+	if ((st = mc_load(c, name, &d)) != 0)
+		return (st);
+	if (mc_op(d, json_pack("{s:s}", "op", "screenshot"), &r, &code,
+	        &cause) != 0) {
+		st = mc_err(c, mc_status_of(code), code, "%s", cause);
+		goto out;
+	}
+	b64 = json_string_value(
+	    json_object_get(json_object_get(r, "image"), "data"));
+	max = b64 ? strlen(b64) / 4 * 3 + 3 : 0;
+	if (b64 == NULL || (png = malloc(max)) == NULL ||
+	    sodium_base642bin(png, max, b64, strlen(b64), NULL, &len, NULL,
+	        sodium_base64_VARIANT_ORIGINAL) != 0) {
+		st = mc_err(c, 502, "io_error",
+		    "the daemon sent no screenshot");
+		goto out;
+	}
+	st = mc_send(c, 200, "image/png", png, len, NULL);
+	free(png);
+out:
+	free(cause);
+	json_decref(r);
+	desktop_free(d);
+	return (st);
+}
+
+/* GET /api/desktops/NAME/thumbnail: the live view's latest frame. */
+static int
+mc_thumbnail(struct mg_connection *c, const char *name)
+{
+	void *img;
+	size_t len;
+	const char *mime;
+	long seq;
+	int st;
+
+	if (mc_live_image(name, &img, &len, &mime, &seq) != 0)
+		return (mc_err(c, 404, "not_found",
+		    "no frame of desktop '%s' yet", name));
+	st = mc_send(c, 200, mime, img, len, NULL);
+	free(img);
+	return (st);
+}
+
+/* GET /api/desktops/NAME/audit/N.png: an action's settled screenshot. */
+static int
+mc_audit_shot(struct mg_connection *c, const char *name, const char *file)
+{
+	struct desktop *d = NULL;
+	char *dir;
+	int st;
+
+	if ((st = mc_load(c, name, &d)) != 0)
+		return (st);
+	dir = desktop_path(d, "audit");
+	st = dir ? mc_file(c, dir, file) : 500;
+	free(dir);
+	desktop_free(d);
+	return (st);
+}
+
+/* POST /api/approvals/DESKTOP/ID {"allow": bool, "reason": "..."} */
+static int
+mc_decide(struct mg_connection *c, const char *name, const char *id)
+{
+	struct desktop *d = NULL;
+	json_t *body, *allow, *reason, *req, *r = NULL;
+	const char *code;
+	char *cause = NULL;
+	int st;
+
+	if ((body = mc_body(c, &st)) == NULL)
+		return (st);
+	allow = json_object_get(body, "allow");
+	reason = json_object_get(body, "reason");
+	if (!json_is_boolean(allow) ||
+	    (reason != NULL && !json_is_string(reason))) {
+		const char *msg = !json_is_boolean(allow) ?
+		    "field 'allow' must be true or false" :
+		    "field 'reason' must be a string";
+
+		json_decref(body);
+		return (mc_err(c, 400, "invalid_argument", "%s", msg));
+	}
+	if ((st = mc_load(c, name, &d)) != 0) {
+		json_decref(body);
+		return (st);
+	}
+	req = json_pack("{s:s, s:s, s:O}", "op", "decide", "approval", id,
+	    "allow", allow);
+	if (req != NULL && reason != NULL)
+		json_object_set(req, "reason", reason);
+	if (mc_op(d, req, &r, &code, &cause) != 0)
+		st = mc_err(c, mc_status_of(code), code, "%s", cause);
+	else
+		st = mc_json(c, 200, r);
+	free(cause);
+	json_decref(body);
+	desktop_free(d);
+	return (st);
+}
+
+/* Split "/a/b/c" after prefix into at most n parts (in buf). */
+static int
+mc_split(const char *uri, const char *prefix, char *buf, size_t len,
+    char **parts, int n)
+{
+	size_t pl = strlen(prefix);
+	int k = 0;
+	char *s, *save = NULL;
+
+	if (strncmp(uri, prefix, pl) != 0 || strlen(uri + pl) >= len)
+		return (-1);
+	strcpy(buf, uri + pl);
+	for (s = strtok_r(buf, "/", &save); s != NULL;
+	     s = strtok_r(NULL, "/", &save)) {
+		if (k == n)
+			return (-1);
+		parts[k++] = s;
+	}
+	return (k);
+}
+
+int
+mc_api(struct mg_connection *c, const char *method, const char *uri,
+    const char *query)
+{
+	char buf[512], *p[4], *cause = NULL, v[32];
+	int get = strcmp(method, "GET") == 0,
+	    post = !get && strcmp(method, "POST") == 0, n, st;
+	json_t *j;
+
+	if (strcmp(uri, "/api/desktops") == 0 && get)
+		return (mc_json(c, 200, mc_desktops()));
+	if (strcmp(uri, "/api/approvals") == 0 && get)
+		return (mc_json(c, 200, mc_approvals()));
+	if (strcmp(uri, "/api/events") == 0 && get)
+		return (mc_events(c));
+	if ((n = mc_split(uri, "/api/approvals/", buf, sizeof buf, p, 4)) ==
+	        2 &&
+	    post)
+		return (mc_decide(c, p[0], p[1]));
+	n = mc_split(uri, "/api/desktops/", buf, sizeof buf, p, 4);
+	if (n == 1 && get) {
+		if ((j = mc_desktop(p[0], 1, &cause)) == NULL) {
+			st = mc_err(c, 404, "not_found", "%s", cause);
+			free(cause);
+			return (st);
+		}
+		return (mc_json(c, 200, j));
+	}
+	if (n == 2 && post) {
+		if (strcmp(p[1], "start") == 0 || strcmp(p[1], "stop") == 0 ||
+		    strcmp(p[1], "pause") == 0 || strcmp(p[1], "resume") == 0 ||
+		    strcmp(p[1], "snapshot") == 0) {
+			if (store_valid_name(p[0], &cause) != 0) {
+				st = mc_err(c, 404, "not_found", "%s", cause);
+				free(cause);
+				return (st);
+			}
+			return (mc_lifecycle(c, p[0], p[1]));
+		}
+		if (strcmp(p[1], "takeover") == 0)
+			return (mc_takeover(c, p[0]));
+	}
+	if (n == 2 && get && strcmp(p[1], "screenshot") == 0)
+		return (mc_screenshot(c, p[0]));
+	if (n == 2 && get && strcmp(p[1], "thumbnail") == 0)
+		return (mc_thumbnail(c, p[0]));
+	if (n == 3 && get && strcmp(p[1], "audit") == 0)
+		return (mc_audit_shot(c, p[0], p[2]));
+	if (n == 2 && get && strcmp(p[1], "log") == 0) {
+		long long since = 0;
+		char *end;
+
+		if (query != NULL &&
+		    mg_get_var(query, strlen(query), "since", v, sizeof v) >
+		        0) {
+			errno = 0;
+			since = strtoll(v, &end, 10);
+			if (errno != 0 || *end != '\0' || since < 0)
+				return (mc_err(c, 400, "invalid_argument",
+				    "query 'since' must be a sequence number "
+				    "(0 or more)"));
+		}
+		if ((j = mc_log(p[0], since, &cause)) == NULL) {
+			st = mc_err(c, 404, "not_found", "%s", cause);
+			free(cause);
+			return (st);
+		}
+		return (mc_json(c, 200, j));
+	}
+	if (!get && !post)
+		return (mc_err(c, 405, "bad_request", "method '%s' not allowed",
+		    method));
+	return (mc_err(c, 404, "not_found", "no API at '%s %s'", method, uri));
+}
