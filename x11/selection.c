@@ -92,7 +92,8 @@ struct x11_sel {
 	struct sel_buf *want; /* handed over by x11_sel_set */
 	unsigned long want_gen, done_gen;
 	int done_ok;
-	int ts_pending; /* waiting for the timestamp event */
+	int ts_pending;    /* waiting for the timestamp event */
+	double ts_sent_ms; /* when the timestamp request was made */
 
 	/* reader connection, one read at a time */
 	pthread_mutex_t rlock;
@@ -340,16 +341,32 @@ sel_xfer_next(struct x11_sel *s, struct sel_xfer *x)
 		sel_xfer_remove(s, x);
 }
 
+/*
+ * Own CLIPBOARD with the value x11_sel_set handed over, and confirm the
+ * generation of that value, read under the same lock as the value: a set
+ * arriving during the round trips below is not confirmed before its own
+ * value is taken. Several wake-ups may come for one value (each set
+ * writes one, a later set replaces an untaken value): once the value is
+ * taken the others find none and confirm nothing new; taking "none" would
+ * leave the daemon owning CLIPBOARD with nothing to serve.
+ */
 static void
 sel_take_ownership(struct x11_sel *s, Time ts)
 {
 	struct sel_buf *old;
+	unsigned long gen;
 	int ok;
 
 	pthread_mutex_lock(&s->lock);
+	s->ts_pending = 0;
+	if (s->want == NULL) {
+		pthread_mutex_unlock(&s->lock);
+		return;
+	}
 	old = s->cur;
 	s->cur = s->want;
 	s->want = NULL;
+	gen = s->want_gen;
 	pthread_mutex_unlock(&s->lock);
 	XSetSelectionOwner(s->odpy, s->a[A_CLIPBOARD], s->owin, ts);
 	ok = XGetSelectionOwner(s->odpy, s->a[A_CLIPBOARD]) == s->owin;
@@ -361,8 +378,7 @@ sel_take_ownership(struct x11_sel *s, Time ts)
 		s->cur = NULL;
 	}
 	s->done_ok = ok;
-	s->done_gen = s->want_gen;
-	s->ts_pending = 0;
+	s->done_gen = gen;
 	pthread_cond_broadcast(&s->cond);
 	pthread_mutex_unlock(&s->lock);
 }
@@ -433,7 +449,13 @@ sel_main(void *arg)
 			if (sel_now_ms() - x->last_ms > SEL_XFER_IDLE_MS)
 				sel_xfer_remove(s, x);
 		}
-		XFlush(s->odpy);
+		/* Events are only looked for in the socket from here on, but
+		 * the round trip in sel_xfer_remove (and any flush: libxcb
+		 * reads while it writes) may have moved some into Xlib's
+		 * queue, where poll does not see them: XPending flushes and
+		 * counts them. */
+		if (XPending(s->odpy) > 0)
+			continue;
 		if (poll(pfd, 2, s->xfers != NULL ? 1000 : -1) < 0 &&
 		    errno != EINTR)
 			break;
@@ -448,6 +470,7 @@ sel_main(void *arg)
 		 * timestamp ICCCM wants for SetSelectionOwner */
 		pthread_mutex_lock(&s->lock);
 		s->ts_pending = 1;
+		s->ts_sent_ms = sel_now_ms();
 		pthread_mutex_unlock(&s->lock);
 		XChangeProperty(s->odpy, s->owin, s->a[A_BUREAU_TS], XA_STRING,
 		    8, PropModeAppend, (unsigned char *)"", 0);
@@ -463,6 +486,7 @@ int
 x11_sel_open(const char *name, size_t max, struct x11_sel **out, char **cause)
 {
 	struct x11_sel *s;
+	pthread_condattr_t ca;
 
 	x11_trap_install();
 	if ((s = calloc(1, sizeof *s)) == NULL)
@@ -471,7 +495,12 @@ x11_sel_open(const char *name, size_t max, struct x11_sel **out, char **cause)
 	s->wake[0] = s->wake[1] = -1;
 	pthread_mutex_init(&s->lock, NULL);
 	pthread_mutex_init(&s->rlock, NULL);
-	pthread_cond_init(&s->cond, NULL);
+	/* x11_sel_set's wait on CLOCK_MONOTONIC: a clock step cannot cut
+	 * or lengthen it */
+	pthread_condattr_init(&ca);
+	pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
+	pthread_cond_init(&s->cond, &ca);
+	pthread_condattr_destroy(&ca);
 	if (name == NULL)
 		name = getenv("DISPLAY");
 	if (name == NULL || (s->odpy = XOpenDisplay(name)) == NULL ||
@@ -544,13 +573,14 @@ x11_sel_set(struct x11_sel *s, const char *text, size_t len, char **cause)
 	struct sel_buf *b;
 	struct timespec ts;
 	unsigned long gen;
-	int ok = 0, rv = 0;
+	char why[96];
+	int ok = 0, rv = 0, done;
 
 	if (len > s->max)
 		return (X11_SEL_TOOLARGE);
 	if ((b = sel_buf_new(text, len)) == NULL)
 		return (x11_fail(cause, "out of memory"));
-	clock_gettime(CLOCK_REALTIME, &ts);
+	clock_gettime(CLOCK_MONOTONIC, &ts);
 	ts.tv_sec += SEL_SET_WAIT_MS / 1000;
 	pthread_mutex_lock(&s->lock);
 	sel_buf_unref(s->want); /* a value set before and never taken */
@@ -562,14 +592,24 @@ x11_sel_set(struct x11_sel *s, const char *text, size_t len, char **cause)
 	pthread_mutex_lock(&s->lock);
 	while (s->done_gen < gen && rv == 0)
 		rv = pthread_cond_timedwait(&s->cond, &s->lock, &ts);
-	if (s->done_gen >= gen)
+	/* confirmed as the wait timed out: confirmed */
+	if ((done = s->done_gen >= gen))
 		ok = s->done_ok;
+	else if (s->ts_pending)
+		snprintf(why, sizeof why,
+		    "the server's timestamp event has not "
+		    "come for %.0f ms",
+		    sel_now_ms() - s->ts_sent_ms);
+	else
+		snprintf(why, sizeof why,
+		    "the owner thread has not got to it: "
+		    "busy with the X server or not scheduled");
 	pthread_mutex_unlock(&s->lock);
-	if (rv != 0)
+	if (!done)
 		return (x11_fail(cause,
 		    "the X server did not confirm the "
-		    "clipboard ownership within %d ms",
-		    SEL_SET_WAIT_MS));
+		    "clipboard ownership within %d ms (%s)",
+		    SEL_SET_WAIT_MS, why));
 	if (!ok)
 		return (x11_fail(cause,
 		    "another client kept the clipboard "

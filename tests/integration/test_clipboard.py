@@ -3,10 +3,12 @@
 xclip owns is what bureaud gets, for non-ASCII text and for values large
 enough to need the INCR protocol."""
 
+import json
 import os
 import random
 import signal
 import subprocess
+import threading
 import time
 
 import bt
@@ -195,6 +197,48 @@ def test_repeated_ownership_changes():
         finally:
             p.kill()
             p.wait(5)
+
+
+def test_concurrent_sets():
+    # Eight clients set at once, many times. Every set that succeeded left
+    # a value the clipboard serves (checked with xclip, not through the
+    # daemon): the owner thread once took a second ownership with no value
+    # when two wake-ups arrived for one value, and the clipboard went empty
+    # (xclip: no UTF8_STRING) while the daemon said it held the text.
+    errors = []
+
+    def client(n):
+        r = bt.Req(D.url, timeout_ms=60000)
+        for i in range(40):
+            msg = {"tool": "clipboard", "action": "set",
+                   "text": "client %d set %d" % (n, i), "token": D.token}
+            rep = json.loads(r.rpc(json.dumps(msg)))
+            if rep.get("ok") is not True:
+                errors.append(rep)
+            # what some client set, never nothing
+            rep = json.loads(r.rpc(json.dumps({
+                "tool": "clipboard", "action": "get", "token": D.token})))
+            if rep.get("ok") is not True or not \
+                    rep["text"].startswith("client "):
+                errors.append(rep)
+
+    for rnd in range(10):
+        threads = [threading.Thread(target=client, args=(n,))
+                   for n in range(8)]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+        assert not errors, errors[:3]
+        out = xclip_out()
+        assert out.returncode == 0 and \
+            out.stdout.startswith(b"client "), (rnd, out)
+        # and a set after them is what the clipboard holds
+        ok(cb("set", text="after round %d" % rnd))
+        out = xclip_out()
+        assert out.stdout == b"after round %d" % rnd, (rnd, out)
+        r = ok(cb("get"))
+        assert r["text"] == "after round %d" % rnd and r["ours"], r
 
 
 if __name__ == "__main__":

@@ -406,7 +406,11 @@ class Client:
     def op_clipboard(self):
         self.call({"tool": "clipboard", "action": "set",
                    "text": "soak %d ✓" % self.n})
-        self.call({"tool": "clipboard", "action": "get"})
+        # what one of the clients set (they race), never nothing: the
+        # owner thread once owned CLIPBOARD with no value after two
+        # concurrent sets
+        r = self.call({"tool": "clipboard", "action": "get"})
+        assert r["ours"] and r["text"].startswith("soak "), r
         return 2
 
     def op_system(self):
