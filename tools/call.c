@@ -10,6 +10,7 @@
 #include <time.h>
 
 #include "tools/tool.h"
+#include "x11/clock.h"
 
 int
 tool_failv(struct tool_call *call, int code, const char *fmt, va_list ap)
@@ -412,14 +413,11 @@ tool_b64_decode(const char *s, size_t slen, uint8_t **out, size_t *len)
 uint64_t
 tool_now_ns(void)
 {
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ((uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec);
+	return (x11_now_ns());
 }
 
 double
 tool_now_ms(void)
 {
-	return ((double)tool_now_ns() / 1e6);
+	return (x11_now_ms());
 }

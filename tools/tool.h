@@ -186,7 +186,7 @@ int tool_sleep(double seconds);
 int tool_cond_timedwait(pthread_cond_t *cv, pthread_mutex_t *m,
     const struct timespec *deadline);
 
-/* Monotonic clock in milliseconds and nanoseconds. */
+/* The monotonic clock (x11/clock.h) in milliseconds and nanoseconds. */
 double tool_now_ms(void);
 uint64_t tool_now_ns(void);
 

@@ -26,6 +26,7 @@
  * keycodes on Xvfb, 2 groups of 2) before anything lands in group 3.
  */
 #include "x11/kbd.h"
+#include "x11/clock.h"
 #include "x11/keyname.h"
 #include "x11/xerr.h"
 
@@ -129,22 +130,13 @@ struct kbd_shift {
 	int group;   /* effective XKB group now */
 };
 
-static int64_t
-kbd_now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
-}
-
 static void
 kbd_sleep_until(int64_t t)
 {
 	struct timespec ts;
 	int64_t d;
 
-	d = t - kbd_now_ns();
+	d = t - (int64_t)x11_now_ns();
 	if (d <= 0)
 		return;
 	ts.tv_sec = d / 1000000000;
@@ -388,7 +380,7 @@ kbd_place(struct x11_kbd *kbd, KeySym ks, int combo)
 	cased = lower != upper && (ks == lower || ks == upper);
 	whole = cased || combo;
 	g_max = combo ? 1 : kbd->groups;
-	now = kbd_now_ns();
+	now = (int64_t)x11_now_ns();
 	n = kbd->max_kc - kbd->min_kc + 1;
 	for (i = 0; i < n; i++) {
 		s = &kbd->slots[i];
@@ -571,13 +563,14 @@ kbd_sync_app(struct x11_kbd *kbd, Display *dpy)
 	ev.xclient.data.l[2] = (long)target;
 	XSendEvent(kbd->ping, target, False, NoEventMask, &ev);
 	XFlush(kbd->ping);
-	deadline = kbd_now_ns() + (int64_t)KBD_PING_TIMEOUT_MS * 1000000;
+	deadline = (int64_t)x11_now_ns() +
+	    (int64_t)KBD_PING_TIMEOUT_MS * 1000000;
 	pfd.fd = ConnectionNumber(kbd->ping);
 	pfd.events = POLLIN;
 	for (;;) {
 		if (XCheckIfEvent(kbd->ping, &ev, kbd_is_pong, (XPointer)kbd))
 			break;
-		left = deadline - kbd_now_ns();
+		left = deadline - (int64_t)x11_now_ns();
 		if (left <= 0) {
 			/* A busy or hung client: the fixed wait is all the
 			 * care left to take. */
@@ -613,7 +606,7 @@ kbd_send(struct x11_kbd *kbd, Display *dpy, char **cause)
 	}
 	if (count == 0)
 		return 0;
-	if (kbd->not_before > kbd_now_ns())
+	if (kbd->not_before > (int64_t)x11_now_ns())
 		kbd_sync_app(kbd, dpy);
 	kbd->not_before = 0;
 	for (i = 0; i < n; i = j) {
@@ -789,7 +782,7 @@ kbd_stamp(struct x11_kbd *kbd)
 	int64_t now;
 	int i, n, c;
 
-	now = kbd_now_ns();
+	now = (int64_t)x11_now_ns();
 	n = kbd->max_kc - kbd->min_kc + 1;
 	for (i = 0; i < n; i++) {
 		s = &kbd->slots[i];
@@ -810,7 +803,7 @@ kbd_stamp_held_up(struct x11_kbd *kbd, const KeySym *syms, int n)
 	int64_t now;
 	int i;
 
-	now = kbd_now_ns();
+	now = (int64_t)x11_now_ns();
 	for (i = 0; i < n; i++) {
 		if (kbd_find(kbd, syms[i], 1, &key) != 0)
 			continue;
@@ -942,7 +935,8 @@ x11_kbd_free(struct x11_kbd *kbd, Display *dpy)
 			}
 			if (any) {
 				kbd->not_before = last + KBD_REBIND_GRACE_NS;
-				if (last != 0 && kbd->not_before > kbd_now_ns())
+				if (last != 0 &&
+				    kbd->not_before > (int64_t)x11_now_ns())
 					kbd_sync_app(kbd, dpy);
 				for (i = 0; i < n; i++)
 					if (kbd->slots[i].bound)

@@ -17,6 +17,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "x11/clock.h"
 #include "x11/selection.h"
 #include "x11/xerr.h"
 
@@ -100,15 +101,6 @@ struct x11_sel {
 	Display *rdpy;
 	Window rwin;
 };
-
-static double
-sel_now_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ((double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6);
-}
 
 static struct sel_buf *
 sel_buf_new(const char *data, size_t len)
@@ -294,7 +286,7 @@ sel_serve(struct x11_sel *s, const XSelectionRequestEvent *rq)
 		x->property = prop;
 		x->type = type;
 		x->buf = buf;
-		x->last_ms = sel_now_ms();
+		x->last_ms = x11_now_ms();
 		buf = NULL;
 		x->next = s->xfers;
 		s->xfers = x;
@@ -334,7 +326,7 @@ sel_xfer_next(struct x11_sel *s, struct sel_xfer *x)
 		return;
 	}
 	x->off += n;
-	x->last_ms = sel_now_ms();
+	x->last_ms = x11_now_ms();
 	if (n == 0)
 		x->done = 1;
 	if (x->done)
@@ -446,7 +438,7 @@ sel_main(void *arg)
 		/* INCR readers that stopped reading are dropped */
 		for (struct sel_xfer *x = s->xfers, *nx; x != NULL; x = nx) {
 			nx = x->next;
-			if (sel_now_ms() - x->last_ms > SEL_XFER_IDLE_MS)
+			if (x11_now_ms() - x->last_ms > SEL_XFER_IDLE_MS)
 				sel_xfer_remove(s, x);
 		}
 		/* Events are only looked for in the socket from here on, but
@@ -470,7 +462,7 @@ sel_main(void *arg)
 		 * timestamp ICCCM wants for SetSelectionOwner */
 		pthread_mutex_lock(&s->lock);
 		s->ts_pending = 1;
-		s->ts_sent_ms = sel_now_ms();
+		s->ts_sent_ms = x11_now_ms();
 		pthread_mutex_unlock(&s->lock);
 		XChangeProperty(s->odpy, s->owin, s->a[A_BUREAU_TS], XA_STRING,
 		    8, PropModeAppend, (unsigned char *)"", 0);
@@ -486,7 +478,6 @@ int
 x11_sel_open(const char *name, size_t max, struct x11_sel **out, char **cause)
 {
 	struct x11_sel *s;
-	pthread_condattr_t ca;
 
 	x11_trap_install();
 	if ((s = calloc(1, sizeof *s)) == NULL)
@@ -495,12 +486,7 @@ x11_sel_open(const char *name, size_t max, struct x11_sel **out, char **cause)
 	s->wake[0] = s->wake[1] = -1;
 	pthread_mutex_init(&s->lock, NULL);
 	pthread_mutex_init(&s->rlock, NULL);
-	/* x11_sel_set's wait on CLOCK_MONOTONIC: a clock step cannot cut
-	 * or lengthen it */
-	pthread_condattr_init(&ca);
-	pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
-	pthread_cond_init(&s->cond, &ca);
-	pthread_condattr_destroy(&ca);
+	x11_mono_cond_init(&s->cond);
 	if (name == NULL)
 		name = getenv("DISPLAY");
 	if (name == NULL || (s->odpy = XOpenDisplay(name)) == NULL ||
@@ -580,8 +566,8 @@ x11_sel_set(struct x11_sel *s, const char *text, size_t len, char **cause)
 		return (X11_SEL_TOOLARGE);
 	if ((b = sel_buf_new(text, len)) == NULL)
 		return (x11_fail(cause, "out of memory"));
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	ts.tv_sec += SEL_SET_WAIT_MS / 1000;
+	ts = x11_mono_timespec(
+	    x11_now_ns() + (uint64_t)SEL_SET_WAIT_MS * 1000000u);
 	pthread_mutex_lock(&s->lock);
 	sel_buf_unref(s->want); /* a value set before and never taken */
 	s->want = b;
@@ -599,7 +585,7 @@ x11_sel_set(struct x11_sel *s, const char *text, size_t len, char **cause)
 		snprintf(why, sizeof why,
 		    "the server's timestamp event has not "
 		    "come for %.0f ms",
-		    sel_now_ms() - s->ts_sent_ms);
+		    x11_now_ms() - s->ts_sent_ms);
 	else
 		snprintf(why, sizeof why,
 		    "the owner thread has not got to it: "
@@ -646,7 +632,7 @@ sel_wait(Display *dpy, Window w, int type, Atom prop, Time ts, double deadline,
 				continue;
 			return (0);
 		}
-		if ((left = deadline - sel_now_ms()) <= 0)
+		if ((left = deadline - x11_now_ms()) <= 0)
 			return (X11_SEL_TIMEOUT);
 		if (poll(&pfd, 1, (int)left + 1) < 0 && errno != EINTR)
 			return (-1);
@@ -808,7 +794,7 @@ x11_sel_get(struct x11_sel *s, int timeout_ms, char **text, size_t *len,
 {
 	static const int targets[] = { A_UTF8_STRING, -1 };
 	struct x11_trap t;
-	double deadline = sel_now_ms() + timeout_ms;
+	double deadline = x11_now_ms() + timeout_ms;
 	Window w, own;
 	char *buf = NULL;
 	Atom type = None;
