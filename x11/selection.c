@@ -75,6 +75,7 @@ struct sel_xfer {
 
 struct x11_sel {
 	size_t max;
+	int (*stop)(void);
 	Atom a[A_COUNT];
 
 	/* owner thread: its connection, window and state */
@@ -475,7 +476,8 @@ sel_main(void *arg)
 /* --- open, close, set ---------------------------------------------------- */
 
 int
-x11_sel_open(const char *name, size_t max, struct x11_sel **out, char **cause)
+x11_sel_open(const char *name, size_t max, int (*stop)(void),
+    struct x11_sel **out, char **cause)
 {
 	struct x11_sel *s;
 
@@ -483,6 +485,7 @@ x11_sel_open(const char *name, size_t max, struct x11_sel **out, char **cause)
 	if ((s = calloc(1, sizeof *s)) == NULL)
 		return (x11_fail(cause, "out of memory"));
 	s->max = max;
+	s->stop = stop;
 	s->wake[0] = s->wake[1] = -1;
 	pthread_mutex_init(&s->lock, NULL);
 	pthread_mutex_init(&s->rlock, NULL);
@@ -610,9 +613,10 @@ x11_sel_set(struct x11_sel *s, const char *text, size_t len, char **cause)
  * SelectionNotify answering the request made at time ts (a late answer
  * to an earlier request has another time). 0, or X11_SEL_TIMEOUT. */
 static int
-sel_wait(Display *dpy, Window w, int type, Atom prop, Time ts, double deadline,
-    XEvent *ev)
+sel_wait(struct x11_sel *s, Window w, int type, Atom prop, Time ts,
+    double deadline, XEvent *ev)
 {
+	Display *dpy = s->rdpy;
 	struct pollfd pfd = { ConnectionNumber(dpy), POLLIN, 0 };
 
 	for (;;) {
@@ -634,6 +638,10 @@ sel_wait(Display *dpy, Window w, int type, Atom prop, Time ts, double deadline,
 		}
 		if ((left = deadline - x11_now_ms()) <= 0)
 			return (X11_SEL_TIMEOUT);
+		if (s->stop != NULL && s->stop())
+			return (X11_SEL_CANCELED);
+		if (s->stop != NULL && left > X11_SEL_STOP_MS)
+			left = X11_SEL_STOP_MS;
 		if (poll(&pfd, 1, (int)left + 1) < 0 && errno != EINTR)
 			return (-1);
 	}
@@ -750,15 +758,15 @@ sel_convert(struct x11_sel *s, Window w, Atom target, double deadline,
 	XChangeProperty(s->rdpy, w, s->a[A_BUREAU_TS], XA_STRING, 8,
 	    PropModeAppend, (unsigned char *)"", 0);
 	XFlush(s->rdpy);
-	if ((rv = sel_wait(s->rdpy, w, PropertyNotify, s->a[A_BUREAU_TS], 0,
-	         deadline, &ev)) != 0)
+	if ((rv = sel_wait(s, w, PropertyNotify, s->a[A_BUREAU_TS], 0, deadline,
+	         &ev)) != 0)
 		return (rv);
 	ts = ev.xproperty.time;
 	XDeleteProperty(s->rdpy, w, prop);
 	XConvertSelection(s->rdpy, s->a[A_CLIPBOARD], target, prop, w, ts);
 	XFlush(s->rdpy);
-	if ((rv = sel_wait(s->rdpy, w, SelectionNotify, None, ts, deadline,
-	         &ev)) != 0)
+	if ((rv = sel_wait(s, w, SelectionNotify, None, ts, deadline, &ev)) !=
+	    0)
 		return (rv);
 	if (ev.xselection.property == None)
 		return (1);
@@ -775,8 +783,8 @@ sel_convert(struct x11_sel *s, Window w, Atom target, double deadline,
 	for (;;) {
 		Atom t;
 
-		if ((rv = sel_wait(s->rdpy, w, PropertyNotify, prop, 0,
-		         deadline, &ev)) != 0)
+		if ((rv = sel_wait(s, w, PropertyNotify, prop, 0, deadline,
+		         &ev)) != 0)
 			return (rv);
 		if ((rv = sel_read_prop(s, w, prop, buf, len, &n, &t, &format,
 		         cause)) != 0)

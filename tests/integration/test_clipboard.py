@@ -165,6 +165,48 @@ def test_owner_that_does_not_answer():
         p.kill()
 
 
+def test_sigterm_during_get():
+    # A get waits up to its timeout (60 s here) for an owner that never
+    # answers; SIGTERM must not wait with it. It used to: the worker was
+    # still in the get when bureaud gave up on it after 5 s and exited
+    # without tearing the tools down ("a worker is still busy"). Now the
+    # get ends at once, the worker is joined and the tools are closed.
+    # (The control socket is closed first at shutdown, so the get's
+    # client sees its connection go, not a reply.)
+    d = bt.Daemon(X, ["--scale", "none", "--no-cursor"])
+    p = xclip_in(b"never sent")
+    try:
+        os.kill(p.pid, signal.SIGSTOP)
+        req = bt.Req(d.url, timeout_ms=90000)
+        t = threading.Thread(target=_quiet_rpc, args=(req, d))
+        t.start()
+        time.sleep(2)  # the get is waiting on the stopped owner by now
+        t0 = time.time()
+        d.proc.send_signal(signal.SIGTERM)
+        d.proc.wait(30)
+        took = time.time() - t0
+        t.join(30)
+        log = d.logtext()
+        assert d.proc.returncode == 0, log
+        assert "still busy" not in log, log
+        assert took < 4, took  # the old code: 5 s, its give-up bound
+        print("    SIGTERM during a get: exit after %.2fs" % took)
+    finally:
+        os.kill(p.pid, signal.SIGCONT)
+        p.kill()
+        p.wait(5)
+        if d.proc.poll() is None:
+            d.proc.kill()
+
+
+def _quiet_rpc(req, d):
+    try:
+        req.rpc(json.dumps({"tool": "clipboard", "action": "get",
+                            "timeout": 60, "token": d.token}))
+    except bt.NngError:
+        pass  # the daemon closed the connection: expected
+
+
 def test_errors():
     bt.expect_error(cb("set"), "invalid_argument", "text")
     bt.expect_error(cb("set", text=12), "bad_request", "text")
