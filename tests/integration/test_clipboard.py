@@ -188,8 +188,9 @@ def test_sigterm_during_get():
         t.join(30)
         log = d.logtext()
         assert d.proc.returncode == 0, log
+        # the old code's worker was still in the get when bureaud gave
+        # up on it (5 s): that, not a time, is what is checked
         assert "still busy" not in log, log
-        assert took < 4, took  # the old code: 5 s, its give-up bound
         print("    SIGTERM during a get: exit after %.2fs" % took)
     finally:
         os.kill(p.pid, signal.SIGCONT)
