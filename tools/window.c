@@ -516,63 +516,6 @@ win_wait_window(struct tool_call *call, pid_t pid, unsigned long mark,
 	}
 }
 
-/* The argv of a launch: "argv" (an array of strings) or "command" (a shell
- * line). Fills a malloc'd array of borrowed strings. */
-static int
-win_launch_argv(struct tool_call *call, char ***out)
-{
-	json_t *av = json_object_get(call->req, "argv");
-	const char *cmd;
-	size_t n, len;
-	char **argv;
-
-	if (av != NULL && json_is_null(av))
-		av = NULL;
-	if (tool_arg_strn(call, "command", 0, WIN_COMMAND_MAX, &cmd, &len) != 0)
-		return (call->code);
-	if ((av == NULL) == (cmd == NULL))
-		return (tool_fail(call, BD_EINVAL,
-		    "launch needs exactly one "
-		    "of 'command' (a shell line) and 'argv' (an array)"));
-	if (cmd != NULL) {
-		if (len == 0 || strlen(cmd) != len)
-			return (tool_fail(call, BD_EINVAL,
-			    "invalid command: "
-			    "field 'command' is empty or holds a NUL"));
-		if ((argv = calloc(4, sizeof *argv)) == NULL)
-			return (tool_fail(call, BD_EINTERNAL, "out of memory"));
-		argv[0] = "/bin/sh";
-		argv[1] = "-c";
-		argv[2] = (char *)cmd;
-		*out = argv;
-		return (0);
-	}
-	if (!json_is_array(av) || (n = json_array_size(av)) == 0 ||
-	    n > WIN_ARGV_MAX)
-		return (tool_fail(call, BD_EBADREQ,
-		    "field 'argv' must be an "
-		    "array of 1..%d strings",
-		    WIN_ARGV_MAX));
-	if ((argv = calloc(n + 1, sizeof *argv)) == NULL)
-		return (tool_fail(call, BD_EINTERNAL, "out of memory"));
-	for (size_t i = 0; i < n; i++) {
-		json_t *s = json_array_get(av, i);
-
-		if (!json_is_string(s) ||
-		    strlen(json_string_value(s)) != json_string_length(s) ||
-		    (i == 0 && json_string_length(s) == 0)) {
-			free(argv);
-			return (tool_fail(call, BD_EBADREQ,
-			    "field 'argv' "
-			    "entry %zu must be a string without NUL%s",
-			    i, i == 0 ? " and not empty" : ""));
-		}
-		argv[i] = (char *)json_string_value(s);
-	}
-	*out = argv;
-	return (0);
-}
-
 static int
 win_launch(struct tool_call *call)
 {
@@ -586,7 +529,7 @@ win_launch(struct tool_call *call)
 	int wait, rv, code, watching = 0;
 	pid_t pid = 0;
 
-	if (win_launch_argv(call, &argv) != 0 ||
+	if (tool_arg_argv(call, WIN_ARGV_MAX, WIN_COMMAND_MAX, &argv) != 0 ||
 	    tool_arg_bool(call, "wait", 0, &wait) != 0 ||
 	    tool_arg_num(call, "timeout", 0, 0.1, WIN_LAUNCH_TIMEOUT_MAX,
 	        WIN_LAUNCH_TIMEOUT, &timeout) != 0)
