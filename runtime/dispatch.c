@@ -172,16 +172,6 @@ bd_finish(json_t *reply, size_t *outlen)
 	return (text);
 }
 
-static double
-bd_ms_since(const struct timespec *t0)
-{
-	struct timespec t1;
-
-	clock_gettime(CLOCK_MONOTONIC, &t1);
-	return ((double)(t1.tv_sec - t0->tv_sec) * 1e3 +
-	    (double)(t1.tv_nsec - t0->tv_nsec) / 1e6);
-}
-
 /* The distinct keys that name an action of this tool, "action" first:
  * "action" is the generic field, so it always counts, even on the editor
  * (which names its action "command") — a request cannot name one action
@@ -299,14 +289,14 @@ bd_dispatch(const struct bd_config *cfg, const char *buf, size_t len, int load,
 	json_t *req = NULL, *reply = json_object(), *v;
 	json_error_t jerr;
 	struct bd_reqscan scan;
-	struct timespec t0;
+	double t0;
 	int code = 0;
 	char *msg = NULL;
 	/* Has the client shown the token (or is none required)? Only then
 	 * is its request part of the audit trail. */
 	int authed = cfg->token == NULL;
 
-	clock_gettime(CLOCK_MONOTONIC, &t0);
+	t0 = tool_now_ms();
 	if (reply == NULL)
 		return (bd_finish(NULL, outlen));
 	call.reply = reply;
@@ -451,7 +441,7 @@ reply:
 			    bd_err_name(code), msg != NULL ? msg : "?");
 	} else
 		json_object_set_new(reply, "ok", json_true());
-	double elapsed = bd_ms_since(&t0);
+	double elapsed = tool_now_ms() - t0;
 	json_object_set_new(reply, "elapsed_ms", json_real(elapsed));
 	/* Whoever lacks the token has no request served, so nothing of it
 	 * goes into the audit trail: its readers trust what they see there,

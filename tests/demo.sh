@@ -18,12 +18,11 @@ cleanup() {
 }
 trap cleanup EXIT INT TERM
 
-n=100
-while [ -e /tmp/.X$n-lock ] || [ -e /tmp/.X11-unix/X$n ]; do n=$((n + 1)); done
-export DISPLAY=:$n LC_ALL=C.UTF-8
-Xvfb "$DISPLAY" -screen 0 1280x800x24 -nolisten tcp >"$work/xvfb.log" 2>&1 &
-pids+=($!)
-for _ in $(seq 100); do xdpyinfo >/dev/null 2>&1 && break; sleep 0.1; done
+. "$(dirname "$0")/lib/xvfb.sh"
+bt_xvfb --log "$work/xvfb.log" -screen 0 1280x800x24 -nolisten tcp ||
+	{ echo "demo: Xvfb did not start" >&2; exit 1; }
+pids+=("$BT_XVFB_PID")
+export DISPLAY=$BT_XVFB_DISPLAY LC_ALL=C.UTF-8
 openbox >/dev/null 2>&1 &
 pids+=($!)
 sleep 0.5

@@ -67,12 +67,10 @@ xpid=
 trap '[ -z "$xpid" ] || kill $xpid 2>/dev/null' EXIT
 trap 'exit 130' INT TERM
 if [ $mode != scripts ] && command -v Xvfb >/dev/null; then
-	n=200
-	while [ -e /tmp/.X$n-lock ] || [ -e /tmp/.X11-unix/X$n ]; do n=$((n + 1)); done
-	Xvfb ":$n" -screen 0 1280x800x24 -nolisten tcp >/dev/null 2>&1 &
-	xpid=$!
-	for _ in $(seq 50); do [ -e /tmp/.X11-unix/X$n ] && break; sleep 0.1; done
-	xdisp=:$n
+	. "$(dirname "$0")/lib/xvfb.sh"
+	bt_xvfb -screen 0 1280x800x24 -nolisten tcp
+	xpid=$BT_XVFB_PID
+	xdisp=$BT_XVFB_DISPLAY
 fi
 
 if [ $mode != scripts ]; then

@@ -10,6 +10,7 @@
 #include <time.h>
 
 #include "tools/tool.h"
+#include "x11/clock.h"
 
 int
 tool_failv(struct tool_call *call, int code, const char *fmt, va_list ap)
@@ -107,6 +108,71 @@ tool_arg_str(struct tool_call *call, const char *field, int required,
 	if (!json_is_string(v))
 		return (tool_wrong_type(call, field, "a string", v));
 	*out = json_string_value(v);
+	return (0);
+}
+
+int
+tool_arg_argv(struct tool_call *call, size_t max_args, size_t max_command,
+    char ***out)
+{
+	json_t *jargv = tool_field(call, "argv");
+	const char *command;
+	char **argv;
+	size_t clen, n;
+
+	*out = NULL;
+	if (tool_arg_strn(call, "command", 0, max_command, &command, &clen) !=
+	    0)
+		return (call->code);
+	if (command != NULL && jargv != NULL)
+		return (tool_fail(call, BD_EINVAL,
+		    "give either 'command' or 'argv', not both"));
+	if (command == NULL && jargv == NULL)
+		return (tool_fail(call, BD_EINVAL,
+		    "missing field 'command' or 'argv' (required by '%s')",
+		    call->action != NULL ? call->action : "this action"));
+	if (command != NULL) {
+		if (clen == 0 || strlen(command) != clen)
+			return (tool_fail(call, BD_EINVAL,
+			    "invalid command: %s",
+			    clen == 0 ? "empty" : "it contains a NUL byte"));
+		if ((argv = calloc(4, sizeof *argv)) == NULL)
+			return (tool_fail(call, BD_EINTERNAL, "out of memory"));
+		argv[0] = "/bin/sh";
+		argv[1] = "-c";
+		argv[2] = (char *)command;
+		*out = argv;
+		return (0);
+	}
+	if (!json_is_array(jargv) || (n = json_array_size(jargv)) == 0)
+		return (tool_fail(call, BD_EBADREQ,
+		    "field 'argv' must be a non-empty array of strings"));
+	if (n > max_args)
+		return (tool_fail(call, BD_ETOOLARGE,
+		    "field 'argv' has %zu elements, more than the limit of %zu",
+		    n, max_args));
+	if ((argv = calloc(n + 1, sizeof *argv)) == NULL)
+		return (tool_fail(call, BD_EINTERNAL, "out of memory"));
+	for (size_t i = 0; i < n; i++) {
+		json_t *a = json_array_get(jargv, i);
+
+		if (!json_is_string(a)) {
+			free(argv);
+			return (tool_fail(call, BD_EBADREQ,
+			    "field 'argv[%zu]' must be a string", i));
+		}
+		if (strlen(json_string_value(a)) != json_string_length(a) ||
+		    (i == 0 && json_string_length(a) == 0)) {
+			free(argv);
+			return (tool_fail(call, BD_EINVAL,
+			    "invalid 'argv[%zu]': %s", i,
+			    i == 0 && json_string_length(a) == 0 ?
+			        "empty" :
+			        "it contains a NUL byte"));
+		}
+		argv[i] = (char *)json_string_value(a);
+	}
+	*out = argv;
 	return (0);
 }
 
@@ -412,14 +478,11 @@ tool_b64_decode(const char *s, size_t slen, uint8_t **out, size_t *len)
 uint64_t
 tool_now_ns(void)
 {
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ((uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec);
+	return (x11_now_ns());
 }
 
 double
 tool_now_ms(void)
 {
-	return ((double)tool_now_ns() / 1e6);
+	return (x11_now_ms());
 }

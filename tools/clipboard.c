@@ -38,6 +38,11 @@ cb_get(struct tool_call *call)
 		    "(window 0x%lx) did not answer within %.1f s (field "
 		    "'timeout')",
 		    owner, timeout));
+	if (rv == X11_SEL_CANCELED)
+		return (tool_fail(call, BD_EBUSY,
+		    "the clipboard owner (window 0x%lx) had not answered "
+		    "when bureaud began shutting down",
+		    owner));
 	if (rv == X11_SEL_TOOLARGE)
 		return (tool_fail(call, BD_ETOOLARGE,
 		    "the clipboard holds "
@@ -98,7 +103,9 @@ cb_prepare(struct tool_call *call)
 static int
 cb_init(const struct tool_config *cfg, char **cause)
 {
-	if (x11_sel_open(cfg->display, CB_MAX, &cb.sel, cause) != 0) {
+	/* a get waiting on a silent owner ends at shutdown */
+	if (x11_sel_open(cfg->display, CB_MAX, tool_stopping, &cb.sel, cause) !=
+	    0) {
 		cb.cause = *cause != NULL ? strdup(*cause) : NULL;
 		return (-1);
 	}

@@ -377,87 +377,36 @@ proc_start(struct tool_call *call)
 {
 	const char *command, *cwd, **names = NULL, **values = NULL;
 	char **argv = NULL, **envp = NULL, *cause = NULL, *shown = NULL;
-	json_t *jargv, *jenv;
-	size_t clen, n = 0, nargv = 0;
+	json_t *jenv;
+	size_t n = 0, nargv = 0;
 	struct spawn_child c;
 	struct proc *p = NULL;
 	int running = 0, rv = 0;
 	struct stat st;
 	struct timespec now;
 
-	if (tool_arg_strn(call, "command", 0, PROC_COMMAND_MAX, &command,
-	        &clen) != 0 ||
-	    tool_arg_str(call, "cwd", 0, NULL, &cwd) != 0)
+	if (tool_arg_argv(call, PROC_ARGV_MAX, PROC_COMMAND_MAX, &argv) != 0)
 		return (call->code);
-	jargv = json_object_get(call->req, "argv");
-	if (json_is_null(jargv))
-		jargv = NULL;
+	/* a shell line runs as /bin/sh -c LINE */
+	command = tool_arg_has(call, "command") ? argv[2] : NULL;
+	while (argv[nargv] != NULL)
+		nargv++;
+	if (tool_arg_str(call, "cwd", 0, NULL, &cwd) != 0) {
+		rv = call->code;
+		goto out;
+	}
 	jenv = json_object_get(call->req, "env");
 	if (json_is_null(jenv))
 		jenv = NULL;
-	if (command != NULL && jargv != NULL)
-		return (tool_fail(call, BD_EINVAL,
-		    "give either 'command' or "
-		    "'argv', not both"));
-	if (command == NULL && jargv == NULL)
-		return (tool_fail(call, BD_EINVAL,
-		    "missing field 'command' "
-		    "or 'argv' (required by 'start')"));
-	if (command != NULL && (clen == 0 || strlen(command) != clen))
-		return (tool_fail(call, BD_EINVAL, "invalid command: %s",
-		    clen == 0 ? "empty" : "it contains a NUL byte"));
-	if (cwd != NULL && stat(cwd, &st) != 0)
-		return (tool_fail(call, BD_EINVAL, "invalid cwd '%s': %s", cwd,
-		    strerror(errno)));
-	if (cwd != NULL && !S_ISDIR(st.st_mode))
-		return (tool_fail(call, BD_EINVAL,
-		    "invalid cwd '%s': not a "
-		    "directory",
-		    cwd));
-
-	if (jargv != NULL) {
-		if (!json_is_array(jargv) || json_array_size(jargv) == 0)
-			return (tool_fail(call, BD_EBADREQ,
-			    "field 'argv' must "
-			    "be a non-empty array of strings"));
-		nargv = json_array_size(jargv);
-		if (nargv > PROC_ARGV_MAX)
-			return (tool_fail(call, BD_ETOOLARGE,
-			    "field 'argv' has "
-			    "%zu elements, more than the limit of %d",
-			    nargv, PROC_ARGV_MAX));
-		if ((argv = calloc(nargv + 1, sizeof *argv)) == NULL)
-			goto oom;
-		for (size_t i = 0; i < nargv; i++) {
-			json_t *a = json_array_get(jargv, i);
-
-			if (!json_is_string(a)) {
-				rv = tool_fail(call, BD_EBADREQ,
-				    "field "
-				    "'argv[%zu]' must be a string",
-				    i);
-				goto out;
-			}
-			if (strlen(json_string_value(a)) !=
-			        json_string_length(a) ||
-			    (i == 0 && json_string_length(a) == 0)) {
-				rv = tool_fail(call, BD_EINVAL,
-				    "invalid "
-				    "'argv[%zu]': %s",
-				    i,
-				    i == 0 && json_string_length(a) == 0 ?
-				        "empty" :
-				        "it contains a NUL byte");
-				goto out;
-			}
-			argv[i] = (char *)json_string_value(a);
-		}
-	} else {
-		if ((argv = calloc(4, sizeof *argv)) == NULL)
-			goto oom;
-		argv[0] = "/bin/sh";
-		argv[1] = "-c";
-		argv[2] = (char *)command;
+	if (cwd != NULL && stat(cwd, &st) != 0) {
+		rv = tool_fail(call, BD_EINVAL, "invalid cwd '%s': %s", cwd,
+		    strerror(errno));
+		goto out;
+	}
+	if (cwd != NULL && !S_ISDIR(st.st_mode)) {
+		rv = tool_fail(call, BD_EINVAL,
+		    "invalid cwd '%s': not a directory", cwd);
+		goto out;
 	}
 
 	if (jenv != NULL &&

@@ -11,6 +11,7 @@
 #include <time.h>
 
 #include "tools/tool.h"
+#include "x11/clock.h"
 
 static struct {
 	pthread_once_t once;
@@ -23,12 +24,7 @@ static struct {
 static void
 tool_shutdown_setup(void)
 {
-	pthread_condattr_t a;
-
-	pthread_condattr_init(&a);
-	pthread_condattr_setclock(&a, CLOCK_MONOTONIC);
-	pthread_cond_init(&ts.cv, &a);
-	pthread_condattr_destroy(&a);
+	x11_mono_cond_init(&ts.cv);
 }
 
 void
@@ -51,16 +47,12 @@ int
 tool_sleep(double seconds)
 {
 	struct timespec end;
-	uint64_t ns;
 	int stopped;
 
 	pthread_once(&ts.once, tool_shutdown_setup);
-	if (seconds < 0)
+	if (!(seconds > 0))
 		seconds = 0;
-	clock_gettime(CLOCK_MONOTONIC, &end);
-	ns = (uint64_t)end.tv_nsec + (uint64_t)(seconds * 1e9);
-	end.tv_sec += (time_t)(ns / 1000000000u);
-	end.tv_nsec = (long)(ns % 1000000000u);
+	end = x11_mono_timespec(x11_now_ns() + (uint64_t)(seconds * 1e9));
 	pthread_mutex_lock(&ts.lock);
 	while (!atomic_load(&ts.stopping) &&
 	    pthread_cond_timedwait(&ts.cv, &ts.lock, &end) == 0)

@@ -1,10 +1,12 @@
 /*
- * tools/spawn.c: children for the bash and process tools.
+ * tools/spawn.c: children for the bash, process and window tools.
  *
  * posix_spawn (glibc: clone(CLONE_VM|CLONE_VFORK)) rather than fork: it is
  * safe in a threaded daemon, cheap whatever the daemon's size, and reports
  * exec and chdir failures to the caller instead of leaving a child that
- * died for a reason nobody sees.
+ * died for a reason nobody sees. A detached child needs the double fork
+ * posix_spawn cannot do: there, only async-signal-safe calls run between
+ * fork and exec, and a pipe reports the failures all the same.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -257,6 +259,136 @@ spawn_nonblock(int fd)
 	return (fl < 0 ? -1 : fcntl(fd, F_SETFL, fl | O_NONBLOCK));
 }
 
+/* What a detached child's forks report through the pipe. */
+struct spawn_msg {
+	int kind; /* 1: the program's pid; 2: exec failed, 3: chdir failed,
+	           * 4: something else failed; val = errno */
+	int val;
+};
+
+static void
+spawn_child_fail(int fd, int kind, int val)
+{
+	struct spawn_msg m = { kind, val };
+
+	if (write(fd, &m, sizeof m) < 0) {
+		/* the daemon then sees EOF without a pid */
+	}
+	_exit(127);
+}
+
+/* The child of the first fork: a new session, the second fork, and in
+ * the grandchild the program, with default signals and no descriptor of
+ * the daemon's but the report pipe (close-on-exec, as fd 3). Only
+ * async-signal-safe calls. */
+static void
+spawn_detached_child(const struct spawn_opts *o, int fd)
+{
+	struct spawn_msg m;
+	struct sigaction sa;
+	sigset_t none;
+	pid_t b;
+	int null;
+
+	if (setsid() < 0)
+		spawn_child_fail(fd, 4, errno);
+	if ((b = fork()) < 0)
+		spawn_child_fail(fd, 4, errno);
+	if (b > 0) {
+		m.kind = 1;
+		m.val = (int)b;
+		_exit(write(fd, &m, sizeof m) < 0 ? 1 : 0);
+	}
+	memset(&sa, 0, sizeof sa);
+	sa.sa_handler = SIG_DFL;
+	for (int sig = 1; sig < NSIG; sig++)
+		sigaction(sig, &sa, NULL);
+	sigemptyset(&none);
+	sigprocmask(SIG_SETMASK, &none, NULL);
+	if ((null = open("/dev/null", O_RDWR)) < 0)
+		spawn_child_fail(fd, 4, errno);
+	dup2(null, 0);
+	dup2(null, 1);
+	dup2(null, 2);
+	if (fd != 3 && dup2(fd, 3) < 0)
+		spawn_child_fail(fd, 4, errno);
+	fcntl(3, F_SETFD, FD_CLOEXEC);
+	if (close_range(4, ~0U, 0) != 0)
+		for (int i = 4; i < 65536; i++)
+			close(i);
+	if (o->cwd != NULL && chdir(o->cwd) != 0)
+		spawn_child_fail(3, 3, errno);
+	execvpe(o->argv[0], o->argv, o->envp != NULL ? o->envp : environ);
+	spawn_child_fail(3, 2, errno);
+}
+
+static int
+spawn_detached(const struct spawn_opts *o, struct spawn_child *child,
+    char **cause)
+{
+	struct spawn_msg m;
+	int p[2], status, kind = 0, err = 0, rv;
+	pid_t a;
+	ssize_t r;
+
+	if (pipe2(p, O_CLOEXEC) != 0)
+		goto fail_errno;
+	if ((a = fork()) < 0) {
+		err = errno;
+		close(p[0]);
+		close(p[1]);
+		errno = err;
+		goto fail_errno;
+	}
+	if (a == 0) {
+		close(p[0]);
+		spawn_detached_child(o, p[1]);
+	}
+	close(p[1]);
+	/* the first child is gone at once; by pid, never waitpid(-1) */
+	while (waitpid(a, &status, 0) < 0 && errno == EINTR)
+		;
+	while ((r = read(p[0], &m, sizeof m)) != 0) {
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r != (ssize_t)sizeof m)
+			break;
+		if (m.kind == 1)
+			child->pid = (pid_t)m.val;
+		else {
+			kind = m.kind;
+			err = m.val;
+		}
+	}
+	close(p[0]);
+	if (kind == 2) {
+		rv = asprintf(cause, "cannot run '%s': %s", o->argv[0],
+		    strerror(err));
+		if (rv < 0)
+			*cause = NULL;
+		child->pid = -1;
+		return (BD_ENOTFOUND);
+	}
+	if (kind == 3)
+		rv = asprintf(cause, "cannot change to directory '%s': %s",
+		    o->cwd, strerror(err));
+	else if (kind != 0 || child->pid <= 0)
+		rv = asprintf(cause, "cannot start '%s': %s", o->argv[0],
+		    kind != 0 ? strerror(err) : "no word from the child");
+	else
+		return (0);
+	if (rv < 0)
+		*cause = NULL;
+	child->pid = -1;
+	return (BD_EIO);
+
+fail_errno:
+	if (asprintf(cause, "cannot start '%s': %s", o->argv[0],
+	        strerror(errno)) < 0)
+		*cause = NULL;
+	return (BD_EIO);
+}
+
 int
 spawn_start(const struct spawn_opts *o, struct spawn_child *child, char **cause)
 {
@@ -269,6 +401,8 @@ spawn_start(const struct spawn_opts *o, struct spawn_child *child, char **cause)
 	pid_t pid;
 
 	*child = (struct spawn_child){ -1, -1, -1, -1, -1 };
+	if (o->detach)
+		return (spawn_detached(o, child, cause));
 	if (!sp.started) {
 		*cause = strdup("the process reaper is not running");
 		return (BD_EINTERNAL);

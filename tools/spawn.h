@@ -7,6 +7,11 @@
  * SIGPIPE; a child must not inherit that), and with no descriptor of the
  * daemon's but the pipes asked for.
  *
+ * A detached child (spawn_opts.detach) is a program the daemon starts and
+ * lets go: a double fork, so it is not the daemon's child (nothing to
+ * reap, no SIGCHLD, it outlives the daemon), stdin, stdout and stderr on
+ * /dev/null, nobody told of its exit.
+ *
  * One reaper thread waits for every child started here by pid (pidfds),
  * never with waitpid(-1), so it cannot steal a child some other code
  * started and waits for itself. A tool that wants a child's exit status
@@ -30,6 +35,8 @@ struct spawn_opts {
 	spawn_exit_fn on_exit; /* may be NULL: the child is only reaped */
 	void *arg;
 	int want_pidfd; /* 1: a pidfd of the child in child->pidfd */
+	int detach;     /* 1: detached (above): only argv, cwd and envp
+	                 * count, and only child->pid is set */
 };
 
 struct spawn_child {

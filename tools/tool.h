@@ -129,6 +129,12 @@ int tool_arg_int(struct tool_call *call, const char *field, int required,
 int tool_arg_num(struct tool_call *call, const char *field, int required,
     double min, double max, double def, double *out);
 int tool_arg_bool(struct tool_call *call, const char *field, int def, int *out);
+/* What to run, from exactly one of "command" (a shell line, at most
+ * max_command bytes: /bin/sh -c) and "argv" (1..max_args strings, no NUL,
+ * the first not empty). *out is a malloc'd NULL-terminated array whose
+ * strings are borrowed from the request: free the array only. */
+int tool_arg_argv(struct tool_call *call, size_t max_args, size_t max_command,
+    char ***out);
 /* An array of exactly two integers ("coordinate": [x, y]). */
 int tool_arg_pair(struct tool_call *call, const char *field, int required,
     int *a, int *b, int *present);
@@ -186,7 +192,7 @@ int tool_sleep(double seconds);
 int tool_cond_timedwait(pthread_cond_t *cv, pthread_mutex_t *m,
     const struct timespec *deadline);
 
-/* Monotonic clock in milliseconds and nanoseconds. */
+/* The monotonic clock (x11/clock.h) in milliseconds and nanoseconds. */
 double tool_now_ms(void);
 uint64_t tool_now_ns(void);
 

@@ -9,16 +9,14 @@
  * they are; `screen` gives the same rectangle in screen pixels.
  */
 #include <errno.h>
-#include <fcntl.h>
-#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
 #include "tools/computer.h"
+#include "tools/spawn.h"
 #include "tools/tool.h"
 #include "x11/windows.h"
 
@@ -32,8 +30,6 @@
 #define WIN_CLOSE_TIMEOUT_MAX  60.0
 #define WIN_APPLY_MS           1000 /* wait for a WM to apply a request */
 #define WIN_POLL_MS            20
-
-extern char **environ;
 
 static struct {
 	struct x11_wm *wm;
@@ -420,138 +416,6 @@ win_resize(struct tool_call *call)
 
 /* --- launch -------------------------------------------------------------- */
 
-/* What the launcher's children tell the daemon through the pipe. */
-struct win_msg {
-	int kind; /* 1: the program's pid; 2: exec failed, val = errno */
-	int val;
-};
-
-static void
-win_child_fail(int fd, int kind, int val)
-{
-	struct win_msg m = { kind, val };
-
-	if (write(fd, &m, sizeof m) < 0) {
-		/* the daemon then sees EOF without a pid */
-	}
-	_exit(127);
-}
-
-/*
- * Start argv detached: a double fork, so the program is not the daemon's
- * child (nothing to reap, no SIGCHLD, and it outlives the daemon), in its
- * own session, stdin/stdout/stderr on /dev/null, no inherited descriptors,
- * default signal mask and dispositions. Only async-signal-safe calls run
- * between fork and exec. Fills *pid with the program's pid.
- */
-static int
-win_spawn(struct tool_call *call, char *const argv[], char *const envp[],
-    pid_t *pid)
-{
-	struct win_msg m;
-	int p[2], status, got = 0, err = 0;
-	pid_t a;
-	ssize_t r;
-
-	if (pipe2(p, O_CLOEXEC) != 0)
-		return (tool_fail(call, BD_EIO, "pipe: %s", strerror(errno)));
-	if ((a = fork()) < 0) {
-		err = errno;
-		close(p[0]);
-		close(p[1]);
-		return (tool_fail(call, BD_EIO, "fork: %s", strerror(err)));
-	}
-	if (a == 0) {
-		struct sigaction sa;
-		sigset_t none;
-		pid_t b;
-		int fd;
-
-		close(p[0]);
-		if (setsid() < 0)
-			win_child_fail(p[1], 2, errno);
-		if ((b = fork()) < 0)
-			win_child_fail(p[1], 2, errno);
-		if (b > 0) {
-			m.kind = 1;
-			m.val = (int)b;
-			if (write(p[1], &m, sizeof m) < 0)
-				_exit(1);
-			_exit(0);
-		}
-		memset(&sa, 0, sizeof sa);
-		sa.sa_handler = SIG_DFL;
-		for (int sig = 1; sig < NSIG; sig++)
-			sigaction(sig, &sa, NULL);
-		sigemptyset(&none);
-		sigprocmask(SIG_SETMASK, &none, NULL);
-		if ((fd = open("/dev/null", O_RDWR)) < 0)
-			win_child_fail(p[1], 2, errno);
-		dup2(fd, 0);
-		dup2(fd, 1);
-		dup2(fd, 2);
-		/* keep only the report pipe, as fd 3, closed by exec */
-		if (p[1] != 3 && dup2(p[1], 3) < 0)
-			win_child_fail(p[1], 2, errno);
-		fcntl(3, F_SETFD, FD_CLOEXEC);
-		if (close_range(4, ~0U, 0) != 0)
-			for (int i = 4; i < 65536; i++)
-				close(i);
-		execvpe(argv[0], argv, envp);
-		win_child_fail(3, 2, errno);
-	}
-	close(p[1]);
-	while (waitpid(a, &status, 0) < 0 && errno == EINTR)
-		;
-	*pid = 0;
-	while ((r = read(p[0], &m, sizeof m)) != 0) {
-		if (r < 0 && errno == EINTR)
-			continue;
-		if (r != (ssize_t)sizeof m)
-			break;
-		if (m.kind == 1)
-			*pid = (pid_t)m.val;
-		else if (m.kind == 2)
-			err = m.val;
-		got = 1;
-	}
-	close(p[0]);
-	if (err != 0)
-		return (tool_fail(call, err == ENOENT ? BD_ENOTFOUND : BD_EIO,
-		    "cannot run '%s': %s", argv[0], strerror(err)));
-	if (!got || *pid <= 0)
-		return (tool_fail(call, BD_EIO, "cannot start '%s'", argv[0]));
-	return (0);
-}
-
-/* The environment for a launched program: the daemon's, with DISPLAY
- * naming the daemon's display. The strings are borrowed but for
- * DISPLAY (*display, the caller frees it and the array). */
-static char **
-win_envp(char **display)
-{
-	size_t n = 0, k = 0;
-	char **env;
-
-	while (environ[n] != NULL)
-		n++;
-	if ((env = calloc(n + 2, sizeof *env)) == NULL)
-		return (NULL);
-	for (size_t i = 0; i < n; i++)
-		if (strncmp(environ[i], "DISPLAY=", 8) != 0)
-			env[k++] = environ[i];
-	*display = NULL;
-	if (win.display != NULL) {
-		if (asprintf(display, "DISPLAY=%s", win.display) < 0) {
-			free(env);
-			return (NULL);
-		}
-		env[k++] = *display;
-	}
-	env[k] = NULL;
-	return (env);
-}
-
 /* Is `pid` the process `anc` or one of its descendants (/proc)? */
 static int
 win_descends(long pid, long anc)
@@ -652,78 +516,26 @@ win_wait_window(struct tool_call *call, pid_t pid, unsigned long mark,
 	}
 }
 
-/* The argv of a launch: "argv" (an array of strings) or "command" (a shell
- * line). Fills a malloc'd array of borrowed strings. */
-static int
-win_launch_argv(struct tool_call *call, char ***out)
-{
-	json_t *av = json_object_get(call->req, "argv");
-	const char *cmd;
-	size_t n, len;
-	char **argv;
-
-	if (av != NULL && json_is_null(av))
-		av = NULL;
-	if (tool_arg_strn(call, "command", 0, WIN_COMMAND_MAX, &cmd, &len) != 0)
-		return (call->code);
-	if ((av == NULL) == (cmd == NULL))
-		return (tool_fail(call, BD_EINVAL,
-		    "launch needs exactly one "
-		    "of 'command' (a shell line) and 'argv' (an array)"));
-	if (cmd != NULL) {
-		if (len == 0 || strlen(cmd) != len)
-			return (tool_fail(call, BD_EINVAL,
-			    "invalid command: "
-			    "field 'command' is empty or holds a NUL"));
-		if ((argv = calloc(4, sizeof *argv)) == NULL)
-			return (tool_fail(call, BD_EINTERNAL, "out of memory"));
-		argv[0] = "/bin/sh";
-		argv[1] = "-c";
-		argv[2] = (char *)cmd;
-		*out = argv;
-		return (0);
-	}
-	if (!json_is_array(av) || (n = json_array_size(av)) == 0 ||
-	    n > WIN_ARGV_MAX)
-		return (tool_fail(call, BD_EBADREQ,
-		    "field 'argv' must be an "
-		    "array of 1..%d strings",
-		    WIN_ARGV_MAX));
-	if ((argv = calloc(n + 1, sizeof *argv)) == NULL)
-		return (tool_fail(call, BD_EINTERNAL, "out of memory"));
-	for (size_t i = 0; i < n; i++) {
-		json_t *s = json_array_get(av, i);
-
-		if (!json_is_string(s) ||
-		    strlen(json_string_value(s)) != json_string_length(s) ||
-		    (i == 0 && json_string_length(s) == 0)) {
-			free(argv);
-			return (tool_fail(call, BD_EBADREQ,
-			    "field 'argv' "
-			    "entry %zu must be a string without NUL%s",
-			    i, i == 0 ? " and not empty" : ""));
-		}
-		argv[i] = (char *)json_string_value(s);
-	}
-	*out = argv;
-	return (0);
-}
-
 static int
 win_launch(struct tool_call *call)
 {
-	char **argv = NULL, **envp = NULL, *dispvar = NULL, *cause = NULL;
+	static const char *const names[] = { "DISPLAY" };
+	const char *values[] = { win.display };
+	struct spawn_opts so = { 0 };
+	struct spawn_child child;
+	char **argv = NULL, **envp = NULL, *cause = NULL;
 	unsigned long mark = 0;
 	double timeout;
-	int wait, rv, watching = 0;
+	int wait, rv, code, watching = 0;
 	pid_t pid = 0;
 
-	if (win_launch_argv(call, &argv) != 0 ||
+	if (tool_arg_argv(call, WIN_ARGV_MAX, WIN_COMMAND_MAX, &argv) != 0 ||
 	    tool_arg_bool(call, "wait", 0, &wait) != 0 ||
 	    tool_arg_num(call, "timeout", 0, 0.1, WIN_LAUNCH_TIMEOUT_MAX,
 	        WIN_LAUNCH_TIMEOUT, &timeout) != 0)
 		goto done;
-	if ((envp = win_envp(&dispvar)) == NULL) {
+	/* the daemon's environment, DISPLAY naming the daemon's display */
+	if ((envp = spawn_env(names, values, 1)) == NULL) {
 		tool_fail(call, BD_EINTERNAL, "out of memory");
 		goto done;
 	}
@@ -731,13 +543,21 @@ win_launch(struct tool_call *call)
 	 * created unseen */
 	if (wait) {
 		if (x11_wm_watch(win.wm, &mark, &cause) != 0) {
-			win_xfail(call, -1, 0, cause);
+			win_xfail(call, -1, 0, cause); /* frees cause */
+			cause = NULL;
 			goto done;
 		}
 		watching = 1;
 	}
-	if (win_spawn(call, argv, envp, &pid) != 0)
+	so.argv = argv;
+	so.envp = envp;
+	so.detach = 1;
+	if ((code = spawn_start(&so, &child, &cause)) != 0) {
+		tool_fail(call, code, "%s",
+		    cause != NULL ? cause : "cannot start the program");
 		goto done;
+	}
+	pid = child.pid;
 	tool_set_int(call, "pid", (long long)pid);
 	if (!wait)
 		tool_set_output(call, "started pid %ld", (long)pid);
@@ -748,8 +568,8 @@ done:
 	if (watching)
 		x11_wm_unwatch(win.wm);
 	free(argv);
-	free(envp);
-	free(dispvar);
+	spawn_env_free(envp);
+	free(cause);
 	return (rv);
 }
 

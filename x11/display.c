@@ -19,6 +19,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "x11/clock.h"
 #include "x11/x11.h"
 #include "x11/xerr.h"
 
@@ -49,15 +50,6 @@ struct x11 {
 	uint64_t dseq;
 	uint64_t dlast_ns;
 };
-
-static uint64_t
-x11_now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ((uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec);
-}
 
 static void
 x11_shm_destroy(struct x11 *x)
@@ -133,7 +125,7 @@ x11_open(const char *name, struct x11 **out, char **cause)
 	x->wake[0] = x->wake[1] = -1;
 	pthread_mutex_init(&x->lock, NULL);
 	pthread_mutex_init(&x->dlock, NULL);
-	pthread_cond_init(&x->dcond, NULL);
+	x11_mono_cond_init(&x->dcond); /* deadlines from x11_now_ns */
 	if (name == NULL)
 		name = getenv("DISPLAY");
 	if (name == NULL || *name == '\0') {
@@ -450,20 +442,6 @@ x11_damage_main(void *arg)
 	return (NULL);
 }
 
-static void
-x11_deadline(struct timespec *ts, uint64_t mono_ns)
-{
-	/* dcond runs on CLOCK_REALTIME; convert the monotonic deadline. */
-	uint64_t now = x11_now_ns();
-	struct timespec rt;
-	uint64_t wait = mono_ns > now ? mono_ns - now : 0;
-
-	clock_gettime(CLOCK_REALTIME, &rt);
-	wait += (uint64_t)rt.tv_nsec;
-	ts->tv_sec = rt.tv_sec + (time_t)(wait / 1000000000u);
-	ts->tv_nsec = (long)(wait % 1000000000u);
-}
-
 int
 x11_settle(struct x11 *x, uint64_t since_ns, int settle_ms, int timeout_ms)
 {
@@ -486,7 +464,7 @@ x11_settle(struct x11 *x, uint64_t since_ns, int settle_ms, int timeout_ms)
 			rv = 1;
 			break;
 		}
-		x11_deadline(&ts, until < limit ? until : limit);
+		ts = x11_mono_timespec(until < limit ? until : limit);
 		pthread_cond_timedwait(&x->dcond, &x->dlock, &ts);
 	}
 	pthread_mutex_unlock(&x->dlock);
@@ -500,7 +478,7 @@ x11_damage_wait(struct x11 *x, uint64_t seq, int timeout_ms)
 	struct timespec ts;
 
 	pthread_mutex_lock(&x->dlock);
-	x11_deadline(&ts, limit);
+	ts = x11_mono_timespec(limit);
 	while (x->dseq == seq && x11_now_ns() < limit)
 		pthread_cond_timedwait(&x->dcond, &x->dlock, &ts);
 	cur = x->dseq;

@@ -26,7 +26,9 @@
  * keycodes on Xvfb, 2 groups of 2) before anything lands in group 3.
  */
 #include "x11/kbd.h"
+#include "x11/clock.h"
 #include "x11/keyname.h"
+#include "x11/xerr.h"
 
 #include <X11/XKBlib.h>
 #include <X11/Xutil.h>
@@ -36,7 +38,6 @@
 #include <ctype.h>
 #include <errno.h>
 #include <poll.h>
-#include <stdarg.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -130,34 +131,12 @@ struct kbd_shift {
 };
 
 static void
-kbd_fail(char **cause, const char *fmt, ...)
-{
-	va_list ap;
-
-	if (cause == NULL)
-		return;
-	va_start(ap, fmt);
-	if (vasprintf(cause, fmt, ap) == -1)
-		*cause = NULL;
-	va_end(ap);
-}
-
-static int64_t
-kbd_now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
-}
-
-static void
 kbd_sleep_until(int64_t t)
 {
 	struct timespec ts;
 	int64_t d;
 
-	d = t - kbd_now_ns();
+	d = t - (int64_t)x11_now_ns();
 	if (d <= 0)
 		return;
 	ts.tv_sec = d / 1000000000;
@@ -225,7 +204,7 @@ kbd_refresh(struct x11_kbd *kbd, Display *dpy, char **cause)
 	if (map == NULL || per < 2) {
 		if (map != NULL)
 			XFree(map);
-		kbd_fail(cause, "cannot read the keyboard mapping");
+		x11_fail(cause, "cannot read the keyboard mapping");
 		return -1;
 	}
 	if (kbd->map != NULL)
@@ -401,7 +380,7 @@ kbd_place(struct x11_kbd *kbd, KeySym ks, int combo)
 	cased = lower != upper && (ks == lower || ks == upper);
 	whole = cased || combo;
 	g_max = combo ? 1 : kbd->groups;
-	now = kbd_now_ns();
+	now = (int64_t)x11_now_ns();
 	n = kbd->max_kc - kbd->min_kc + 1;
 	for (i = 0; i < n; i++) {
 		s = &kbd->slots[i];
@@ -584,13 +563,14 @@ kbd_sync_app(struct x11_kbd *kbd, Display *dpy)
 	ev.xclient.data.l[2] = (long)target;
 	XSendEvent(kbd->ping, target, False, NoEventMask, &ev);
 	XFlush(kbd->ping);
-	deadline = kbd_now_ns() + (int64_t)KBD_PING_TIMEOUT_MS * 1000000;
+	deadline = (int64_t)x11_now_ns() +
+	    (int64_t)KBD_PING_TIMEOUT_MS * 1000000;
 	pfd.fd = ConnectionNumber(kbd->ping);
 	pfd.events = POLLIN;
 	for (;;) {
 		if (XCheckIfEvent(kbd->ping, &ev, kbd_is_pong, (XPointer)kbd))
 			break;
-		left = deadline - kbd_now_ns();
+		left = deadline - (int64_t)x11_now_ns();
 		if (left <= 0) {
 			/* A busy or hung client: the fixed wait is all the
 			 * care left to take. */
@@ -626,7 +606,7 @@ kbd_send(struct x11_kbd *kbd, Display *dpy, char **cause)
 	}
 	if (count == 0)
 		return 0;
-	if (kbd->not_before > kbd_now_ns())
+	if (kbd->not_before > (int64_t)x11_now_ns())
 		kbd_sync_app(kbd, dpy);
 	kbd->not_before = 0;
 	for (i = 0; i < n; i = j) {
@@ -650,7 +630,7 @@ kbd_send(struct x11_kbd *kbd, Display *dpy, char **cause)
 			continue;
 		s = &kbd->slots[i];
 		if (!s->bound) {
-			kbd_fail(cause, "keycode %d did not take keysym 0x%lx",
+			x11_fail(cause, "keycode %d did not take keysym 0x%lx",
 			    kbd->min_kc + i, (unsigned long)want[i]);
 			return -1;
 		}
@@ -672,7 +652,7 @@ kbd_shift_init(struct x11_kbd *kbd, Display *dpy, struct kbd_shift *sh,
 
 	memset(sh, 0, sizeof *sh);
 	if ((mm = XGetModifierMapping(dpy)) == NULL) {
-		kbd_fail(cause, "cannot read the modifier mapping");
+		x11_fail(cause, "cannot read the modifier mapping");
 		return -1;
 	}
 	XQueryKeymap(dpy, down);
@@ -691,7 +671,7 @@ kbd_shift_init(struct x11_kbd *kbd, Display *dpy, struct kbd_shift *sh,
 	if (kbd_find(kbd, XK_Shift_L, 1, &key) == 0 && key.level == 0)
 		sh->ours = key.kc;
 	if (sh->ours == 0) {
-		kbd_fail(cause, "no shift key in the modifier mapping");
+		x11_fail(cause, "no shift key in the modifier mapping");
 		return -1;
 	}
 	if (XkbGetState(dpy, XkbUseCoreKbd, &st) == Success) {
@@ -802,7 +782,7 @@ kbd_stamp(struct x11_kbd *kbd)
 	int64_t now;
 	int i, n, c;
 
-	now = kbd_now_ns();
+	now = (int64_t)x11_now_ns();
 	n = kbd->max_kc - kbd->min_kc + 1;
 	for (i = 0; i < n; i++) {
 		s = &kbd->slots[i];
@@ -823,7 +803,7 @@ kbd_stamp_held_up(struct x11_kbd *kbd, const KeySym *syms, int n)
 	int64_t now;
 	int i;
 
-	now = kbd_now_ns();
+	now = (int64_t)x11_now_ns();
 	for (i = 0; i < n; i++) {
 		if (kbd_find(kbd, syms[i], 1, &key) != 0)
 			continue;
@@ -873,23 +853,23 @@ x11_kbd_new(Display *dpy, struct x11_kbd **out, char **cause)
 
 	*out = NULL;
 	if (!XTestQueryExtension(dpy, &ev, &err, &maj, &min)) {
-		kbd_fail(cause, "the X server has no XTEST extension");
+		x11_fail(cause, "the X server has no XTEST extension");
 		return -1;
 	}
 	if ((kbd = calloc(1, sizeof *kbd)) == NULL) {
-		kbd_fail(cause, "out of memory");
+		x11_fail(cause, "out of memory");
 		return -1;
 	}
 	XDisplayKeycodes(dpy, &kbd->min_kc, &kbd->max_kc);
 	if (kbd->min_kc < 8 || kbd->max_kc > 255 || kbd->max_kc < kbd->min_kc) {
-		kbd_fail(cause, "odd keycode range %d..%d", kbd->min_kc,
+		x11_fail(cause, "odd keycode range %d..%d", kbd->min_kc,
 		    kbd->max_kc);
 		goto fail;
 	}
 	kbd->slots = calloc((size_t)(kbd->max_kc - kbd->min_kc + 1),
 	    sizeof *kbd->slots);
 	if (kbd->slots == NULL) {
-		kbd_fail(cause, "out of memory");
+		x11_fail(cause, "out of memory");
 		goto fail;
 	}
 	kbd->batch = 1;
@@ -955,7 +935,8 @@ x11_kbd_free(struct x11_kbd *kbd, Display *dpy)
 			}
 			if (any) {
 				kbd->not_before = last + KBD_REBIND_GRACE_NS;
-				if (last != 0 && kbd->not_before > kbd_now_ns())
+				if (last != 0 &&
+				    kbd->not_before > (int64_t)x11_now_ns())
 					kbd_sync_app(kbd, dpy);
 				for (i = 0; i < n; i++)
 					if (kbd->slots[i].bound)
@@ -1031,7 +1012,7 @@ x11_kbd_combo(struct x11_kbd *kbd, Display *dpy, const char *combo,
 	}
 	if (mode == X11_KEY_DOWN &&
 	    kbd->nheld + n > (int)(sizeof kbd->held / sizeof kbd->held[0])) {
-		kbd_fail(cause, "too many keys held down");
+		x11_fail(cause, "too many keys held down");
 		return -1;
 	}
 	if (kbd_shift_init(kbd, dpy, &sh, cause) != 0)
@@ -1039,7 +1020,7 @@ x11_kbd_combo(struct x11_kbd *kbd, Display *dpy, const char *combo,
 	kbd->batch++;
 	for (i = 0; i < n; i++) {
 		if (kbd_resolve(kbd, syms[i], 1, &keys[i]) != 0) {
-			kbd_fail(cause, "no spare keycode left for '%s'",
+			x11_fail(cause, "no spare keycode left for '%s'",
 			    combo);
 			kbd_refresh(kbd, dpy, NULL);
 			return -1;
@@ -1118,13 +1099,13 @@ x11_kbd_type(struct x11_kbd *kbd, Display *dpy, const char *utf8, size_t len,
 
 	/* Decode everything first: bad input types nothing. */
 	if ((syms = malloc(sizeof *syms * (len + 1))) == NULL) {
-		kbd_fail(cause, "out of memory");
+		x11_fail(cause, "out of memory");
 		goto fail;
 	}
 	nsyms = 0;
 	for (i = 0; i < len; i += n) {
 		if ((n = x11_key_utf8_next(s + i, len - i, &cp)) == 0) {
-			kbd_fail(cause, "invalid utf-8 at byte %zu", i);
+			x11_fail(cause, "invalid utf-8 at byte %zu", i);
 			goto fail;
 		}
 		if (cp == '\n')
@@ -1136,7 +1117,7 @@ x11_kbd_type(struct x11_kbd *kbd, Display *dpy, const char *utf8, size_t len,
 		} else if (cp == '\t')
 			syms[nsyms++] = XK_Tab;
 		else if (cp < 0x20 || cp == 0x7f || (cp >= 0x80 && cp < 0xa0)) {
-			kbd_fail(cause,
+			x11_fail(cause,
 			    "cannot type control character U+%04X at byte %zu",
 			    (unsigned)cp, i);
 			goto fail;
@@ -1147,7 +1128,7 @@ x11_kbd_type(struct x11_kbd *kbd, Display *dpy, const char *utf8, size_t len,
 	shift = malloc(sizeof *shift * (nsyms + 1));
 	group = malloc(sizeof *group * (nsyms + 1));
 	if (kcs == NULL || shift == NULL || group == NULL) {
-		kbd_fail(cause, "out of memory");
+		x11_fail(cause, "out of memory");
 		goto fail;
 	}
 	if (kbd_refresh(kbd, dpy, cause) != 0)
@@ -1182,7 +1163,7 @@ x11_kbd_type(struct x11_kbd *kbd, Display *dpy, const char *utf8, size_t len,
 			r = kbd_resolve(kbd, syms[k], 0, &key);
 		}
 		if (r != 0) {
-			kbd_fail(cause, "no spare keycode to bind U+%04lX",
+			x11_fail(cause, "no spare keycode to bind U+%04lX",
 			    (unsigned long)(syms[k] >= 0x01000000 ?
 			            syms[k] - 0x01000000 :
 			            syms[k]));

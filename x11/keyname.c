@@ -6,6 +6,7 @@
  * connection.
  */
 #include "x11/keyname.h"
+#include "x11/xerr.h"
 
 #include <X11/Xlib.h>
 #include <X11/Xutil.h>
@@ -13,24 +14,10 @@
 
 #include <ctype.h>
 #include <errno.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
-
-static void
-key_fail(char **cause, const char *fmt, ...)
-{
-	va_list ap;
-
-	if (cause == NULL)
-		return;
-	va_start(ap, fmt);
-	if (vasprintf(cause, fmt, ap) == -1)
-		*cause = NULL;
-	va_end(ap);
-}
 
 /*
  * Decode one UTF-8 character at s[0..len-1]: its length, or 0 if invalid
@@ -188,7 +175,7 @@ x11_kbd_parse(const char *combo, KeySym *syms, int max, int *n, char **cause)
 
 	*n = 0;
 	if (combo == NULL || *combo == '\0') {
-		key_fail(cause, "empty combo");
+		x11_fail(cause, "empty combo");
 		return -1;
 	}
 	if (max > X11_KBD_MAX_COMBO)
@@ -211,16 +198,16 @@ x11_kbd_parse(const char *combo, KeySym *syms, int max, int *n, char **cause)
 			end--;
 		len = (size_t)(end - start);
 		if (len == 0) {
-			key_fail(cause, "empty key in '%s'", combo);
+			x11_fail(cause, "empty key in '%s'", combo);
 			return -1;
 		}
 		if (count == max) {
-			key_fail(cause, "too many keys in '%s': at most %d",
+			x11_fail(cause, "too many keys in '%s': at most %d",
 			    combo, max);
 			return -1;
 		}
 		if (len >= sizeof name) {
-			key_fail(cause, "unknown key '%.*s...' in '%s'", 32,
+			x11_fail(cause, "unknown key '%.*s...' in '%s'", 32,
 			    start, combo);
 			return -1;
 		}
@@ -228,7 +215,7 @@ x11_kbd_parse(const char *combo, KeySym *syms, int max, int *n, char **cause)
 		name[len] = '\0';
 		syms[count] = key_name_keysym(name, &single[count]);
 		if (syms[count] == NoSymbol) {
-			key_fail(cause, "unknown key '%s' in '%s'", name,
+			x11_fail(cause, "unknown key '%s' in '%s'", name,
 			    combo);
 			return -1;
 		}
@@ -237,7 +224,7 @@ x11_kbd_parse(const char *combo, KeySym *syms, int max, int *n, char **cause)
 			break;
 		p++; /* the '+' between names */
 		if (*p == '\0') {
-			key_fail(cause, "empty key at the end of '%s'", combo);
+			x11_fail(cause, "empty key at the end of '%s'", combo);
 			return -1;
 		}
 	}

@@ -17,6 +17,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "x11/clock.h"
 #include "x11/selection.h"
 #include "x11/xerr.h"
 
@@ -74,6 +75,7 @@ struct sel_xfer {
 
 struct x11_sel {
 	size_t max;
+	int (*stop)(void);
 	Atom a[A_COUNT];
 
 	/* owner thread: its connection, window and state */
@@ -92,22 +94,14 @@ struct x11_sel {
 	struct sel_buf *want; /* handed over by x11_sel_set */
 	unsigned long want_gen, done_gen;
 	int done_ok;
-	int ts_pending; /* waiting for the timestamp event */
+	int ts_pending;    /* waiting for the timestamp event */
+	double ts_sent_ms; /* when the timestamp request was made */
 
 	/* reader connection, one read at a time */
 	pthread_mutex_t rlock;
 	Display *rdpy;
 	Window rwin;
 };
-
-static double
-sel_now_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ((double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6);
-}
 
 static struct sel_buf *
 sel_buf_new(const char *data, size_t len)
@@ -293,7 +287,7 @@ sel_serve(struct x11_sel *s, const XSelectionRequestEvent *rq)
 		x->property = prop;
 		x->type = type;
 		x->buf = buf;
-		x->last_ms = sel_now_ms();
+		x->last_ms = x11_now_ms();
 		buf = NULL;
 		x->next = s->xfers;
 		s->xfers = x;
@@ -333,23 +327,39 @@ sel_xfer_next(struct x11_sel *s, struct sel_xfer *x)
 		return;
 	}
 	x->off += n;
-	x->last_ms = sel_now_ms();
+	x->last_ms = x11_now_ms();
 	if (n == 0)
 		x->done = 1;
 	if (x->done)
 		sel_xfer_remove(s, x);
 }
 
+/*
+ * Own CLIPBOARD with the value x11_sel_set handed over, and confirm the
+ * generation of that value, read under the same lock as the value: a set
+ * arriving during the round trips below is not confirmed before its own
+ * value is taken. Several wake-ups may come for one value (each set
+ * writes one, a later set replaces an untaken value): once the value is
+ * taken the others find none and confirm nothing new; taking "none" would
+ * leave the daemon owning CLIPBOARD with nothing to serve.
+ */
 static void
 sel_take_ownership(struct x11_sel *s, Time ts)
 {
 	struct sel_buf *old;
+	unsigned long gen;
 	int ok;
 
 	pthread_mutex_lock(&s->lock);
+	s->ts_pending = 0;
+	if (s->want == NULL) {
+		pthread_mutex_unlock(&s->lock);
+		return;
+	}
 	old = s->cur;
 	s->cur = s->want;
 	s->want = NULL;
+	gen = s->want_gen;
 	pthread_mutex_unlock(&s->lock);
 	XSetSelectionOwner(s->odpy, s->a[A_CLIPBOARD], s->owin, ts);
 	ok = XGetSelectionOwner(s->odpy, s->a[A_CLIPBOARD]) == s->owin;
@@ -361,8 +371,7 @@ sel_take_ownership(struct x11_sel *s, Time ts)
 		s->cur = NULL;
 	}
 	s->done_ok = ok;
-	s->done_gen = s->want_gen;
-	s->ts_pending = 0;
+	s->done_gen = gen;
 	pthread_cond_broadcast(&s->cond);
 	pthread_mutex_unlock(&s->lock);
 }
@@ -430,10 +439,16 @@ sel_main(void *arg)
 		/* INCR readers that stopped reading are dropped */
 		for (struct sel_xfer *x = s->xfers, *nx; x != NULL; x = nx) {
 			nx = x->next;
-			if (sel_now_ms() - x->last_ms > SEL_XFER_IDLE_MS)
+			if (x11_now_ms() - x->last_ms > SEL_XFER_IDLE_MS)
 				sel_xfer_remove(s, x);
 		}
-		XFlush(s->odpy);
+		/* Events are only looked for in the socket from here on, but
+		 * the round trip in sel_xfer_remove (and any flush: libxcb
+		 * reads while it writes) may have moved some into Xlib's
+		 * queue, where poll does not see them: XPending flushes and
+		 * counts them. */
+		if (XPending(s->odpy) > 0)
+			continue;
 		if (poll(pfd, 2, s->xfers != NULL ? 1000 : -1) < 0 &&
 		    errno != EINTR)
 			break;
@@ -448,6 +463,7 @@ sel_main(void *arg)
 		 * timestamp ICCCM wants for SetSelectionOwner */
 		pthread_mutex_lock(&s->lock);
 		s->ts_pending = 1;
+		s->ts_sent_ms = x11_now_ms();
 		pthread_mutex_unlock(&s->lock);
 		XChangeProperty(s->odpy, s->owin, s->a[A_BUREAU_TS], XA_STRING,
 		    8, PropModeAppend, (unsigned char *)"", 0);
@@ -460,7 +476,8 @@ sel_main(void *arg)
 /* --- open, close, set ---------------------------------------------------- */
 
 int
-x11_sel_open(const char *name, size_t max, struct x11_sel **out, char **cause)
+x11_sel_open(const char *name, size_t max, int (*stop)(void),
+    struct x11_sel **out, char **cause)
 {
 	struct x11_sel *s;
 
@@ -468,10 +485,11 @@ x11_sel_open(const char *name, size_t max, struct x11_sel **out, char **cause)
 	if ((s = calloc(1, sizeof *s)) == NULL)
 		return (x11_fail(cause, "out of memory"));
 	s->max = max;
+	s->stop = stop;
 	s->wake[0] = s->wake[1] = -1;
 	pthread_mutex_init(&s->lock, NULL);
 	pthread_mutex_init(&s->rlock, NULL);
-	pthread_cond_init(&s->cond, NULL);
+	x11_mono_cond_init(&s->cond);
 	if (name == NULL)
 		name = getenv("DISPLAY");
 	if (name == NULL || (s->odpy = XOpenDisplay(name)) == NULL ||
@@ -544,14 +562,15 @@ x11_sel_set(struct x11_sel *s, const char *text, size_t len, char **cause)
 	struct sel_buf *b;
 	struct timespec ts;
 	unsigned long gen;
-	int ok = 0, rv = 0;
+	char why[96];
+	int ok = 0, rv = 0, done;
 
 	if (len > s->max)
 		return (X11_SEL_TOOLARGE);
 	if ((b = sel_buf_new(text, len)) == NULL)
 		return (x11_fail(cause, "out of memory"));
-	clock_gettime(CLOCK_REALTIME, &ts);
-	ts.tv_sec += SEL_SET_WAIT_MS / 1000;
+	ts = x11_mono_timespec(
+	    x11_now_ns() + (uint64_t)SEL_SET_WAIT_MS * 1000000u);
 	pthread_mutex_lock(&s->lock);
 	sel_buf_unref(s->want); /* a value set before and never taken */
 	s->want = b;
@@ -562,14 +581,24 @@ x11_sel_set(struct x11_sel *s, const char *text, size_t len, char **cause)
 	pthread_mutex_lock(&s->lock);
 	while (s->done_gen < gen && rv == 0)
 		rv = pthread_cond_timedwait(&s->cond, &s->lock, &ts);
-	if (s->done_gen >= gen)
+	/* confirmed as the wait timed out: confirmed */
+	if ((done = s->done_gen >= gen))
 		ok = s->done_ok;
+	else if (s->ts_pending)
+		snprintf(why, sizeof why,
+		    "the server's timestamp event has not "
+		    "come for %.0f ms",
+		    x11_now_ms() - s->ts_sent_ms);
+	else
+		snprintf(why, sizeof why,
+		    "the owner thread has not got to it: "
+		    "busy with the X server or not scheduled");
 	pthread_mutex_unlock(&s->lock);
-	if (rv != 0)
+	if (!done)
 		return (x11_fail(cause,
 		    "the X server did not confirm the "
-		    "clipboard ownership within %d ms",
-		    SEL_SET_WAIT_MS));
+		    "clipboard ownership within %d ms (%s)",
+		    SEL_SET_WAIT_MS, why));
 	if (!ok)
 		return (x11_fail(cause,
 		    "another client kept the clipboard "
@@ -584,9 +613,10 @@ x11_sel_set(struct x11_sel *s, const char *text, size_t len, char **cause)
  * SelectionNotify answering the request made at time ts (a late answer
  * to an earlier request has another time). 0, or X11_SEL_TIMEOUT. */
 static int
-sel_wait(Display *dpy, Window w, int type, Atom prop, Time ts, double deadline,
-    XEvent *ev)
+sel_wait(struct x11_sel *s, Window w, int type, Atom prop, Time ts,
+    double deadline, XEvent *ev)
 {
+	Display *dpy = s->rdpy;
 	struct pollfd pfd = { ConnectionNumber(dpy), POLLIN, 0 };
 
 	for (;;) {
@@ -606,8 +636,12 @@ sel_wait(Display *dpy, Window w, int type, Atom prop, Time ts, double deadline,
 				continue;
 			return (0);
 		}
-		if ((left = deadline - sel_now_ms()) <= 0)
+		if ((left = deadline - x11_now_ms()) <= 0)
 			return (X11_SEL_TIMEOUT);
+		if (s->stop != NULL && s->stop())
+			return (X11_SEL_CANCELED);
+		if (s->stop != NULL && left > X11_SEL_STOP_MS)
+			left = X11_SEL_STOP_MS;
 		if (poll(&pfd, 1, (int)left + 1) < 0 && errno != EINTR)
 			return (-1);
 	}
@@ -724,15 +758,15 @@ sel_convert(struct x11_sel *s, Window w, Atom target, double deadline,
 	XChangeProperty(s->rdpy, w, s->a[A_BUREAU_TS], XA_STRING, 8,
 	    PropModeAppend, (unsigned char *)"", 0);
 	XFlush(s->rdpy);
-	if ((rv = sel_wait(s->rdpy, w, PropertyNotify, s->a[A_BUREAU_TS], 0,
-	         deadline, &ev)) != 0)
+	if ((rv = sel_wait(s, w, PropertyNotify, s->a[A_BUREAU_TS], 0, deadline,
+	         &ev)) != 0)
 		return (rv);
 	ts = ev.xproperty.time;
 	XDeleteProperty(s->rdpy, w, prop);
 	XConvertSelection(s->rdpy, s->a[A_CLIPBOARD], target, prop, w, ts);
 	XFlush(s->rdpy);
-	if ((rv = sel_wait(s->rdpy, w, SelectionNotify, None, ts, deadline,
-	         &ev)) != 0)
+	if ((rv = sel_wait(s, w, SelectionNotify, None, ts, deadline, &ev)) !=
+	    0)
 		return (rv);
 	if (ev.xselection.property == None)
 		return (1);
@@ -749,8 +783,8 @@ sel_convert(struct x11_sel *s, Window w, Atom target, double deadline,
 	for (;;) {
 		Atom t;
 
-		if ((rv = sel_wait(s->rdpy, w, PropertyNotify, prop, 0,
-		         deadline, &ev)) != 0)
+		if ((rv = sel_wait(s, w, PropertyNotify, prop, 0, deadline,
+		         &ev)) != 0)
 			return (rv);
 		if ((rv = sel_read_prop(s, w, prop, buf, len, &n, &t, &format,
 		         cause)) != 0)
@@ -768,7 +802,7 @@ x11_sel_get(struct x11_sel *s, int timeout_ms, char **text, size_t *len,
 {
 	static const int targets[] = { A_UTF8_STRING, -1 };
 	struct x11_trap t;
-	double deadline = sel_now_ms() + timeout_ms;
+	double deadline = x11_now_ms() + timeout_ms;
 	Window w, own;
 	char *buf = NULL;
 	Atom type = None;

@@ -10,7 +10,8 @@
  *
  * Errors: 0 on success; -1 with *cause (malloc'd, the caller frees);
  * X11_SEL_TIMEOUT when the owner did not answer in time; X11_SEL_TOOLARGE
- * when the value exceeds the size bound.
+ * when the value exceeds the size bound; X11_SEL_CANCELED when the stop
+ * function said so during a read.
  */
 #ifndef BUREAU_X11_SELECTION_H
 #define BUREAU_X11_SELECTION_H
@@ -19,13 +20,18 @@
 
 #define X11_SEL_TIMEOUT  (-2)
 #define X11_SEL_TOOLARGE (-3)
+#define X11_SEL_CANCELED (-4)
 
 struct x11_sel;
 
 /* Connect to display `name` (NULL: $DISPLAY) and start the owner thread.
- * `max` bounds the bytes of a value read or served. */
-int x11_sel_open(const char *name, size_t max, struct x11_sel **out,
-    char **cause);
+ * `max` bounds the bytes of a value read or served. `stop` (may be NULL)
+ * is called at least every X11_SEL_STOP_MS while a read waits for the
+ * owner: non-zero ends the read (an owner may never answer, and a read
+ * may wait a minute). */
+#define X11_SEL_STOP_MS 100
+int x11_sel_open(const char *name, size_t max, int (*stop)(void),
+    struct x11_sel **out, char **cause);
 /* Stop serving (the selection is then lost) and disconnect. */
 void x11_sel_close(struct x11_sel *s);
 

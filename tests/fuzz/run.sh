@@ -38,19 +38,12 @@ for t in $targets; do
 	xpid=
 	if [ "$t" = dispatch ] && [ "$SECONDS_EACH" != 0 ] &&
 	    [ "${FUZZ_X:-1}" != 0 ] && command -v Xvfb >/dev/null; then
-		n=300
-		while [ -e /tmp/.X$n-lock ] || [ -e /tmp/.X11-unix/X$n ]; do
-			n=$((n + 1))
-		done
-		Xvfb ":$n" -screen 0 320x240x24 -nolisten tcp >/dev/null 2>&1 &
-		xpid=$!
-		for _ in $(seq 50); do
-			[ -e /tmp/.X11-unix/X$n ] && break
-			sleep 0.1
-		done
-		export BUREAU_FUZZ_DISPLAY=":$n"
+		. "$(dirname "$0")/../lib/xvfb.sh"
+		bt_xvfb -screen 0 320x240x24 -nolisten tcp
+		xpid=$BT_XVFB_PID
+		export BUREAU_FUZZ_DISPLAY=$BT_XVFB_DISPLAY
 		common="$common -timeout=70"
-		echo "fuzz: $t: with the X tools on Xvfb :$n"
+		echo "fuzz: $t: with the X tools on Xvfb $BT_XVFB_DISPLAY"
 	fi
 	if [ "$SECONDS_EACH" = 0 ]; then
 		echo "fuzz: $t: replaying the corpus and regressions"

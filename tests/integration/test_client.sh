@@ -79,17 +79,11 @@ port_free() {
 
 # --- a display, a daemon, the peers ------------------------------------------
 
-DNUM=${BUREAU_TEST_DISPLAY:-}
-if [ -z "$DNUM" ]; then
-	for n in 42 43 44 45 46 47 48 49; do
-		if [ ! -e "/tmp/.X$n-lock" ] && [ ! -e "/tmp/.X11-unix/X$n" ]; then
-			DNUM=$n
-			break
-		fi
-	done
-fi
-[ -n "$DNUM" ] || { fail client_setup "no free display in :42-:49"; exit 1; }
-export DISPLAY=:$DNUM
+bt_xvfb --log "$TMP/xvfb.log" ${BUREAU_TEST_DISPLAY:+":$BUREAU_TEST_DISPLAY"} \
+    -screen 0 1280x800x24 -nolisten tcp ||
+	{ fail client_setup "Xvfb did not start"; exit 1; }
+PIDS+=("$BT_XVFB_PID")
+export DISPLAY=$BT_XVFB_DISPLAY
 
 PORT=${BUREAU_TEST_PORT:-}
 if [ -z "$PORT" ]; then
@@ -106,13 +100,6 @@ URL=tcp://127.0.0.1:$PORT            # bureaud; PORT+1 is its PUB socket
 MALFORMED_URL=tcp://127.0.0.1:$((PORT + 2))
 DEAD_URL=tcp://127.0.0.1:$((PORT + 3)) # nothing listens there
 
-Xvfb "$DISPLAY" -screen 0 1280x800x24 -nolisten tcp >"$TMP/xvfb.log" 2>&1 &
-PIDS+=($!)
-for _ in $(seq 50); do
-	xdpyinfo >/dev/null 2>&1 && break
-	sleep 0.1
-done
-xdpyinfo >/dev/null 2>&1 || { fail client_setup "Xvfb $DISPLAY did not start"; exit 1; }
 
 head -c 24 /dev/urandom | base64 | tr -d '\n' >"$TMP/token"
 chmod 600 "$TMP/token"

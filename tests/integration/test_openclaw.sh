@@ -87,23 +87,10 @@ fi
 
 # --- 2. the real OpenClaw: a display, a daemon, xevlog --------------------------
 
-DNUM=
-for _ in $(seq 50); do
-	n=$((100 + RANDOM % 300))
-	if [ ! -e "/tmp/.X$n-lock" ] && [ ! -e "/tmp/.X11-unix/X$n" ]; then
-		DNUM=$n
-		break
-	fi
-done
-[ -n "$DNUM" ] || { fail openclaw_setup "no free display"; exit 1; }
-export DISPLAY=:$DNUM
-setsid Xvfb "$DISPLAY" -screen 0 1280x800x24 -nolisten tcp -noreset >"$TMP/xvfb.log" 2>&1 &
-PIDS+=($!)
-for _ in $(seq 100); do
-	xdpyinfo >/dev/null 2>&1 && break
-	sleep 0.1
-done
-xdpyinfo >/dev/null 2>&1 || { fail openclaw_setup "Xvfb $DISPLAY did not start"; exit 1; }
+bt_xvfb --setsid --log "$TMP/xvfb.log" -screen 0 1280x800x24 -nolisten tcp \
+    -noreset || { fail openclaw_setup "Xvfb did not start"; exit 1; }
+PIDS+=("$BT_XVFB_PID")
+export DISPLAY=$BT_XVFB_DISPLAY
 
 PORT=$(free_port)
 URL=tcp://127.0.0.1:$PORT

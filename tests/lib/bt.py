@@ -13,6 +13,7 @@ import hashlib
 import json
 import os
 import random
+import select
 import signal
 import socket
 import subprocess
@@ -99,12 +100,29 @@ def free_port(pair=True):
     raise RuntimeError("no free port")
 
 
-def free_display():
-    for n in range(100, 400):
-        if not os.path.exists("/tmp/.X%d-lock" % n) and \
-                not os.path.exists("/tmp/.X11-unix/X%d" % n):
-            return n
-    raise RuntimeError("no free display")
+def start_xvfb(args, timeout=60):
+    """Start Xvfb with args (not the display: it picks one) and wait
+    until it is ready. Returns (Popen, display number)."""
+    r, w = os.pipe()
+    try:
+        proc = spawn(["Xvfb", "-displayfd", str(w)] + list(args),
+                     stderr=subprocess.DEVNULL, pass_fds=(w,))
+    finally:
+        os.close(w)
+    line = b""
+    try:
+        deadline = time.time() + timeout
+        while not line.endswith(b"\n"):
+            left = deadline - time.time()
+            if left <= 0 or not select.select([r], [], [], left)[0]:
+                raise RuntimeError("Xvfb gave no display in %d s" % timeout)
+            chunk = os.read(r, 16)
+            if not chunk:  # exited before it was ready
+                raise RuntimeError("Xvfb exited: %s" % proc.wait(5))
+            line += chunk
+    finally:
+        os.close(r)
+    return proc, int(line)
 
 
 def wait_for(pred, timeout=10.0, what="condition"):
@@ -118,27 +136,17 @@ def wait_for(pred, timeout=10.0, what="condition"):
 
 
 class Xvfb:
+    """A private Xvfb. The server picks a free display number itself
+    (-displayfd: it takes the first whose lock it can create, atomically)
+    and writes it to a pipe once it accepts connections: no guessing
+    from /tmp/.X*-lock, which raced with other test runs and could hand
+    two runs the same display."""
+
     def __init__(self, size="1280x800", wm=False, args=()):
-        for _ in range(5):
-            self.num = free_display()
-            self.name = ":%d" % self.num
-            self.proc = spawn(["Xvfb", self.name, "-screen", "0",
-                               size + "x24", "-nolisten", "tcp",
-                               "-noreset"] + list(args),
-                              stderr=subprocess.DEVNULL)
-            try:
-                wait_for(lambda: self.proc.poll() is not None or
-                         os.path.exists("/tmp/.X11-unix/X%d" % self.num),
-                         10, "Xvfb")
-            except TimeoutError:
-                continue
-            if self.proc.poll() is None and subprocess.run(
-                    ["xdpyinfo", "-display", self.name],
-                    stdout=subprocess.DEVNULL,
-                    stderr=subprocess.DEVNULL).returncode == 0:
-                break
-        else:
-            raise RuntimeError("cannot start Xvfb")
+        self.proc, self.num = start_xvfb(["-screen", "0", size + "x24",
+                                          "-nolisten", "tcp", "-noreset"] +
+                                         list(args))
+        self.name = ":%d" % self.num
         self.env = dict(os.environ, DISPLAY=self.name, LC_ALL="C.UTF-8")
         if wm:
             spawn(["openbox"], env=self.env, stdout=subprocess.DEVNULL,

@@ -14,3 +14,5 @@ check() {
 	shift
 	if "$@"; then pass "$name"; else fail "$name"; fi
 }
+# bt_xvfb: a private Xvfb (tests/lib/xvfb.sh).
+. "$(dirname "${BASH_SOURCE[0]}")/xvfb.sh"

@@ -406,7 +406,11 @@ class Client:
     def op_clipboard(self):
         self.call({"tool": "clipboard", "action": "set",
                    "text": "soak %d ✓" % self.n})
-        self.call({"tool": "clipboard", "action": "get"})
+        # what one of the clients set (they race), never nothing: the
+        # owner thread once owned CLIPBOARD with no value after two
+        # concurrent sets
+        r = self.call({"tool": "clipboard", "action": "get"})
+        assert r["ours"] and r["text"].startswith("soak "), r
         return 2
 
     def op_system(self):
@@ -481,10 +485,31 @@ def load(clients, total, errors):
     return budget["sent"], time.time() - t0
 
 
+# The window manager's root menu, which the soak's right clicks open: one
+# inert item. Debian's menu launches a terminal and a browser, restarts or
+# exits openbox, and runs a pipe menu script when hovered; the clients'
+# concurrent clicks and moves reached all of them (seen: obamenu run a
+# dozen times in one soak), and typing then went into whatever opened.
+ROOT_MENU = """<?xml version="1.0" encoding="UTF-8"?>
+<openbox_menu xmlns="http://openbox.org/3.4/menu">
+<menu id="root-menu" label="soak">
+  <item label="nothing"><action name="Execute"><execute>true</execute>
+  </action></item>
+</menu>
+</openbox_menu>
+"""
+
+
 def main():
     t_start = time.time()
-    x = bt.Xvfb(size="1024x768", wm=True)
     root = tempfile.mkdtemp(prefix="bureau-soak-")
+    # openbox reads $XDG_CONFIG_HOME/openbox/menu.xml before the system's
+    xdg = tempfile.mkdtemp(prefix="bureau-soak-xdg-")
+    os.makedirs(os.path.join(xdg, "openbox"))
+    with open(os.path.join(xdg, "openbox", "menu.xml"), "w") as f:
+        f.write(ROOT_MENU)
+    os.environ["XDG_CONFIG_HOME"] = xdg
+    x = bt.Xvfb(size="1024x768", wm=True)
     d = bt.Daemon(x, args=["--root", root, "--max-request",
                            str(MAX_REQUEST), "--settle-ms", "20",
                            "--log-level", "warn"])
