@@ -26,6 +26,7 @@
 #include "host-bridge/agent/audit.h"
 #include "host-bridge/agent/policy.h"
 #include "host-bridge/include/bureau.h"
+#include "host-bridge/lib/internal.h"
 #include "host-bridge/store/store.h"
 #include "host-bridge/util/util.h"
 #include "host-bridge/vm/vm.h"
@@ -357,6 +358,32 @@ ag_reply_png(json_t *r, void **png, size_t *pnglen)
 	return (NULL);
 }
 
+/*
+ * The error code of a reply, without parsing a successful one: bureaud
+ * writes "ok" first ({"ok":true,...}); anything else is parsed (error
+ * replies are short) and its code copied into buf. NULL when ok.
+ */
+static const char *
+ag_reply_code(const char *reply, size_t len, char *buf, size_t size)
+{
+	static const char ok[] = "{\"ok\":true";
+	json_t *r;
+	const char *c;
+
+	if (len >= sizeof ok - 1 && memcmp(reply, ok, sizeof ok - 1) == 0)
+		return (NULL);
+	r = json_loadb(reply, len, JSON_ALLOW_NUL, NULL);
+	if (json_is_true(json_object_get(r, "ok"))) {
+		json_decref(r);
+		return (NULL);
+	}
+	c = json_string_value(
+	    json_object_get(json_object_get(r, "error"), "code"));
+	snprintf(buf, size, "%s", c != NULL ? c : "malformed_reply");
+	json_decref(r);
+	return (buf);
+}
+
 /* The daemon's `system info` reply with the endpoint's own largest
  * request: clients check their requests against what they talk to (a
  * daemon's larger --max-request does not pass the agent). */
@@ -386,9 +413,9 @@ ag_handle(struct agent *ag, const char *buf, size_t len)
 	json_t *req, *id = NULL, *r = NULL;
 	json_error_t jerr;
 	const char *tool = NULL, *action = NULL, *err = NULL;
-	char *reply = NULL, *cause = NULL, *text = NULL;
+	char *reply = NULL, *cause = NULL, code[48];
 	void *png = NULL;
-	size_t pnglen = 0;
+	size_t pnglen = 0, rlen = 0;
 	int input, rv;
 
 	/* Duplicate keys are refused as bureaud does, and what goes on is
@@ -467,10 +494,6 @@ ag_handle(struct agent *ag, const char *buf, size_t len)
 	if (reply != NULL)
 		goto done;
 
-	if ((text = json_dumps(req, JSON_COMPACT)) == NULL) {
-		reply = ag_refuse(&err, id, "internal", "out of memory");
-		goto done;
-	}
 	/* libbureau waits for a connection as long as for the reply: while
 	 * the daemon looks gone, a short ping first tells whether to wait
 	 * at all (cutting the request's own timeout instead would cut a
@@ -485,28 +508,35 @@ ag_handle(struct agent *ag, const char *buf, size_t len)
 		    bureau_client_error(ag->guest));
 		goto done;
 	}
-	rv = bureau_call_timeout(ag->guest, text, ag_forward_timeout(req, tool),
-	    &reply);
+	/* libbureau adds the guest token (and an id when there is none) to
+	 * this parse and sends it; the reply comes back unparsed. */
+	rv = bc_relay(ag->guest, req,
+	    (int)(ag_forward_timeout(req, tool) * 1000), &reply, &rlen);
+	json_object_del(req, "token");
 	atomic_store(&ag->guest_down, rv == BUREAU_ECONNECT);
-	if (reply != NULL) {
-		/* The daemon's reply goes back verbatim. libbureau's code
-		 * says how it went; only an input action's reply is parsed
-		 * again, for its screenshot (parsing every screenshot's
-		 * base64 a second time would cost about a millisecond). */
-		if (rv == 0 && input) {
-			r = json_loads(reply, JSON_ALLOW_NUL, NULL);
+	if (rv == 0) {
+		/* The daemon's reply goes back verbatim. Only an input
+		 * action's reply is parsed, for its screenshot, and system
+		 * info's, for the endpoint's own limit: parsing a
+		 * screenshot's base64 costs milliseconds, the hop's budget. */
+		if (input) {
+			r = json_loadb(reply, rlen, JSON_ALLOW_NUL, NULL);
 			err = r != NULL ? ag_reply_png(r, &png, &pnglen) :
 			                  "malformed_reply";
-		} else if (rv == 0 && strcmp(tool, "system") == 0 &&
-		    action != NULL && strcmp(action, "info") == 0) {
+		} else if (strcmp(tool, "system") == 0 && action != NULL &&
+		    strcmp(action, "info") == 0) {
 			reply = ag_info(reply);
-			err = NULL;
+			err = ag_reply_code(reply, strlen(reply), code,
+			    sizeof code);
 		} else
-			err = rv == 0 ? NULL : bureau_error_name(rv);
+			err = ag_reply_code(reply, rlen, code, sizeof code);
 	} else if (rv == BUREAU_ENOREPLY) {
 		reply = ag_refuse(&err, id, "timeout",
 		    "the daemon of desktop '%s' did not answer in time: %s",
 		    ag->d->name, bureau_client_error(ag->guest));
+	} else if (rv == BUREAU_ETOOLARGE) {
+		reply = ag_refuse(&err, id, "too_large", "%s",
+		    bureau_client_error(ag->guest));
 	} else {
 		reply = ag_refuse(&err, id, "io_error",
 		    "cannot reach the daemon of desktop '%s': %s", ag->d->name,
@@ -518,7 +548,6 @@ done:
 	json_decref(r);
 	json_decref(req);
 	free(png);
-	free(text);
 	free(cause);
 	return (reply);
 }
