@@ -1111,7 +1111,8 @@ ag_vm_ended(struct agent *ag, int st, const char *why, pid_t passt)
 		snprintf(how, sizeof how, "qemu was killed by signal %d (%s)",
 		    WTERMSIG(st), strsignal(WTERMSIG(st)));
 	else if (WEXITSTATUS(st) == 0)
-		snprintf(how, sizeof how, "the guest powered off");
+		/* a guest power-off, or QMP quit (stop --force, a save) */
+		snprintf(how, sizeof how, "qemu ended normally (status 0)");
 	else
 		snprintf(how, sizeof how, "qemu exited with status %d",
 		    WEXITSTATUS(st));
