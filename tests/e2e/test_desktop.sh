@@ -364,6 +364,39 @@ while [ $(( $(now) - t0 )) -lt 20 ] && ! grep -q cursor_position "$home/logf"; d
 kill $lpid 2>/dev/null
 grep -q cursor_position "$home/logf" && pass "bureau log -f follows the desktop's requests" ||
 	fail "bureau log -f: $(cat "$home/logf")"
+# The daemon's events, relayed by the agent on the endpoint's port + 1 and
+# sealed with the agent token (docs/protocol.md), not the guest's.
+ev=$(PYTHONPATH=$top/tests/lib BUREAU_BUILD=$build timeout 90 python3 - "$dir" "$port" "$build/bureau" "$name" <<'PY' 2>&1
+import json, subprocess, sys, time
+import bt
+d, port, bureau, name = sys.argv[1:5]
+tok = open(d + "/token").read().strip()
+gtok = open(d + "/guest-token").read().strip()
+sub = bt.Sub("tcp://127.0.0.1:%d" % (int(port) + 1), b"action ", 3000)
+deadline = time.time() + 60
+while time.time() < deadline:
+    subprocess.run([bureau, "call", name,
+                    '{"tool":"computer","action":"cursor_position"}'],
+                   capture_output=True)
+    try:
+        raw = sub.raw()
+    except bt.NngError:
+        continue
+    ev = json.loads(bt.events_open(bt.events_key(tok), raw)[7:])
+    try:
+        bt.events_open(bt.events_key(gtok), raw)
+        print("opened with the guest token")
+    except bt.EventTampered:
+        print("ok", ev["tool"], ev["action"])
+    break
+else:
+    print("no event in 60 s")
+PY
+)
+case $ev in
+"ok computer "*) pass "the daemon's events, relayed on port $((port + 1)), open with the agent token only ($ev)" ;;
+*) fail "events relay: $ev" ;;
+esac
 
 # ---- pause freezes the guest -----------------------------------------------
 # The guest's clock against the host's, before and after 10 s paused: the

@@ -186,6 +186,19 @@ else
 	fail "the agent $apid outlived its killed qemu"
 fi
 
+# A desktop made before the host agent had one token, which its guest
+# knows: start keeps it as the guest's and gives the agent a new one.
+old=$(cat "$dir/token")
+rm -f "$dir/guest-token"
+if "$bureau" start c1 --accel tcg --no-wait >/dev/null 2>&1 &&
+    [ "$(cat "$dir/guest-token")" = "$old" ] && [ "$(cat "$dir/token")" != "$old" ] &&
+    [ "$(stat -c %a "$dir/guest-token")" = 600 ]; then
+	pass "an old desktop's token became its guest token; the agent got a new one"
+else
+	fail "old desktop's tokens: guest '$(cat "$dir/guest-token" 2>&1)', agent '$(cat "$dir/token")', was '$old'"
+fi
+"$bureau" stop c1 --force >/dev/null 2>&1
+
 # --net none: slirp with restrict=on, no passt.
 if "$bureau" create n1 --image "$images/minimal" --disk 1G --home 64M \
     --memory 256M --cpus 1 --net none >/dev/null 2>&1 &&
