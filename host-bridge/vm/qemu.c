@@ -400,8 +400,8 @@ qemu_child_setup(int out, int keep, int killed_with_parent)
 
 /*
  * Does a unix socket listen at path? Read from /proc/net/unix rather than
- * tried with connect(): passt -1 ends after its first client, so a probe
- * would end it.
+ * tried with connect(): QMP serves one client at a time, and a probe would
+ * hold it from whoever comes next.
  */
 static int
 qemu_unix_listening(const char *path)
@@ -680,9 +680,17 @@ qemu_start(const struct desktop *d, const struct image *im, const char *accel,
 	}
 	{
 		char *pp = desktop_path(d, "passt.pid"), *ps = NULL, *c3 = NULL;
+		struct stat sb;
+
 		if (pp != NULL && passt > 0 &&
 		    (ps = hb_fmt("%d\n", (int)passt)) != NULL)
 			hb_write_file(pp, ps, strlen(ps), 0600, &c3);
+		free(ps);
+		/* QEMU writes its pid file early in its start; should it not
+		 * have, the caller still finds its child. */
+		if (stat(f.pid, &sb) != 0 &&
+		    (ps = hb_fmt("%d\n", (int)pid)) != NULL)
+			hb_write_file(f.pid, ps, strlen(ps), 0600, &c3);
 		free(c3);
 		free(ps);
 		free(pp);
