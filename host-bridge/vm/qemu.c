@@ -686,6 +686,8 @@ qemu_start(const struct desktop *d, const struct image *im, const char *accel,
 		    (ps = hb_fmt("%d\n", (int)passt)) != NULL)
 			hb_write_file(pp, ps, strlen(ps), 0600, &c3);
 		free(ps);
+		free(c3);
+		ps = c3 = NULL;
 		/* QEMU writes its pid file early in its start; should it not
 		 * have, the caller still finds its child. */
 		if (stat(f.pid, &sb) != 0 &&
