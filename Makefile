@@ -54,7 +54,7 @@ LDFLAGS += -fsanitize=$(SANITIZE)
 endif
 
 # The daemon: every .c under runtime/ x11/ capture/ tools/.
-D_SRC := $(wildcard runtime/*.c x11/*.c capture/*.c tools/*.c)
+D_SRC := $(wildcard runtime/*.c x11/*.c capture/*.c tools/*.c common/*.c)
 D_OBJ := $(D_SRC:%.c=$(OBJ)/%.o)
 D_LIBOBJ := $(filter-out $(OBJ)/runtime/main.o,$(D_OBJ))
 
@@ -63,7 +63,7 @@ L_SRC := $(wildcard host-bridge/lib/*.c)
 L_OBJ := $(L_SRC:%.c=$(OBJ)/%.o)
 C_SRC := $(wildcard host-bridge/cli/*.c host-bridge/util/*.c \
 	host-bridge/store/*.c host-bridge/vm/*.c host-bridge/agent/*.c \
-	host-bridge/mc/*.c)
+	host-bridge/mc/*.c common/*.c)
 C_OBJ := $(C_SRC:%.c=$(OBJ)/%.o)
 
 # Unit tests: tests/unit/test_*.c, each linked with the daemon's objects.

@@ -12,6 +12,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "common/action.h"
 #include "runtime/config.h"
 #include "runtime/dispatch.h"
 #include "runtime/log.h"
@@ -642,21 +643,9 @@ int
 bd_config_allows(const struct bd_config *cfg, const char *tool,
     const char *action)
 {
-	size_t tl = strlen(tool);
-
 	if (cfg->nallow == 0)
 		return (1);
-	for (int i = 0; i < cfg->nallow; i++) {
-		const char *a = cfg->allow[i];
-
-		if (strcmp(a, tool) == 0)
-			return (1);
-		if (strncmp(a, tool, tl) == 0 && a[tl] == '.' &&
-		    (strcmp(a + tl + 1, "*") == 0 ||
-		        (action != NULL && strcmp(a + tl + 1, action) == 0)))
-			return (1);
-	}
-	return (0);
+	return (action_listed(cfg->allow, cfg->nallow, tool, action));
 }
 
 void

@@ -9,13 +9,11 @@
 #include <string.h>
 #include <time.h>
 
+#include "common/action.h"
 #include "runtime/dispatch.h"
 #include "runtime/log.h"
 #include "runtime/protocol.h"
 #include "runtime/reqscan.h"
-
-#define BD_SUMMARY_MAX   240
-#define BD_SUMMARY_VALUE 60
 
 static void
 bd_hash_sink(void *arg, const char *p, size_t n)
@@ -70,59 +68,6 @@ bd_scan_fail(struct tool_call *call, const struct bd_reqscan *scan)
 	}
 }
 
-/* A short, token-free summary of the arguments for the audit trail; `key`
- * names the action, which the event carries apart (NULL: none). */
-static json_t *
-bd_summary(json_t *req, const char *akey)
-{
-	char buf[BD_SUMMARY_MAX + 8];
-	size_t off = 0;
-	const char *key;
-	json_t *v;
-
-	buf[0] = '\0';
-	json_object_foreach(req, key, v)
-	{
-		char val[BD_SUMMARY_VALUE + 8];
-
-		if (strcmp(key, "token") == 0 || strcmp(key, "id") == 0 ||
-		    strcmp(key, "tool") == 0 ||
-		    (akey != NULL && strcmp(key, akey) == 0))
-			continue;
-		if (json_is_string(v) && strcmp(key, "data") == 0)
-			snprintf(val, sizeof val, "<%zu base64 chars>",
-			    json_string_length(v));
-		else if (json_is_string(v)) {
-			size_t n = json_string_length(v);
-			/* cut at a UTF-8 boundary */
-			size_t k = n > BD_SUMMARY_VALUE ? BD_SUMMARY_VALUE : n;
-			while (k > 0 && k < n &&
-			    ((unsigned char)json_string_value(v)[k] & 0xc0) ==
-			        0x80)
-				k--;
-			snprintf(val, sizeof val, "%.*s%s", (int)k,
-			    json_string_value(v), k < n ? "..." : "");
-		} else {
-			char *d = json_dumps(v, JSON_COMPACT | JSON_ENCODE_ANY);
-			snprintf(val, sizeof val, "%.*s%s", BD_SUMMARY_VALUE,
-			    d != NULL ? d : "?",
-			    d != NULL && strlen(d) > BD_SUMMARY_VALUE ? "..." :
-			                                                "");
-			free(d);
-		}
-		int w = snprintf(buf + off, sizeof buf - off, "%s%s=%s",
-		    off > 0 ? " " : "", key, val);
-		if (w < 0 || (size_t)w >= sizeof buf - off) {
-			strcpy(buf + BD_SUMMARY_MAX, "...");
-			break;
-		}
-		off += (size_t)w;
-	}
-	/* the cut above may split a character: json_string would fail */
-	v = json_string(buf);
-	return (v != NULL ? v : json_string("(summary not UTF-8)"));
-}
-
 static void
 bd_publish_action(const struct bd_config *cfg, json_t *req, const char *tool,
     const struct tool_action *act, int code, double elapsed)
@@ -145,7 +90,7 @@ bd_publish_action(const struct bd_config *cfg, json_t *req, const char *tool,
 		if (id != NULL)
 			json_object_set(ev, "id", id);
 		json_object_set_new(ev, "summary",
-		    bd_summary(req, act != NULL ? act->key : NULL));
+		    action_summary(req, act != NULL ? act->key : NULL));
 	}
 	if (code != 0)
 		json_object_set_new(ev, "error",
@@ -219,15 +164,11 @@ bd_resolve(struct tool_call *call, const struct tool_entry *entry,
 	char list[512];
 	size_t off = 0;
 	json_t *v;
-	int n, np = 0;
+	int n, np;
 
 	*out = NULL;
 	n = bd_action_keys(entry, keys);
-	for (int i = 0; i < n; i++) {
-		v = json_object_get(call->req, keys[i]);
-		if (v != NULL && !json_is_null(v))
-			present[np++] = keys[i];
-	}
+	np = action_keys_present(call->req, keys, n, present);
 	if (np > 1)
 		return (tool_fail(call, BD_EBADREQ,
 		    "fields '%s' and '%s'%s%s%s both name the action of tool "

@@ -5,6 +5,8 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <nng/nng.h>
+#include <nng/protocol/pubsub0/pub.h>
+#include <nng/protocol/pubsub0/sub.h>
 #include <nng/protocol/reqrep0/rep.h>
 #include <pthread.h>
 #include <signal.h>
@@ -16,6 +18,7 @@
 #include <string.h>
 #include <sys/file.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -24,8 +27,10 @@
 #include "host-bridge/agent/ops_mc.h"
 #include "host-bridge/agent/policy.h"
 #include "host-bridge/include/bureau.h"
+#include "host-bridge/lib/internal.h"
 #include "host-bridge/store/store.h"
 #include "host-bridge/util/util.h"
+#include "host-bridge/vm/vm.h"
 
 /* Workers on the endpoint: requests waiting for an approval hold one, so
  * at most AG_WORKERS - AG_FREE wait at once and the rest keep serving
@@ -49,6 +54,13 @@
 /* While the daemon looks gone, a request first pings it this long, so a
  * gone daemon costs each request seconds, not its whole timeout. */
 #define AG_PROBE_S 3.0
+/* The largest request the endpoint takes: the protocol's, plus room for
+ * the token and the envelope. `system info` reports this. */
+#define AG_MAX_REQUEST (BUREAU_MAX_REQUEST + (1u << 16))
+/* Events: what one may weigh (a frame is a JPEG of the screen), and the
+ * context of their key (docs/protocol.md, "Encryption"). */
+#define AG_EVENT_MAX  (32u << 20)
+#define AG_EVENTS_CTX "bureau-events-v1"
 
 enum { AP_PENDING, AP_ALLOWED, AP_DENIED };
 
@@ -80,6 +92,15 @@ struct agent {
 	nng_socket ep, op;
 	char *ep_url, *op_url, *op_path;
 	struct ag_worker workers[AG_WORKERS + AG_OP_WORKERS];
+	char *guest_url;    /* the daemon's REQ/REP URL */
+	char *guest_events; /* its events, or NULL */
+	/* The events' keys: the daemon seals with the guest token's, the
+	 * agent re-seals with the agent token's for its own subscribers. */
+	unsigned char key_guest[crypto_aead_xchacha20poly1305_ietf_KEYBYTES];
+	unsigned char key_agent[crypto_aead_xchacha20poly1305_ietf_KEYBYTES];
+	nng_socket sub, pub;
+	char *pub_url;
+	pthread_t relay;
 
 	pthread_mutex_t lock; /* everything below */
 	pthread_cond_t decided;
@@ -338,6 +359,53 @@ ag_reply_png(json_t *r, void **png, size_t *pnglen)
 	return (NULL);
 }
 
+/*
+ * The error code of a reply, without parsing a successful one: bureaud
+ * writes "ok" first ({"ok":true,...}); anything else is parsed (error
+ * replies are short) and its code copied into buf. NULL when ok.
+ */
+static const char *
+ag_reply_code(const char *reply, size_t len, char *buf, size_t size)
+{
+	static const char ok[] = "{\"ok\":true";
+	json_t *r;
+	const char *c;
+
+	if (len >= sizeof ok - 1 && memcmp(reply, ok, sizeof ok - 1) == 0)
+		return (NULL);
+	r = json_loadb(reply, len, JSON_ALLOW_NUL, NULL);
+	if (json_is_true(json_object_get(r, "ok"))) {
+		json_decref(r);
+		return (NULL);
+	}
+	c = json_string_value(
+	    json_object_get(json_object_get(r, "error"), "code"));
+	snprintf(buf, size, "%s", c != NULL ? c : "malformed_reply");
+	json_decref(r);
+	return (buf);
+}
+
+/* The daemon's `system info` reply with the endpoint's own largest
+ * request: clients check their requests against what they talk to (a
+ * daemon's larger --max-request does not pass the agent). */
+static char *
+ag_info(char *reply)
+{
+	json_t *r = json_loads(reply, 0, NULL);
+	char *s;
+
+	if (r == NULL || !json_is_object(r) ||
+	    json_object_set_new(r, "max_request",
+	        json_integer((json_int_t)AG_MAX_REQUEST)) != 0 ||
+	    (s = json_dumps(r, JSON_COMPACT)) == NULL) {
+		json_decref(r);
+		return (reply);
+	}
+	json_decref(r);
+	free(reply);
+	return (s);
+}
+
 /* One request on the endpoint: the reply to send (malloc'd). */
 static char *
 ag_handle(struct agent *ag, const char *buf, size_t len)
@@ -346,9 +414,9 @@ ag_handle(struct agent *ag, const char *buf, size_t len)
 	json_t *req, *id = NULL, *r = NULL;
 	json_error_t jerr;
 	const char *tool = NULL, *action = NULL, *err = NULL;
-	char *reply = NULL, *cause = NULL, *text = NULL;
+	char *reply = NULL, *cause = NULL, code[48];
 	void *png = NULL;
-	size_t pnglen = 0;
+	size_t pnglen = 0, rlen = 0;
 	int input, rv;
 
 	/* Duplicate keys are refused as bureaud does, and what goes on is
@@ -427,10 +495,6 @@ ag_handle(struct agent *ag, const char *buf, size_t len)
 	if (reply != NULL)
 		goto done;
 
-	if ((text = json_dumps(req, JSON_COMPACT)) == NULL) {
-		reply = ag_refuse(&err, id, "internal", "out of memory");
-		goto done;
-	}
 	/* libbureau waits for a connection as long as for the reply: while
 	 * the daemon looks gone, a short ping first tells whether to wait
 	 * at all (cutting the request's own timeout instead would cut a
@@ -445,24 +509,35 @@ ag_handle(struct agent *ag, const char *buf, size_t len)
 		    bureau_client_error(ag->guest));
 		goto done;
 	}
-	rv = bureau_call_timeout(ag->guest, text, ag_forward_timeout(req, tool),
-	    &reply);
+	/* libbureau adds the guest token (and an id when there is none) to
+	 * this parse and sends it; the reply comes back unparsed. */
+	rv = bc_relay(ag->guest, req,
+	    (int)(ag_forward_timeout(req, tool) * 1000), &reply, &rlen);
+	json_object_del(req, "token");
 	atomic_store(&ag->guest_down, rv == BUREAU_ECONNECT);
-	if (reply != NULL) {
-		/* The daemon's reply goes back verbatim. libbureau's code
-		 * says how it went; only an input action's reply is parsed
-		 * again, for its screenshot (parsing every screenshot's
-		 * base64 a second time would cost about a millisecond). */
-		if (rv == 0 && input) {
-			r = json_loads(reply, JSON_ALLOW_NUL, NULL);
+	if (rv == 0) {
+		/* The daemon's reply goes back verbatim. Only an input
+		 * action's reply is parsed, for its screenshot, and system
+		 * info's, for the endpoint's own limit: parsing a
+		 * screenshot's base64 costs milliseconds, the hop's budget. */
+		if (input) {
+			r = json_loadb(reply, rlen, JSON_ALLOW_NUL, NULL);
 			err = r != NULL ? ag_reply_png(r, &png, &pnglen) :
 			                  "malformed_reply";
+		} else if (strcmp(tool, "system") == 0 && action != NULL &&
+		    strcmp(action, "info") == 0) {
+			reply = ag_info(reply);
+			err = ag_reply_code(reply, strlen(reply), code,
+			    sizeof code);
 		} else
-			err = rv == 0 ? NULL : bureau_error_name(rv);
+			err = ag_reply_code(reply, rlen, code, sizeof code);
 	} else if (rv == BUREAU_ENOREPLY) {
 		reply = ag_refuse(&err, id, "timeout",
 		    "the daemon of desktop '%s' did not answer in time: %s",
 		    ag->d->name, bureau_client_error(ag->guest));
+	} else if (rv == BUREAU_ETOOLARGE) {
+		reply = ag_refuse(&err, id, "too_large", "%s",
+		    bureau_client_error(ag->guest));
 	} else {
 		reply = ag_refuse(&err, id, "io_error",
 		    "cannot reach the daemon of desktop '%s': %s", ag->d->name,
@@ -474,7 +549,6 @@ done:
 	json_decref(r);
 	json_decref(req);
 	free(png);
-	free(text);
 	free(cause);
 	return (reply);
 }
@@ -803,6 +877,267 @@ ag_start_workers(struct agent *ag, char **cause)
 	return (0);
 }
 
+/* ---- events ---------------------------------------------------------- */
+
+static void
+ag_events_key(unsigned char *key, const char *token)
+{
+	crypto_generichash(key, crypto_aead_xchacha20poly1305_ietf_KEYBYTES,
+	    (const unsigned char *)token, strlen(token),
+	    (const unsigned char *)AG_EVENTS_CTX, strlen(AG_EVENTS_CTX));
+}
+
+/*
+ * The daemon's events, opened with the guest token's key and sealed
+ * again with the agent token's on the desktop's events port (the
+ * endpoint's port + 1): subscribers need the agent token, never the
+ * guest's, and what does not open (forged, altered, or sealed with
+ * another key) is dropped here.
+ */
+static void *
+ag_relay_main(void *arg)
+{
+	struct agent *ag = arg;
+	const size_t nb = crypto_aead_xchacha20poly1305_ietf_NPUBBYTES;
+	const size_t tb = crypto_aead_xchacha20poly1305_ietf_ABYTES;
+
+	for (;;) {
+		nng_msg *m;
+		unsigned char *body, *sp, *plain, *out;
+		unsigned long long plen, olen;
+		size_t len, ad;
+		int rv;
+
+		if ((rv = nng_recvmsg(ag->sub, &m, 0)) != 0) {
+			if (rv == NNG_ECLOSED)
+				return (NULL);
+			continue;
+		}
+		body = nng_msg_body(m);
+		len = nng_msg_len(m);
+		sp = memchr(body, ' ', len < 16 ? len : 16);
+		if (sp == NULL ||
+		    (ad = (size_t)(sp - body) + 1) + nb + tb > len) {
+			nng_msg_free(m);
+			continue;
+		}
+		plain = malloc(len);
+		out = malloc(len);
+		if (plain == NULL || out == NULL ||
+		    crypto_aead_xchacha20poly1305_ietf_decrypt(plain, &plen,
+		        NULL, body + ad + nb, len - ad - nb, body, ad,
+		        body + ad, ag->key_guest) != 0) {
+			free(plain);
+			free(out);
+			nng_msg_free(m);
+			continue;
+		}
+		memcpy(out, body, ad);
+		randombytes_buf(out + ad, nb);
+		crypto_aead_xchacha20poly1305_ietf_encrypt(out + ad + nb, &olen,
+		    plain, plen, body, ad, NULL, out + ad, ag->key_agent);
+		sodium_memzero(plain, plen);
+		free(plain);
+		nng_msg_clear(m);
+		if (nng_msg_append(m, out, ad + nb + olen) != 0 ||
+		    nng_sendmsg(ag->pub, m, NNG_FLAG_NONBLOCK) != 0)
+			nng_msg_free(m);
+		free(out);
+	}
+}
+
+/* Start the relay: a failure costs the live events only, not the
+ * desktop, so it is logged, not returned. */
+static void
+ag_relay_start(struct agent *ag)
+{
+	int rv = NNG_ENOMEM;
+
+	if (ag->guest_events == NULL)
+		return;
+	if ((ag->pub_url = hb_fmt("tcp://127.0.0.1:%d", ag->d->port + 1)) ==
+	        NULL ||
+	    (rv = nng_sub0_open(&ag->sub)) != 0 ||
+	    (rv = nng_socket_set(ag->sub, NNG_OPT_SUB_SUBSCRIBE, "", 0)) != 0 ||
+	    (rv = nng_socket_set_size(ag->sub, NNG_OPT_RECVMAXSZ,
+	         AG_EVENT_MAX)) != 0 ||
+	    (rv = nng_dial(ag->sub, ag->guest_events, NULL,
+	         NNG_FLAG_NONBLOCK)) != 0 ||
+	    (rv = nng_pub0_open(&ag->pub)) != 0 ||
+	    (rv = nng_listen(ag->pub, ag->pub_url, NULL, 0)) != 0 ||
+	    (rv = pthread_create(&ag->relay, NULL, ag_relay_main, ag)) != 0) {
+		fprintf(stderr,
+		    "bureau agent: no events relay from %s to %s: %s\n",
+		    ag->guest_events, ag->pub_url ? ag->pub_url : "?",
+		    rv > 0 ? strerror(rv) : nng_strerror(rv));
+		return;
+	}
+	fprintf(stderr, "bureau agent: events of %s relayed on %s\n",
+	    ag->guest_events, ag->pub_url);
+}
+
+/* ---- the VM ------------------------------------------------------------ */
+
+/* "tcp://host:port" with port + 1, the daemon's events by its own
+ * default (malloc'd); NULL for any other URL. */
+static char *
+ag_events_of(const char *url)
+{
+	const char *colon = strrchr(url, ':');
+	long port;
+	char *end;
+
+	if (strncmp(url, "tcp://", 6) != 0 || colon == NULL)
+		return (NULL);
+	port = strtol(colon + 1, &end, 10);
+	if (*end != '\0' || port < 1 || port > 65534)
+		return (NULL);
+	return (hb_fmt("%.*s:%ld", (int)(colon - url), url, port + 1));
+}
+
+/* desktop file `file` gone; errors do not matter (it may not exist). */
+static void
+ag_unlink(const struct desktop *d, const char *file)
+{
+	char *p = desktop_path(d, file);
+
+	if (p != NULL)
+		unlink(p);
+	free(p);
+}
+
+static void
+ag_write(const struct desktop *d, const char *file, json_t *j)
+{
+	char *p = desktop_path(d, file), *s = json_dumps(j, JSON_COMPACT);
+	char *cause = NULL;
+
+	if (p == NULL || s == NULL ||
+	    hb_write_file(p, s, strlen(s), 0600, &cause) != 0)
+		fprintf(stderr, "bureau agent: cannot write '%s': %s\n",
+		    p ? p : file, cause ? cause : "out of memory");
+	free(cause);
+	free(s);
+	free(p);
+	json_decref(j);
+}
+
+/* A pid from a desktop file (0 when none). */
+static pid_t
+ag_read_pid(const struct desktop *d, const char *file)
+{
+	char *p = desktop_path(d, file), *s = p ? hb_read_file(p) : NULL;
+	long v = s ? strtol(s, NULL, 10) : 0;
+
+	free(p);
+	free(s);
+	return (v > 0 && v < (1L << 30) ? (pid_t)v : 0);
+}
+
+/*
+ * Run the desktop's VM as this process's child: passt and QEMU are
+ * started by the backend from this (the main) thread, which they die
+ * with. run.json says a run is on; exit.json, once QEMU ends, how it
+ * ended.
+ */
+static int
+ag_vm_start(struct agent *ag, const char *accel, pid_t *qemu, pid_t *passt,
+    char **cause)
+{
+	struct image im = { 0 };
+	char *gp = desktop_path(ag->d, "guest.json");
+	json_t *g = NULL;
+	int rv = -1;
+
+	if (gp == NULL) {
+		*cause = hb_fmt("out of memory");
+		goto out;
+	}
+	ag_unlink(ag->d, "exit.json");
+	ag_unlink(ag->d, "guest.json");
+	if (image_load(ag->d->image, &im, cause) != 0 ||
+	    vm_backend()->start(ag->d, &im, accel, cause) != 0)
+		goto out;
+	*qemu = ag_read_pid(ag->d, "qemu.pid");
+	*passt = ag_read_pid(ag->d, "passt.pid");
+	if ((g = json_load_file(gp, 0, NULL)) == NULL ||
+	    !json_is_string(json_object_get(g, "url"))) {
+		*cause = hb_fmt("the VM backend left no guest URL in '%s'", gp);
+		goto out;
+	}
+	ag->guest_url = strdup(json_string_value(json_object_get(g, "url")));
+	if (json_is_string(json_object_get(g, "events")))
+		ag->guest_events = strdup(
+		    json_string_value(json_object_get(g, "events")));
+	if (*qemu == 0 || ag->guest_url == NULL) {
+		*cause = hb_fmt("qemu started but left no pid");
+		goto out;
+	}
+	ag_write(ag->d, "run.json",
+	    json_pack("{s:i, s:i, s:i, s:s, s:f}", "agent", (int)getpid(),
+	        "qemu", (int)*qemu, "passt", (int)*passt, "accel", accel,
+	        "started", ag_unix_now()));
+	rv = 0;
+out:
+	if (rv != 0 && *qemu > 0)
+		kill(*qemu, SIGKILL);
+	json_decref(g);
+	image_clear(&im);
+	free(gp);
+	return (rv);
+}
+
+/* Wait up to ms for child pid to end; its status in *st. */
+static int
+ag_reap(pid_t pid, int ms, int *st)
+{
+	long long deadline = hb_now_ms() + ms;
+
+	for (;;) {
+		pid_t r = waitpid(pid, st, WNOHANG);
+		if (r == pid || (r < 0 && errno == ECHILD))
+			return (0);
+		if (hb_now_ms() >= deadline)
+			return (-1);
+		usleep(20000);
+	}
+}
+
+/* QEMU ended with status st: say how, and clear what it left. */
+static void
+ag_vm_ended(struct agent *ag, int st, const char *why, pid_t passt)
+{
+	char how[160];
+	int clean = WIFEXITED(st) && WEXITSTATUS(st) == 0 && why == NULL;
+	int pst;
+
+	if (why != NULL)
+		snprintf(how, sizeof how, "%s", why);
+	else if (WIFSIGNALED(st))
+		snprintf(how, sizeof how, "qemu was killed by signal %d (%s)",
+		    WTERMSIG(st), strsignal(WTERMSIG(st)));
+	else if (WEXITSTATUS(st) == 0)
+		/* a guest power-off, or QMP quit (stop --force, a save) */
+		snprintf(how, sizeof how, "qemu ended normally (status 0)");
+	else
+		snprintf(how, sizeof how, "qemu exited with status %d",
+		    WEXITSTATUS(st));
+	fprintf(stderr, "bureau agent: desktop '%s': %s\n", ag->d->name, how);
+	if (passt > 0 && kill(passt, SIGTERM) == 0 &&
+	    ag_reap(passt, 3000, &pst) != 0) {
+		kill(passt, SIGKILL);
+		ag_reap(passt, 3000, &pst);
+	}
+	ag_write(ag->d, "exit.json",
+	    json_pack("{s:f, s:s, s:b}", "time", ag_unix_now(), "how", how,
+	        "clean", clean));
+	ag_unlink(ag->d, "run.json");
+	ag_unlink(ag->d, "qemu.pid");
+	ag_unlink(ag->d, "passt.pid");
+	ag_unlink(ag->d, "qmp.sock");
+	ag_unlink(ag->d, "guest.json");
+}
+
 /* ---- setup ----------------------------------------------------------- */
 
 /* A secret file's content without trailing whitespace (malloc'd). */
@@ -898,13 +1233,14 @@ ag_lock_pid(const struct desktop *d, char **cause)
 }
 
 int
-agent_serve(const char *name, char **cause)
+agent_serve(const char *name, const char *accel, char **cause)
 {
 	struct agent *ag = calloc(1, sizeof *ag);
-	char *token = NULL, *guest = NULL;
+	char *token = NULL, *guest = NULL, *why = NULL;
 	pthread_condattr_t cattr;
 	sigset_t sigs;
-	int sig, pidfd;
+	pid_t qemu = 0, passt = 0;
+	int sig, pidfd, st = 0;
 
 	if (ag == NULL) {
 		*cause = hb_fmt("out of memory");
@@ -924,9 +1260,9 @@ agent_serve(const char *name, char **cause)
 	}
 	if (desktop_load(name, &ag->d, cause) != 0)
 		return (-1);
-	if (ag->d->url == NULL) {
-		*cause = hb_fmt("desktop '%s' has no guest URL: the host agent "
-		                "serves attached desktops for now",
+	if (!ag->d->attached && accel == NULL) {
+		*cause = hb_fmt("desktop '%s' runs in a VM: its agent needs "
+		                "--accel (bureau start starts it)",
 		    name);
 		return (-1);
 	}
@@ -938,55 +1274,122 @@ agent_serve(const char *name, char **cause)
 		return (-1);
 	crypto_generichash(ag->token_hash, sizeof ag->token_hash,
 	    (const unsigned char *)token, strlen(token), NULL, 0);
+	ag_events_key(ag->key_agent, token);
+	ag_events_key(ag->key_guest, guest);
 	sodium_memzero(token, strlen(token));
 	free(token);
 	if (ag_load_policy(ag, cause) != 0 ||
 	    audit_open(ag->d->dir, &ag->audit, cause) != 0)
 		return (-1);
-	if (bureau_connect(ag->d->url, guest, AG_FORWARD_S, &ag->guest) != 0) {
-		*cause = hb_fmt("cannot make a client for '%s': %s", ag->d->url,
-		    bureau_client_error(NULL));
-		return (-1);
-	}
-	sodium_memzero(guest, strlen(guest));
-	free(guest);
 
-	/* Signals are taken by sigwait below, never by a worker. */
+	/* Signals are taken by sigwait below, never by a worker; the VM's
+	 * processes, our children, reset the mask before they exec. */
 	sigemptyset(&sigs);
 	sigaddset(&sigs, SIGTERM);
 	sigaddset(&sigs, SIGINT);
 	sigaddset(&sigs, SIGHUP);
+	sigaddset(&sigs, SIGCHLD);
 	pthread_sigmask(SIG_BLOCK, &sigs, NULL);
 	signal(SIGPIPE, SIG_IGN);
+
+	if (ag->d->attached) {
+		ag->guest_url = strdup(ag->d->url);
+		ag->guest_events = ag_events_of(ag->d->url);
+	} else if (ag_vm_start(ag, accel, &qemu, &passt, cause) != 0) {
+		return (-1);
+	}
+	if (ag->guest_url == NULL ||
+	    bureau_connect(ag->guest_url, guest, AG_FORWARD_S, &ag->guest) !=
+	        0) {
+		*cause = hb_fmt("cannot make a client for '%s': %s",
+		    ag->guest_url ? ag->guest_url : "?",
+		    bureau_client_error(NULL));
+		goto fail;
+	}
+	sodium_memzero(guest, strlen(guest));
+	free(guest);
+	guest = NULL;
 
 	ag->ep_url = hb_fmt("tcp://127.0.0.1:%d", ag->d->port);
 	ag->op_path = desktop_path(ag->d, "operator.sock");
 	ag->op_url = ag->op_path ? hb_fmt("ipc://%s", ag->op_path) : NULL;
 	if (ag->ep_url == NULL || ag->op_url == NULL) {
 		*cause = hb_fmt("out of memory");
-		return (-1);
+		goto fail;
 	}
 	if (strlen(ag->op_path) >= 108) {
 		*cause = hb_fmt("'%s' is too long for a unix socket "
 		                "(BUREAU_HOME on a shorter path)",
 		    ag->op_path);
-		return (-1);
+		goto fail;
 	}
 	unlink(ag->op_path); /* a dead agent's; the pid lock says we are it */
-	if (ag_listen(&ag->ep, ag->ep_url, BUREAU_MAX_REQUEST + (1u << 16),
-	        cause) != 0 ||
+	if (ag_listen(&ag->ep, ag->ep_url, AG_MAX_REQUEST, cause) != 0 ||
 	    ag_listen(&ag->op, ag->op_url, 1u << 20, cause) != 0 ||
 	    ag_start_workers(ag, cause) != 0)
-		return (-1);
+		goto fail;
+	ag_relay_start(ag);
 	fprintf(stderr,
-	    "bureau agent: desktop '%s': serving %s and %s, forwarding to %s\n",
-	    name, ag->ep_url, ag->op_url, ag->d->url);
+	    "bureau agent: desktop '%s': serving %s and %s, forwarding to "
+	    "%s",
+	    name, ag->ep_url, ag->op_url, ag->guest_url);
+	if (qemu > 0)
+		fprintf(stderr, "; qemu pid %d, passt pid %d", (int)qemu,
+		    (int)passt);
+	fputc('\n', stderr);
 
-	while (sigwait(&sigs, &sig) != 0)
-		;
+	for (;;) {
+		pid_t r;
+
+		if (sigwait(&sigs, &sig) != 0)
+			continue;
+		if (sig != SIGCHLD)
+			break;
+		while ((r = waitpid(-1, &st, WNOHANG)) > 0) {
+			if (r == qemu) {
+				ag_vm_ended(ag, st, why, passt);
+				goto out;
+			}
+			if (r == passt && qemu > 0) {
+				/* Without its network the guest is out of
+				 * reach: end it rather than serve nothing. */
+				passt = 0;
+				why = "its network (passt) ended, so the host "
+				      "agent ended qemu";
+				fprintf(stderr, "bureau agent: %s\n", why);
+				kill(qemu, SIGKILL);
+			}
+		}
+	}
 	fprintf(stderr, "bureau agent: desktop '%s': signal %d, exiting\n",
 	    name, sig);
+	if (qemu > 0) {
+		char how[96];
+
+		/* QEMU quits cleanly on SIGTERM (the disks flushed), but the
+		 * guest gets no say: this is `stop --force`. */
+		kill(qemu, SIGTERM);
+		if (ag_reap(qemu, 15000, &st) != 0) {
+			kill(qemu, SIGKILL);
+			ag_reap(qemu, 5000, &st);
+		}
+		snprintf(how, sizeof how,
+		    "the host agent ended qemu (the agent got signal %d)", sig);
+		ag_vm_ended(ag, st, how, passt);
+	}
+out:
 	unlink(ag->op_path);
 	/* Workers may be inside a forwarded call; the process ends them. */
 	_exit(0);
+fail:
+	if (guest != NULL) {
+		sodium_memzero(guest, strlen(guest));
+		free(guest);
+	}
+	if (qemu > 0) {
+		kill(qemu, SIGKILL);
+		ag_reap(qemu, 5000, &st);
+		ag_vm_ended(ag, st, "the host agent could not start", passt);
+	}
+	return (-1);
 }

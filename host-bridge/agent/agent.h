@@ -2,7 +2,7 @@
  * host-bridge/agent: a desktop's host agent, the only path to its bureaud.
  *
  * One `bureau agent NAME` process per desktop (started detached by
- * `bureau attach`, later by `bureau start`). It serves the desktop's
+ * `bureau attach` and `bureau start`). It serves the desktop's
  * endpoint with the agent token, enforces the operator's policy,
  * approvals and takeover, writes the audit trail on the host, and forwards
  * what it allows to the daemon at the desktop's guest URL with the guest
@@ -26,8 +26,13 @@
 /* Approvals wait this long for an operator unless the desktop says. */
 #define AGENT_APPROVE_TIMEOUT 300
 
-/* Serve desktop name until SIGTERM or SIGINT; returns only on a failure
- * to start (with *cause). */
-int agent_serve(const char *name, char **cause);
+/*
+ * Serve desktop name until SIGTERM or SIGINT; returns only on a failure
+ * to start (with *cause). A desktop bureau runs (not attached) gets its VM
+ * started here, on accelerator accel ("kvm" or "tcg"), as this process's
+ * child: the agent sees it end, records how in exit.json and exits too;
+ * SIGTERM ends the VM first.
+ */
+int agent_serve(const char *name, const char *accel, char **cause);
 
 #endif

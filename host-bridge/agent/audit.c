@@ -11,11 +11,9 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "common/action.h"
 #include "host-bridge/agent/audit.h"
 #include "host-bridge/util/util.h"
-
-#define SUMMARY_MAX   240
-#define SUMMARY_VALUE 60
 
 struct audit {
 	pthread_mutex_t lock;
@@ -134,52 +132,9 @@ audit_close(struct audit *a)
 json_t *
 audit_summary(json_t *req)
 {
-	char buf[SUMMARY_MAX + 8];
-	size_t off = 0;
-	const char *key;
-	json_t *v;
-
-	buf[0] = '\0';
-	json_object_foreach(req, key, v)
-	{
-		char val[SUMMARY_VALUE + 8];
-		int w;
-
-		if (strcmp(key, "token") == 0 || strcmp(key, "id") == 0 ||
-		    strcmp(key, "tool") == 0 || strcmp(key, "action") == 0)
-			continue;
-		if (json_is_string(v) && strcmp(key, "data") == 0) {
-			snprintf(val, sizeof val, "<%zu base64 chars>",
-			    json_string_length(v));
-		} else if (json_is_string(v)) {
-			size_t n = json_string_length(v);
-			size_t k = n > SUMMARY_VALUE ? SUMMARY_VALUE : n;
-			/* cut at a UTF-8 boundary */
-			while (k > 0 && k < n &&
-			    ((unsigned char)json_string_value(v)[k] & 0xc0) ==
-			        0x80)
-				k--;
-			snprintf(val, sizeof val, "%.*s%s", (int)k,
-			    json_string_value(v), k < n ? "..." : "");
-		} else {
-			char *d = json_dumps(v, JSON_COMPACT | JSON_ENCODE_ANY);
-			snprintf(val, sizeof val, "%.*s%s", SUMMARY_VALUE,
-			    d != NULL ? d : "?",
-			    d != NULL && strlen(d) > SUMMARY_VALUE ? "..." :
-			                                             "");
-			free(d);
-		}
-		w = snprintf(buf + off, sizeof buf - off, "%s%s=%s",
-		    off > 0 ? " " : "", key, val);
-		if (w < 0 || (size_t)w >= sizeof buf - off) {
-			strcpy(buf + SUMMARY_MAX, "...");
-			break;
-		}
-		off += (size_t)w;
-	}
-	/* the cut at SUMMARY_MAX may split a character */
-	v = json_string(buf);
-	return (v != NULL ? v : json_string("(summary not UTF-8)"));
+	/* bureaud's own summary (common/action.c); the action is a field of
+	 * the line. */
+	return (action_summary(req, "action"));
 }
 
 static void

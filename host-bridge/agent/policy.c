@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/action.h"
 #include "host-bridge/agent/policy.h"
 #include "host-bridge/util/util.h"
 
@@ -103,33 +104,22 @@ policy_format(const struct policy_list *l)
 	return (s);
 }
 
-/* The matching of bureaud's bd_config_allows (runtime/config.c). */
+/* bureaud's own matching (common/action.c). */
 int
 policy_matches(const struct policy_list *l, const char *tool,
     const char *action)
 {
-	size_t tl = strlen(tool);
-
-	for (int i = 0; i < l->n; i++) {
-		const char *a = l->items[i];
-
-		if (strcmp(a, tool) == 0)
-			return (1);
-		if (strncmp(a, tool, tl) == 0 && a[tl] == '.' &&
-		    (strcmp(a + tl + 1, "*") == 0 ||
-		        (action != NULL && strcmp(a + tl + 1, action) == 0)))
-			return (1);
-	}
-	return (0);
+	return (action_listed(l->items, l->n, tool, action));
 }
 
 int
 policy_resolve(json_t *req, const char **toolp, const char **actionp,
     char **cause)
 {
-	static const char *keys[] = { "action", "command", "type" };
+	static const char *const keys[] = { "action", "command", "type" };
 	json_t *t = json_object_get(req, "tool"), *v;
-	const char *tool, *action = NULL, *first = NULL;
+	const char *tool, *action = NULL, *present[3];
+	int np;
 
 	*toolp = NULL;
 	*actionp = NULL;
@@ -147,22 +137,15 @@ policy_resolve(json_t *req, const char **toolp, const char **actionp,
 	*toolp = tool;
 	if (strcmp(tool, "bash") == 0)
 		return (0); /* its "command" is a shell line, not an action */
-	if (strcmp(tool, "computer") == 0) {
-		for (size_t i = 0; i < 3; i++) {
-			if (json_object_get(req, keys[i]) == NULL)
-				continue;
-			if (first != NULL) {
-				*cause = hb_fmt(
-				    "fields '%s' and '%s' both name the action "
-				    "of tool 'computer': give one",
-				    first, keys[i]);
-				return (-1);
-			}
-			first = keys[i];
-		}
+	/* Present as bureaud's dispatcher counts them: null is missing. */
+	np = action_keys_present(req, keys, 3, present);
+	if (strcmp(tool, "computer") == 0 && np > 1) {
+		*cause = hb_fmt("fields '%s' and '%s' both name the action of "
+		                "tool 'computer': give one",
+		    present[0], present[1]);
+		return (-1);
 	} else if (strcmp(tool, POLICY_EDITOR) == 0 &&
-	    json_object_get(req, "action") != NULL &&
-	    json_object_get(req, "command") != NULL) {
+	    action_keys_present(req, keys, 2, present) == 2) {
 		*cause = hb_fmt("fields 'action' and 'command' both name the "
 		                "action of tool '%s': give 'command'",
 		    POLICY_EDITOR);

@@ -9,8 +9,9 @@
  * A desktop NAME lives in $BUREAU_HOME/NAME (default
  * ~/.local/share/bureau/NAME). Two files there are the contract between the
  * desktop manager and the client commands:
- *   endpoint   one line: the daemon's REQ/REP URL, e.g. tcp://127.0.0.1:7310
- *   token      the daemon's token (no trailing newline), mode 0600
+ *   endpoint   one line: the REQ/REP URL of the desktop's host agent, in
+ *              front of its daemon, e.g. tcp://127.0.0.1:7310
+ *   token      the agent token (no trailing newline), mode 0600
  */
 #ifndef BUREAU_CLI_H
 #define BUREAU_CLI_H

@@ -16,6 +16,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "host-bridge/agent/agent.h"
+#include "host-bridge/agent/policy.h"
 #include "host-bridge/cli/cli.h"
 #include "host-bridge/cli/desktop.h"
 #include "host-bridge/cli/operator.h"
@@ -101,10 +103,18 @@ cmd_create(int argc, char **argv)
 		{ "memory", required_argument, NULL, 'm' },
 		{ "cpus", required_argument, NULL, 'c' },
 		{ "image", required_argument, NULL, 'i' },
+		{ "allow", required_argument, NULL, 'a' },
+		{ "approve", required_argument, NULL, 'p' },
+		{ "approve-timeout", required_argument, NULL, 'T' },
+		{ "net", required_argument, NULL, 'N' },
 		{ NULL, 0, NULL, 0 },
 	};
 	const char *disk_s = "20G", *home_s = NULL, *mem_s = "4G";
-	const char *image_opt = NULL;
+	const char *image_opt = NULL, *allow = "", *approve = "";
+	const char *net = "internet";
+	struct policy_list al = { 0 }, ap = { 0 };
+	char *al_s = NULL, *ap_s = NULL, *gtoken = NULL;
+	long approve_timeout = AGENT_APPROVE_TIMEOUT;
 	long long disk, home_sz, mem;
 	long cpus = 2;
 	int c, created = 0;
@@ -134,6 +144,29 @@ cmd_create(int argc, char **argv)
 			if (int_opt("create", "--cpus", 1, 64, &cpus) != 0)
 				return (2);
 			break;
+		case 'a':
+			allow = optarg;
+			break;
+		case 'p':
+			approve = optarg;
+			break;
+		case 'T':
+			if (int_opt("create", "--approve-timeout", 1, 86400,
+			        &approve_timeout) != 0)
+				return (2);
+			break;
+		case 'N':
+			if (strcmp(optarg, "none") != 0 &&
+			    strcmp(optarg, "internet") != 0) {
+				cause = hb_fmt("invalid --net '%s': none or "
+				               "internet",
+				    optarg);
+				usage_err("create", cause);
+				free(cause);
+				return (2);
+			}
+			net = optarg;
+			break;
 		default:
 			usage_err("create", "unknown option");
 			return (2);
@@ -149,8 +182,15 @@ cmd_create(int argc, char **argv)
 	    hb_parse_size("--disk", disk_s, &disk, &cause) != 0 ||
 	    hb_parse_size(home_s ? "--home" : "--disk",
 	        home_s ? home_s : disk_s, &home_sz, &cause) != 0 ||
-	    hb_parse_size("--memory", mem_s, &mem, &cause) != 0)
+	    hb_parse_size("--memory", mem_s, &mem, &cause) != 0 ||
+	    policy_parse("--allow", allow, &al, &cause) != 0 ||
+	    policy_parse("--approve", approve, &ap, &cause) != 0)
 		goto fail;
+	if ((al_s = policy_format(&al)) == NULL ||
+	    (ap_s = policy_format(&ap)) == NULL) {
+		cause = hb_fmt("out of memory");
+		goto fail;
+	}
 	if (mem < (256LL << 20)) {
 		cause = hb_fmt("invalid memory '%s': at least 256M", mem_s);
 		goto fail;
@@ -190,13 +230,20 @@ cmd_create(int argc, char **argv)
 	if (vm_backend()->create(&d, &im, disk, home_sz, &cause) != 0)
 		goto fail;
 
+	/* Two tokens: the agent's, for the endpoint, and the guest's, for
+	 * bureaud in the VM, known to the host agent alone. */
 	if ((token = hb_random_hex(32)) == NULL ||
+	    (gtoken = hb_random_hex(32)) == NULL ||
 	    (vnc = hb_random_hex(4)) == NULL) {
 		cause = hb_fmt("no random bytes: %s", strerror(errno));
 		goto fail;
 	}
 	if ((p = desktop_path(&d, "token")) == NULL ||
 	    hb_write_file(p, token, strlen(token), 0600, &cause) != 0)
+		goto fail;
+	free(p);
+	if ((p = desktop_path(&d, "guest-token")) == NULL ||
+	    hb_write_file(p, gtoken, strlen(gtoken), 0600, &cause) != 0)
 		goto fail;
 	free(p);
 	if ((p = desktop_path(&d, "vnc-password")) == NULL ||
@@ -208,25 +255,34 @@ cmd_create(int argc, char **argv)
 	    hb_write_file(p, s, strlen(s), 0644, &cause) != 0)
 		goto fail;
 	free(p);
-	cfg = json_pack("{s:s, s:s, s:I, s:i, s:I, s:I, s:i, s:I}", "name",
-	    d.name, "image", d.image, "memory", (json_int_t)d.memory, "cpus",
-	    d.cpus, "disk", (json_int_t)disk, "home", (json_int_t)home_sz,
-	    "port", d.port, "created", (json_int_t)time(NULL));
+	cfg = json_pack("{s:s, s:s, s:I, s:i, s:I, s:I, s:i, s:s, s:s, s:s, "
+	                "s:I, s:I}",
+	    "name", d.name, "image", d.image, "memory", (json_int_t)d.memory,
+	    "cpus", d.cpus, "disk", (json_int_t)disk, "home",
+	    (json_int_t)home_sz, "port", d.port, "net", net, "allow", al_s,
+	    "approve", ap_s, "approve_timeout", (json_int_t)approve_timeout,
+	    "created", (json_int_t)time(NULL));
 	free(s);
 	s = cfg ? json_dumps(cfg, JSON_INDENT(2)) : NULL;
 	if (s == NULL || (p = desktop_path(&d, "desktop.json")) == NULL) {
 		cause = hb_fmt("out of memory");
 		goto fail;
 	}
-	if (hb_write_file(p, s, strlen(s), 0644, &cause) != 0)
+	/* 0600: it holds the policy, the operator's business. */
+	if (hb_write_file(p, s, strlen(s), 0600, &cause) != 0)
 		goto fail;
 	printf("created desktop '%s': %s, home %s, memory %s, %d cpus, "
-	       "ports %d-%d\n",
+	       "ports %d-%d, network %s\n",
 	    d.name, disk_s, home_s ? home_s : disk_s, mem_s, d.cpus, d.port,
-	    d.port + 2);
+	    d.port + 2, net);
 	free(p);
 	free(s);
 	free(token);
+	free(gtoken);
+	free(al_s);
+	free(ap_s);
+	policy_list_clear(&al);
+	policy_list_clear(&ap);
 	free(vnc);
 	json_decref(cfg);
 	image_clear(&im);
@@ -243,6 +299,11 @@ fail:
 	free(p);
 	free(s);
 	free(token);
+	free(gtoken);
+	free(al_s);
+	free(ap_s);
+	policy_list_clear(&al);
+	policy_list_clear(&ap);
 	free(vnc);
 	json_decref(cfg);
 	image_clear(&im);
@@ -253,26 +314,49 @@ fail:
 
 /* ---- start ------------------------------------------------------------- */
 
-/*
- * One `system ping` through the desktop's endpoint: 0 when the daemon
- * answers ok, 1 when it answers with an error (*cause says which), -1 when
- * there is no answer yet.
- */
+/* A desktop made before the host agent has one token, which its guest
+ * knew: it stays the guest's, and the agent gets a new one. */
 static int
-ping_daemon(bureau_client *bc, double timeout, char **cause)
+ensure_guest_token(const struct desktop *d, char **cause)
 {
-	int rv = bureau_call_timeout(bc,
-	    "{\"tool\":\"system\",\"action\":\"ping\"}", timeout, NULL);
+	char *gp = desktop_path(d, "guest-token"),
+	     *tp = desktop_path(d, "token");
+	char *old = NULL, *tok = NULL;
+	int rv = -1;
 
-	if (rv == 0)
-		return (0);
-	if (rv == BUREAU_ECONNECT || rv == BUREAU_ENOREPLY)
-		return (-1);
-	*cause = hb_fmt("the daemon refused the ping: %s",
-	    bureau_client_error(bc));
-	return (1);
+	if (gp == NULL || tp == NULL) {
+		*cause = hb_fmt("out of memory");
+		goto out;
+	}
+	if (access(gp, F_OK) == 0) {
+		rv = 0;
+		goto out;
+	}
+	if ((old = hb_read_file(tp)) == NULL) {
+		*cause = hb_fmt("cannot read '%s': %s", tp, strerror(errno));
+		goto out;
+	}
+	if ((tok = hb_random_hex(32)) == NULL) {
+		*cause = hb_fmt("no random bytes: %s", strerror(errno));
+		goto out;
+	}
+	if (hb_write_file(gp, old, strlen(old), 0600, cause) == 0 &&
+	    hb_write_file(tp, tok, strlen(tok), 0600, cause) == 0)
+		rv = 0;
+out:
+	free(gp);
+	free(tp);
+	free(old);
+	free(tok);
+	return (rv);
 }
 
+/*
+ * start: the desktop's host agent is started (as attach does), and it
+ * starts the VM as its own child; this command waits until a ping with
+ * the agent token answers through the agent's endpoint, i.e. the guest's
+ * daemon answers the agent.
+ */
 static int
 cmd_start(int argc, char **argv)
 {
@@ -285,13 +369,12 @@ cmd_start(int argc, char **argv)
 	const struct vm_backend *vm = vm_backend();
 	struct desktop *d = NULL;
 	struct image im = { 0 };
-	bureau_client *bc = NULL;
-	char *cause = NULL, *token = NULL, *tokp = NULL, *url = NULL;
-	char *log = NULL, *qlog = NULL;
+	char *cause = NULL, *log = NULL, *qlog = NULL;
 	long timeout = 0;
-	int nowait = 0, c, rc = 1, last = -1, lk = -1;
+	int nowait = 0, c, rc = 1, lk = -1, w;
 	const char *accel = NULL, *want = NULL;
-	long long t0, deadline;
+	long long t0;
+	pid_t agent = 0;
 
 	optind = 1;
 	while ((c = getopt_long(argc, argv, "", opts, NULL)) != -1) {
@@ -320,7 +403,7 @@ cmd_start(int argc, char **argv)
 	    attached_refuse(d, "start", &cause) != 0 ||
 	    store_lock(d, "start", &lk, &cause) != 0)
 		goto fail;
-	if (vm->pid(d) > 0) {
+	if (vm->pid(d) > 0 || store_agent_pid(d) > 0) {
 		cause = hb_fmt("desktop '%s' is already running", d->name);
 		goto fail;
 	}
@@ -332,78 +415,47 @@ cmd_start(int argc, char **argv)
 			goto fail;
 		}
 	}
-	if (vm->accel(d, &im, want, &accel, &cause) != 0)
+	if (vm->accel(d, &im, want, &accel, &cause) != 0 ||
+	    ensure_guest_token(d, &cause) != 0)
 		goto fail;
 	if (timeout <= 0)
 		timeout = strcmp(accel, "kvm") == 0 ? 180 : 600;
-	if ((tokp = desktop_path(d, "token")) == NULL ||
-	    (log = desktop_path(d, "console.log")) == NULL ||
-	    (qlog = desktop_path(d, "qemu.log")) == NULL ||
-	    (url = hb_fmt("tcp://127.0.0.1:%d", d->port)) == NULL) {
+	if ((log = desktop_path(d, "console.log")) == NULL ||
+	    (qlog = desktop_path(d, "qemu.log")) == NULL) {
 		cause = hb_fmt("out of memory");
 		goto fail;
 	}
-	if ((token = hb_read_file(tokp)) == NULL) {
-		cause = hb_fmt("cannot read '%s': %s", tokp, strerror(errno));
-		goto fail;
-	}
-	if (vm->start(d, &im, accel, &cause) != 0) {
-		print_tail(qlog, 20);
-		goto fail;
-	}
-	if (nowait) {
-		printf("started desktop '%s' (%s), not waiting for the daemon\n"
-		       "endpoint %s\n",
-		    d->name, accel, url);
-		rc = 0;
-		goto out;
-	}
-	if (bureau_connect(url, token, 2.0, &bc) != 0) {
-		char *c2 = NULL;
-		cause = hb_fmt("cannot make a client for '%s'", url);
-		vm->kill(d, &c2);
-		free(c2);
-		goto fail;
-	}
 	t0 = hb_now_ms();
-	deadline = t0 + (long long)timeout * 1000;
-	while (hb_now_ms() < deadline) {
-		char *pc = NULL;
-
-		if (vm->pid(d) == 0) {
-			cause = hb_fmt("qemu exited while desktop '%s' booted",
-			    d->name);
-			print_tail(log, 30);
-			goto fail;
-		}
-		last = ping_daemon(bc, 2.0, &pc);
-		if (last == 0)
-			break;
-		if (last == 1) {
-			char *c2 = NULL;
-			cause = pc;
-			vm->kill(d, &c2);
-			free(c2);
-			goto fail;
-		}
-		free(pc);
-		usleep(500000);
-	}
-	if (last != 0) {
-		char *c2 = NULL;
-		cause = hb_fmt("desktop '%s' did not answer on port %d within "
-		               "%ld s (%s); stopped it",
-		    d->name, d->port, timeout, accel);
+	if (agent_launch(d, accel, &agent, &cause) != 0)
+		goto fail;
+	w = agent_wait(d, agent, nowait ? 120000 : timeout * 1000, !nowait,
+	    &cause);
+	if (w == AGENT_WAIT_EXITED) {
+		print_tail(qlog, 20);
 		print_tail(log, 30);
-		vm->kill(d, &c2);
+		goto fail;
+	}
+	if (w != 0) {
+		char *c2 = NULL, *c3 = cause;
+		cause = hb_fmt("desktop '%s' did not answer within %ld s (%s): "
+		               "%s; stopped it",
+		    d->name, timeout, accel, c3);
+		free(c3);
+		print_tail(log, 30);
+		agent_stop(d, &c2);
 		free(c2);
 		goto fail;
 	}
-	printf("started desktop '%s' (%s) in %.1f s\nendpoint "
-	       "tcp://127.0.0.1:%d\nevents tcp://127.0.0.1:%d\nvnc "
+	if (nowait)
+		printf("started desktop '%s' (%s), not waiting for the "
+		       "daemon\n",
+		    d->name, accel);
+	else
+		printf("started desktop '%s' (%s) in %.1f s\n", d->name, accel,
+		    (hb_now_ms() - t0) / 1000.0);
+	printf("endpoint tcp://127.0.0.1:%d\nevents tcp://127.0.0.1:%d\nvnc "
 	       "127.0.0.1:%d\n",
-	    d->name, accel, (hb_now_ms() - t0) / 1000.0, d->port, d->port + 1,
-	    d->port + 2);
+	    d->port, d->port + 1, d->port + 2);
 	rc = 0;
 	goto out;
 fail:
@@ -411,10 +463,6 @@ fail:
 out:
 	if (lk >= 0)
 		close(lk);
-	bureau_close(bc);
-	free(token);
-	free(tokp);
-	free(url);
 	free(log);
 	free(qlog);
 	image_clear(&im);
@@ -464,6 +512,9 @@ cmd_stop(int argc, char **argv)
 	    store_lock(d, "stop", &lk, &cause) != 0)
 		goto fail;
 	if (vm->pid(d) == 0) {
+		/* An agent whose QEMU just ended goes too. */
+		if (agent_stop(d, &cause) != 0)
+			goto fail;
 		printf("desktop '%s' is not running\n", d->name);
 		rc = 0;
 		goto out;
@@ -472,6 +523,10 @@ cmd_stop(int argc, char **argv)
 	if (!force) {
 		char *c2 = NULL;
 		if (vm->shutdown(d, (int)timeout * 1000, &c2) == 0) {
+			/* The host agent, QEMU's parent, saw it end and
+			 * exits: wait for it (or end it). */
+			if (agent_stop(d, &cause) != 0)
+				goto fail;
 			printf("stopped desktop '%s' (shut down in %.1f s)\n",
 			    d->name, (hb_now_ms() - t0) / 1000.0);
 			rc = 0;
@@ -483,7 +538,7 @@ cmd_stop(int argc, char **argv)
 		    d->name, c2 ? c2 : "no answer");
 		free(c2);
 	}
-	if (vm->kill(d, &cause) != 0)
+	if (vm->kill(d, &cause) != 0 || agent_stop(d, &cause) != 0)
 		goto fail;
 	printf("stopped desktop '%s' (forced)\n", d->name);
 	rc = 0;
@@ -591,6 +646,44 @@ uptime_str(const struct desktop *d, pid_t pid, char *buf, size_t len)
 	free(p);
 }
 
+/*
+ * The host agent's part of `status`: its pid while it runs, else how the
+ * last run ended (exit.json, written by the agent), or that the agent
+ * itself was killed (run.json left behind: its QEMU went with it).
+ */
+static void
+vm_agent_status(const struct desktop *d, pid_t qemu)
+{
+	pid_t agent = store_agent_pid(d);
+	char *rp = desktop_path(d, "run.json"),
+	     *ep = desktop_path(d, "exit.json");
+	json_t *e = NULL;
+
+	if (agent != 0) {
+		printf("agent pid: %d\n", (int)agent);
+		if (qemu == 0)
+			printf("agent: its qemu has ended; the agent is "
+			       "exiting\n");
+	} else if (qemu != 0) {
+		printf("agent: not running (qemu without its host agent: "
+		       "bureau stop ends it)\n");
+	} else if (rp != NULL && access(rp, F_OK) == 0) {
+		printf("last exit: the host agent ended without cleaning up "
+		       "(killed?); its qemu ended with it\n");
+	} else if (ep != NULL && (e = json_load_file(ep, 0, NULL)) != NULL) {
+		time_t t = (time_t)json_number_value(
+		    json_object_get(e, "time"));
+		char when[32];
+
+		strftime(when, sizeof when, "%Y-%m-%d %H:%M:%S", localtime(&t));
+		printf("last exit: %s (%s, seen by the host agent)\n",
+		    json_string_value(json_object_get(e, "how")) ?: "?", when);
+	}
+	json_decref(e);
+	free(rp);
+	free(ep);
+}
+
 static int
 cmd_status(int argc, char **argv)
 {
@@ -622,6 +715,7 @@ cmd_status(int argc, char **argv)
 	if (pid != 0)
 		printf("pid: %d\naccel: %s\nuptime: %s\n", (int)pid,
 		    accel ? accel : "?", up);
+	vm_agent_status(d, pid);
 	printf("endpoint: tcp://127.0.0.1:%d\nevents: tcp://127.0.0.1:%d\n"
 	       "vnc: 127.0.0.1:%d\nmemory: %ldM\ncpus: %d\n"
 	       "disk: system %s, home %s\nimage: %s\ndir: %s\n",
@@ -717,14 +811,14 @@ cmd_rm(int argc, char **argv)
 	/* An attached desktop's agent goes with it; its daemon stays. */
 	if (d->attached && agent_stop(d, &cause) != 0)
 		goto fail;
-	if (!d->attached && vm->pid(d) != 0) {
+	if (!d->attached && (vm->pid(d) != 0 || store_agent_pid(d) != 0)) {
 		if (!force) {
 			cause = hb_fmt("desktop '%s' is running (bureau stop, "
 			               "or rm --force)",
 			    d->name);
 			goto fail;
 		}
-		if (vm->kill(d, &cause) != 0)
+		if (vm->kill(d, &cause) != 0 || agent_stop(d, &cause) != 0)
 			goto fail;
 	}
 	if (nftw(d->dir, rm_entry, 16, FTW_DEPTH | FTW_PHYS) != 0) {
@@ -938,7 +1032,8 @@ const struct cli_cmd cli_desktop_cmds[] = {
 	    image_main },
 	{ "create",
 	    "create NAME [--disk 20G] [--home SIZE] [--memory 4G] "
-	    "[--cpus 2] [--image DIR]",
+	    "[--cpus 2] [--image DIR] [--net internet|none] [--allow LIST] "
+	    "[--approve LIST] [--approve-timeout S]",
 	    cmd_create },
 	{ "start",
 	    "start NAME [--timeout S] [--accel auto|kvm|tcg] "

@@ -190,34 +190,26 @@ last_line(const char *log)
 	return (r);
 }
 
-/* Start `bureau agent NAME` in its own session, output to DIR/agent.log,
- * and return once its endpoint answers a ping through to the daemon. */
-static int
-agent_spawn(const struct desktop *d, char **cause)
+int
+agent_launch(const struct desktop *d, const char *accel, pid_t *pidp,
+    char **cause)
 {
 	char exe[PATH_MAX], *log = desktop_path(d, "agent.log");
-	char *tokp = desktop_path(d, "token"), *token = NULL, *url = NULL;
-	bureau_client *bc = NULL;
 	ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
-	long long deadline;
-	int rv = -1, last = BUREAU_ECONNECT, st;
 	pid_t pid;
 
-	if (n <= 0 || log == NULL || tokp == NULL) {
+	if (n <= 0 || log == NULL) {
 		*cause = hb_fmt("cannot find this program: %s",
 		    strerror(errno));
-		goto out;
+		free(log);
+		return (-1);
 	}
 	exe[n] = '\0';
-	if ((token = hb_read_file(tokp)) == NULL ||
-	    (url = hb_fmt("tcp://127.0.0.1:%d", d->port)) == NULL) {
-		*cause = hb_fmt("cannot read '%s': %s", tokp, strerror(errno));
-		goto out;
-	}
 	fflush(NULL);
 	if ((pid = fork()) < 0) {
 		*cause = hb_fmt("fork: %s", strerror(errno));
-		goto out;
+		free(log);
+		return (-1);
 	}
 	if (pid == 0) {
 		int fd = open(log, O_WRONLY | O_CREAT | O_APPEND, 0600);
@@ -233,20 +225,61 @@ agent_spawn(const struct desktop *d, char **cause)
 		/* The agent outlives this command: it must not hold the
 		 * caller's pipes or sockets open. */
 		close_range(3, ~0U, 0);
-		execl(exe, "bureau", "agent", d->name, (char *)NULL);
+		if (accel != NULL)
+			execl(exe, "bureau", "agent", d->name, "--accel", accel,
+			    (char *)NULL);
+		else
+			execl(exe, "bureau", "agent", d->name, (char *)NULL);
 		fprintf(stderr, "bureau: cannot run '%s': %s\n", exe,
 		    strerror(errno));
 		_exit(127);
 	}
-	if (bureau_connect(url, token, 2.0, &bc) != 0) {
-		*cause = hb_fmt("cannot make a client for '%s'", url);
-		goto kill;
+	free(log);
+	*pidp = pid;
+	return (0);
+}
+
+int
+agent_wait(const struct desktop *d, pid_t pid, long wait_ms, int ping,
+    char **cause)
+{
+	char *log = desktop_path(d, "agent.log");
+	char *tokp = desktop_path(d, "token"), *token = NULL, *url = NULL;
+	bureau_client *bc = NULL;
+	long long deadline = hb_now_ms() + wait_ms;
+	int rv = AGENT_WAIT_TIMEOUT, last = BUREAU_ECONNECT, st;
+	json_t *r = NULL;
+
+	if (log == NULL || tokp == NULL ||
+	    (token = hb_read_file(tokp)) == NULL ||
+	    (url = hb_fmt("tcp://127.0.0.1:%d", d->port)) == NULL) {
+		*cause = hb_fmt("cannot read '%s': %s", tokp ? tokp : "token",
+		    strerror(errno));
+		goto out;
 	}
-	deadline = hb_now_ms() + ATTACH_WAIT_MS;
+	token[strcspn(token, "\r\n")] = '\0';
+	if (ping && bureau_connect(url, token, 2.0, &bc) != 0) {
+		*cause = hb_fmt("cannot make a client for '%s'", url);
+		goto out;
+	}
 	while (hb_now_ms() < deadline) {
 		if (waitpid(pid, &st, WNOHANG) == pid) {
 			*cause = last_line(log);
+			rv = AGENT_WAIT_EXITED;
 			goto out;
+		}
+		if (!ping) {
+			/* Up once its operator socket answers (it listens
+			 * after the VM started). */
+			char *c2 = NULL;
+			if (op_call(d, json_pack("{s:s}", "op", "state"), &r,
+			        &c2) == 0) {
+				rv = 0;
+				goto out;
+			}
+			free(c2);
+			usleep(100000);
+			continue;
 		}
 		last = bureau_call_timeout(bc,
 		    "{\"tool\":\"system\",\"action\":\"ping\"}", ATTACH_PING_S,
@@ -260,19 +293,19 @@ agent_spawn(const struct desktop *d, char **cause)
 		if (last == BUREAU_EUNAUTH || last == BUREAU_EPERM) {
 			*cause = hb_fmt("the daemon refused the host agent: %s",
 			    bureau_client_error(bc));
-			goto kill;
+			rv = AGENT_WAIT_REFUSED;
+			goto out;
 		}
 		usleep(200000);
 	}
-	*cause = hb_fmt("no answer through the host agent within %d s: %s",
-	    ATTACH_WAIT_MS / 1000,
-	    last == BUREAU_ECONNECT ? "the agent does not listen" :
-	                              bureau_client_error(bc));
-kill:
-	kill(pid, SIGTERM);
-	waitpid(pid, &st, 0);
+	*cause = hb_fmt("no answer through the host agent within %ld s: %s",
+	    wait_ms / 1000,
+	    !ping                       ? "it does not listen" :
+	        last == BUREAU_ECONNECT ? "the agent does not listen" :
+	                                  bureau_client_error(bc));
 out:
 	bureau_close(bc);
+	json_decref(r);
 	if (token != NULL)
 		memset(token, 0, strlen(token));
 	free(token);
@@ -282,14 +315,40 @@ out:
 	return (rv);
 }
 
+/* Start `bureau agent NAME` and return once its endpoint answers a ping
+ * through to the daemon. */
+static int
+agent_spawn(const struct desktop *d, char **cause)
+{
+	pid_t pid;
+	int st;
+
+	if (agent_launch(d, NULL, &pid, cause) != 0)
+		return (-1);
+	switch (agent_wait(d, pid, ATTACH_WAIT_MS, 1, cause)) {
+	case 0:
+		return (0);
+	case AGENT_WAIT_EXITED:
+		return (-1);
+	default:
+		kill(pid, SIGTERM);
+		waitpid(pid, &st, 0);
+		return (-1);
+	}
+}
+
 static int
 cmd_agent(int argc, char **argv)
 {
+	const char *accel = NULL;
 	char *cause = NULL;
 
-	if (argc != 2)
-		return (op_usage("agent", "one NAME expected"));
-	if (agent_serve(argv[1], &cause) != 0) {
+	if (argc == 4 && strcmp(argv[2], "--accel") == 0 &&
+	    (strcmp(argv[3], "kvm") == 0 || strcmp(argv[3], "tcg") == 0))
+		accel = argv[3];
+	else if (argc != 2)
+		return (op_usage("agent", "NAME [--accel kvm|tcg] expected"));
+	if (agent_serve(argv[1], accel, &cause) != 0) {
 		op_fail("agent", cause);
 		return (1);
 	}
@@ -1026,7 +1085,9 @@ const struct cli_cmd cli_operator_cmds[] = {
 	    "LIST] "
 	    "[--approve-timeout S]   (NAME alone: restart its agent)",
 	    cmd_attach },
-	{ "agent", "agent NAME   (the host agent; attach starts it)",
+	{ "agent",
+	    "agent NAME [--accel kvm|tcg]   (the host agent; start and "
+	    "attach start it)",
 	    cmd_agent },
 	{ "takeover", "takeover NAME on|off", cmd_takeover },
 	{ "approvals", "approvals [NAME] [--json]", cmd_approvals },

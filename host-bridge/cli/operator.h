@@ -5,6 +5,8 @@
 #ifndef BUREAU_CLI_OPERATOR_H
 #define BUREAU_CLI_OPERATOR_H
 
+#include <sys/types.h>
+
 #include "host-bridge/store/store.h"
 
 /* -1 with *cause when d is attached and lifecycle command cmd does not
@@ -18,5 +20,24 @@ void attached_ls_row(const struct desktop *d);
 /* End the desktop's host agent, if one runs (SIGTERM, then SIGKILL), and
  * wait until it is gone. */
 int agent_stop(const struct desktop *d, char **cause);
+
+/* Start `bureau agent NAME [--accel A]` (A for a VM desktop, NULL for an
+ * attached one) in its own session, output in NAME/agent.log. */
+int agent_launch(const struct desktop *d, const char *accel, pid_t *pid,
+    char **cause);
+
+/*
+ * Wait up to wait_ms for the agent pid (a child of this process): ping 1,
+ * until a `system ping` answers through its endpoint (the daemon is up);
+ * ping 0, until its operator socket answers (it serves). 0 when it does;
+ * else *cause and AGENT_WAIT_EXITED (the agent ended: its log's last
+ * line), AGENT_WAIT_REFUSED (the daemon refused the guest token) or
+ * AGENT_WAIT_TIMEOUT; the agent then still runs.
+ */
+#define AGENT_WAIT_EXITED  1
+#define AGENT_WAIT_REFUSED 2
+#define AGENT_WAIT_TIMEOUT 3
+int agent_wait(const struct desktop *d, pid_t pid, long wait_ms, int ping,
+    char **cause);
 
 #endif

@@ -488,20 +488,18 @@ bc_max_request(bureau_client *c, const json_t *orig, int timeout_ms,
 	return (0);
 }
 
-int
-bc_request(bureau_client *c, json_t *req, int timeout_ms, json_t **reply,
-    char **text)
+/* req sent, its reply's bytes in *in (malloc'd, NUL after *inlen); *idp
+ * the request's id (borrowed from req). */
+static int
+bc_exchange(bureau_client *c, json_t *req, int timeout_ms, json_t **idp,
+    char **in, size_t *inlen)
 {
-	json_t *id, *r = NULL;
-	json_error_t jerr;
-	char *out = NULL, *in = NULL;
-	size_t inlen = 0, len, max;
+	json_t *id;
+	char *out = NULL;
+	size_t len, max;
 	int rv;
 
-	if (reply != NULL)
-		*reply = NULL;
-	if (text != NULL)
-		*text = NULL;
+	*in = NULL;
 	if (c == NULL || !json_is_object(req))
 		return (bc_fail(BUREAU_EARG, "no client or no request object"));
 	if (timeout_ms <= 0)
@@ -536,9 +534,36 @@ bc_request(bureau_client *c, json_t *req, int timeout_ms, json_t **reply,
 		    "bytes (its --max-request, less nng's 4-byte header)",
 		    len, max));
 	}
-	rv = bc_roundtrip(c, out, len, timeout_ms, &in, &inlen);
+	*idp = id;
+	rv = bc_roundtrip(c, out, len, timeout_ms, in, inlen);
 	free(out);
-	if (rv != 0)
+	return (rv);
+}
+
+int
+bc_relay(bureau_client *c, json_t *req, int timeout_ms, char **text,
+    size_t *len)
+{
+	json_t *id;
+
+	return (bc_exchange(c, req, timeout_ms, &id, text, len));
+}
+
+int
+bc_request(bureau_client *c, json_t *req, int timeout_ms, json_t **reply,
+    char **text)
+{
+	json_t *id = NULL, *r = NULL;
+	json_error_t jerr;
+	char *in = NULL;
+	size_t inlen = 0;
+	int rv;
+
+	if (reply != NULL)
+		*reply = NULL;
+	if (text != NULL)
+		*text = NULL;
+	if ((rv = bc_exchange(c, req, timeout_ms, &id, &in, &inlen)) != 0)
 		return (rv);
 	if ((r = json_loadb(in, inlen, JSON_ALLOW_NUL, &jerr)) == NULL) {
 		rv = bc_fail(BUREAU_EMALFORMED, "malformed reply: %s",

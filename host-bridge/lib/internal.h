@@ -27,6 +27,15 @@ int bc_fail(int code, const char *fmt, ...)
 int bc_request(bureau_client *c, json_t *req, int timeout_ms, json_t **reply,
     char **text);
 
+/*
+ * bc_request for a relay (the host agent), which passes the daemon's reply
+ * on verbatim: the reply is not parsed (a screenshot's base64 costs
+ * milliseconds to parse) nor checked. 0 when a reply arrived, its bytes
+ * in *text (malloc'd, NUL after *len); else the transport's error.
+ */
+int bc_relay(bureau_client *c, json_t *req, int timeout_ms, char **text,
+    size_t *len);
+
 /* The client's timeout in milliseconds. */
 int bc_timeout_ms(const bureau_client *c);
 

@@ -140,6 +140,8 @@ desktop_load(const char *name, struct desktop **out, char **cause)
 	}
 	d->memory = (long)memory;
 	d->cpus = (int)cpus;
+	d->net_none = json_is_string(json_object_get(j, "net")) &&
+	    strcmp(json_string_value(json_object_get(j, "net")), "none") == 0;
 	d->port = (int)port;
 done:
 	json_decref(j);

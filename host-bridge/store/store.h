@@ -2,12 +2,22 @@
  * host-bridge/store: the desktop store. A desktop is a directory
  * $BUREAU_HOME/NAME (0700):
  *   desktop.json   its settings: name, image, memory, cpus, disk and home
- *                  sizes, port, created
+ *                  sizes, port, net ("internet" or "none"), created, and
+ *                  the host agent's policy (allow, approve,
+ *                  approve_timeout, takeover)
  *   system.qcow2   the system disk, an overlay on the image's base.qcow2
  *   home.qcow2     the data disk: an ext4 file system mounted on /home
- *   token, vnc-password   secrets QEMU hands the guest through fw_cfg
- *   endpoint       the daemon's URL (the client commands read it)
+ *   guest-token, vnc-password   secrets QEMU hands the guest through fw_cfg
+ *   token          the agent token (0600), checked by the host agent
+ *   endpoint       the host agent's URL (the client commands read it)
  *   qmp.sock, qemu.pid, qemu.log, console.log, accel   while it runs
+ *   passt.pid, passt.log   the guest's network (passt), while it runs
+ *   guest.json     the loopback ports the guest's daemon and events are
+ *                  forwarded to, for the host agent ({"url", "events"})
+ *   agent.pid, agent.log, operator.sock, audit.log, audit/   the host
+ *                  agent, which runs QEMU (its parent) while it runs
+ *   exit.json      how the last run ended, written by the host agent
+ *                  ({"time", "how", "clean"}); run.json while it runs
  * An attached desktop (a bureaud that bureau does not run, see `bureau
  * attach`) has "kind": "attached" and the daemon's "url" in desktop.json
  * instead of an image and a size, and in its directory:
@@ -35,6 +45,7 @@ struct desktop {
 	int port;     /* api; events = port + 1, vnc = port + 2 */
 	int attached; /* a daemon bureau does not run: no image, no VM */
 	char *url;    /* attached: that daemon's URL; else NULL */
+	int net_none; /* --net none: the guest reaches no network */
 };
 
 /* A desktop's image: the fields of image.json (borrowed from j). */

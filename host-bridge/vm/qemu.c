@@ -5,11 +5,15 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <netinet/in.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/un.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -21,6 +25,9 @@
 #define GUEST_API_PORT    7300
 #define GUEST_EVENTS_PORT 7301
 #define GUEST_VNC_PORT    5900
+/* The descriptor passt and QEMU find their ends of the guest's network
+ * link on. */
+#define QEMU_NET_FD 3
 
 /* ---- processes ---------------------------------------------------------- */
 
@@ -336,6 +343,157 @@ qemu_file(const struct desktop *d, const char *name, int escape)
 	return (e);
 }
 
+/*
+ * A free TCP port on 127.0.0.1 for a guest port the host agent reaches
+ * through the network backend: the kernel picks it from its ephemeral
+ * range, away from $BUREAU_PORTS, so it never takes a desktop's endpoint.
+ * fd keeps it bound until the caller closes it, so two picks differ.
+ */
+static int
+qemu_free_port(int *fd)
+{
+	struct sockaddr_in sa = { .sin_family = AF_INET,
+		.sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
+	socklen_t len = sizeof sa;
+
+	*fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	if (*fd < 0 || bind(*fd, (struct sockaddr *)&sa, sizeof sa) != 0 ||
+	    getsockname(*fd, (struct sockaddr *)&sa, &len) != 0)
+		return (-1);
+	return (ntohs(sa.sin_port));
+}
+
+/*
+ * In a child about to exec QEMU or passt: the caller (the host agent)
+ * blocks the signals it sigwaits for and ignores SIGPIPE, and both would
+ * survive exec; its descriptors stay its own. QEMU dies with the thread
+ * that forked it (the agent's main thread, which lives as long as the
+ * agent), so a killed agent never leaves an orphan QEMU behind.
+ */
+static void
+qemu_child_setup(int out, int keep, int killed_with_parent)
+{
+	sigset_t none;
+	int nul = open("/dev/null", O_RDONLY);
+
+	sigemptyset(&none);
+	sigprocmask(SIG_SETMASK, &none, NULL);
+	signal(SIGPIPE, SIG_DFL);
+	if (out >= 0) {
+		dup2(out, 1);
+		dup2(out, 2);
+	}
+	if (nul >= 0)
+		dup2(nul, 0);
+	/* keep becomes descriptor 3, the one thing inherited. */
+	if (keep >= 0 && keep != QEMU_NET_FD)
+		dup2(keep, QEMU_NET_FD);
+	if (keep >= 0)
+		fcntl(QEMU_NET_FD, F_SETFD, 0);
+	close_range(keep >= 0 ? QEMU_NET_FD + 1 : 3, ~0U, 0);
+	if (killed_with_parent) {
+		prctl(PR_SET_PDEATHSIG, SIGKILL);
+		if (getppid() == 1)
+			_exit(1); /* the parent is already gone */
+	}
+}
+
+/*
+ * Does a unix socket listen at path? Read from /proc/net/unix rather than
+ * tried with connect(): QMP serves one client at a time, and a probe would
+ * hold it from whoever comes next.
+ */
+static int
+qemu_unix_listening(const char *path)
+{
+	FILE *f = fopen("/proc/net/unix", "re");
+	char *line = NULL;
+	size_t cap = 0, pl = strlen(path);
+	unsigned long flags;
+	int found = 0;
+
+	if (f == NULL)
+		return (0);
+	while (!found && getline(&line, &cap, f) > 0) {
+		size_t n = strlen(line);
+		char *sp;
+
+		while (n > 0 && line[n - 1] == '\n')
+			line[--n] = '\0';
+		/* Num RefCount Protocol Flags Type St Inode Path; flag
+		 * 0x10000 is __SO_ACCEPTCON, a listening socket. */
+		if (n > pl && strcmp(line + n - pl, path) == 0 &&
+		    line[n - pl - 1] == ' ' && (sp = strchr(line, ':')) &&
+		    sscanf(sp + 1, "%*s %*s %lx", &flags) == 1 &&
+		    (flags & 0x10000) != 0)
+			found = 1;
+	}
+	free(line);
+	fclose(f);
+	return (found);
+}
+
+/*
+ * passt, the guest's network: user-mode like QEMU's slirp, but with
+ * --no-map-gw the guest's gateway is not the host, so nothing on the
+ * host's loopback (other desktops' ports, local services) is reachable
+ * from the guest, while the outside world is. It forwards only the guest
+ * ports the host agent needs, bound to 127.0.0.1. The guest keeps the
+ * addresses it had under slirp (10.0.2.15/24 by DHCP, gateway 10.0.2.2),
+ * which now lead nowhere on the host. passt runs as the caller's child
+ * (-f) and talks to QEMU over a socketpair (--fd): run as root, passt
+ * becomes nobody before it binds a socket path, which could then not be
+ * in the desktop's 0700 directory, and a path would let anyone who can
+ * reach it take the guest's link first. It ends with that link (--fd
+ * implies --one-off). *qemu_end is the other end, for QEMU.
+ */
+static pid_t
+qemu_passt(const struct desktop *d, int api, int events, int *qemu_end,
+    char **cause)
+{
+	char *t1 = hb_fmt("127.0.0.1/%d:%d", api, GUEST_API_PORT);
+	char *t2 = hb_fmt("127.0.0.1/%d:%d", events, GUEST_EVENTS_PORT);
+	char *t3 = hb_fmt("127.0.0.1/%d:%d", d->port + 2, GUEST_VNC_PORT);
+	char *plog = desktop_path(d, "passt.log"), fd[12];
+	pid_t pid = -1;
+	int lfd, sv[2];
+
+	*qemu_end = -1;
+	if (t1 == NULL || t2 == NULL || t3 == NULL || plog == NULL) {
+		*cause = hb_fmt("out of memory");
+		goto out;
+	}
+	if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) != 0) {
+		*cause = hb_fmt("socketpair: %s", strerror(errno));
+		goto out;
+	}
+	snprintf(fd, sizeof fd, "%d", QEMU_NET_FD);
+	lfd = open(plog, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+	if ((pid = fork()) == 0) {
+		qemu_child_setup(lfd, sv[0], 1);
+		execlp("passt", "passt", "-f", "-q", "--no-map-gw", "-4", "-a",
+		    "10.0.2.15", "-n", "24", "-g", "10.0.2.2", "--fd", fd, "-t",
+		    t1, "-t", t2, "-t", t3, (char *)NULL);
+		fprintf(stderr, "cannot run 'passt': %s\n", strerror(errno));
+		_exit(127);
+	}
+	if (lfd >= 0)
+		close(lfd);
+	close(sv[0]);
+	if (pid < 0) {
+		*cause = hb_fmt("fork: %s", strerror(errno));
+		close(sv[1]);
+		goto out;
+	}
+	*qemu_end = sv[1];
+out:
+	free(t1);
+	free(t2);
+	free(t3);
+	free(plog);
+	return (pid);
+}
+
 static int
 qemu_start(const struct desktop *d, const struct image *im, const char *accel,
     char **cause)
@@ -343,11 +501,16 @@ qemu_start(const struct desktop *d, const struct image *im, const char *accel,
 	struct qemu_files f = { 0 };
 	char *args[40] = { 0 }; /* strings this function formats */
 	char *argv_q[96], *qmp_raw = NULL, *log_raw = NULL;
-	int na = 0, n = 0, rv = -1, lfd, st = 0, kvm;
-	pid_t pid;
+	char *gj = NULL;
+	int na = 0, n = 0, rv = -1, lfd, st = 0, kvm, api, events;
+	int pfd[2] = { -1, -1 }, net = -1;
+	pid_t pid = -1, passt = -1;
+	long long deadline;
 
 	kvm = strcmp(accel, "kvm") == 0;
-	if ((f.tok = qemu_file(d, "token", 1)) == NULL ||
+	/* The guest's own token: the host agent's token (`token`) never
+	 * enters the guest. */
+	if ((f.tok = qemu_file(d, "guest-token", 1)) == NULL ||
 	    (f.vnc = qemu_file(d, "vnc-password", 1)) == NULL ||
 	    (f.pid = qemu_file(d, "qemu.pid", 0)) == NULL ||
 	    (f.qmp = qemu_file(d, "qmp.sock", 1)) == NULL ||
@@ -373,6 +536,35 @@ qemu_start(const struct desktop *d, const struct image *im, const char *accel,
 	free(old);
 	unlink(f.pid);
 	unlink(qmp_raw);
+
+	/* The guest's daemon and its events, forwarded for the host agent
+	 * only (it holds the guest token); written down for it. */
+	if ((api = qemu_free_port(&pfd[0])) < 0 ||
+	    (events = qemu_free_port(&pfd[1])) < 0) {
+		*cause = hb_fmt("no free port on 127.0.0.1: %s",
+		    strerror(errno));
+		goto out;
+	}
+	close(pfd[0]);
+	close(pfd[1]);
+	pfd[0] = pfd[1] = -1;
+	{
+		char *path = desktop_path(d, "guest.json");
+		if ((gj = hb_fmt("{\"url\": \"tcp://127.0.0.1:%d\", "
+		                 "\"events\": \"tcp://127.0.0.1:%d\"}\n",
+		         api, events)) == NULL ||
+		    path == NULL ||
+		    hb_write_file(path, gj, strlen(gj), 0600, cause) != 0) {
+			if (path == NULL || gj == NULL)
+				*cause = hb_fmt("out of memory");
+			free(path);
+			goto out;
+		}
+		free(path);
+	}
+	if (!d->net_none &&
+	    (passt = qemu_passt(d, api, events, &net, cause)) < 0)
+		goto out;
 
 #define A(...) (args[na] = hb_fmt(__VA_ARGS__), args[na++])
 	argv_q[n++] = "qemu-system-x86_64";
@@ -409,11 +601,15 @@ qemu_start(const struct desktop *d, const struct image *im, const char *accel,
 	argv_q[n++] = "-device";
 	argv_q[n++] = "virtio-blk-pci,drive=drive-home,bus=pcie.0,addr=0x5";
 	argv_q[n++] = "-netdev";
-	argv_q[n++] = A(
-	    "user,id=net0,hostfwd=tcp:127.0.0.1:%d-:%d,"
-	    "hostfwd=tcp:127.0.0.1:%d-:%d,hostfwd=tcp:127.0.0.1:%d-:%d",
-	    d->port, GUEST_API_PORT, d->port + 1, GUEST_EVENTS_PORT,
-	    d->port + 2, GUEST_VNC_PORT);
+	/* --net none: slirp with restrict=on, which forwards the ports but
+	 * lets the guest reach nothing, the host included. */
+	argv_q[n++] = d->net_none ?
+	    A("user,id=net0,restrict=on,hostfwd=tcp:127.0.0.1:%d-:%d,"
+	      "hostfwd=tcp:127.0.0.1:%d-:%d,hostfwd=tcp:127.0.0.1:%d-:%d",
+	        api, GUEST_API_PORT, events, GUEST_EVENTS_PORT, d->port + 2,
+	        GUEST_VNC_PORT) :
+	    A("stream,id=net0,server=off,addr.type=fd,addr.str=%d",
+	        QEMU_NET_FD);
 	argv_q[n++] = "-device";
 	argv_q[n++] = "virtio-net-pci,netdev=net0";
 	argv_q[n++] = "-device";
@@ -446,7 +642,6 @@ qemu_start(const struct desktop *d, const struct image *im, const char *accel,
 	argv_q[n++] = "usb-tablet,bus=xhci.0";
 	argv_q[n++] = "-pidfile";
 	argv_q[n++] = f.pid;
-	argv_q[n++] = "-daemonize";
 	argv_q[n] = NULL;
 #undef A
 	for (int i = 0; i < na; i++) {
@@ -455,16 +650,12 @@ qemu_start(const struct desktop *d, const struct image *im, const char *accel,
 			goto out;
 		}
 	}
+	/* QEMU is the caller's child (the host agent's), not a daemon: its
+	 * parent sees it end. */
 	lfd = open(f.qlog, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
 	pid = fork();
 	if (pid == 0) {
-		int nul = open("/dev/null", O_RDONLY);
-		if (lfd >= 0) {
-			dup2(lfd, 1);
-			dup2(lfd, 2);
-		}
-		if (nul >= 0)
-			dup2(nul, 0);
+		qemu_child_setup(lfd, net, 1);
 		execvp(argv_q[0], argv_q);
 		fprintf(stderr, "cannot run '%s': %s\n", argv_q[0],
 		    strerror(errno));
@@ -472,11 +663,49 @@ qemu_start(const struct desktop *d, const struct image *im, const char *accel,
 	}
 	if (lfd >= 0)
 		close(lfd);
-	if (pid < 0 || waitpid(pid, &st, 0) != pid || !WIFEXITED(st) ||
-	    WEXITSTATUS(st) != 0) {
-		*cause = hb_fmt("qemu did not start (%s): see '%s'", accel,
-		    f.qlog);
+	if (net >= 0)
+		close(net);
+	net = -1;
+	if (pid < 0) {
+		*cause = hb_fmt("fork: %s", strerror(errno));
 		goto out;
+	}
+	/* Running once its QMP socket listens (what -daemonize waited
+	 * for); TCG with a loaded host takes a few seconds. */
+	deadline = hb_now_ms() + 60000;
+	while (!qemu_unix_listening(qmp_raw)) {
+		if (waitpid(pid, &st, WNOHANG) == pid) {
+			pid = -1;
+			*cause = hb_fmt("qemu did not start (%s): see '%s'",
+			    accel, f.qlog);
+			goto out;
+		}
+		if (hb_now_ms() >= deadline) {
+			*cause = hb_fmt("qemu did not open its QMP socket "
+			                "within 60 s: see '%s'",
+			    f.qlog);
+			goto out;
+		}
+		usleep(50000);
+	}
+	{
+		char *pp = desktop_path(d, "passt.pid"), *ps = NULL, *c3 = NULL;
+		struct stat sb;
+
+		if (pp != NULL && passt > 0 &&
+		    (ps = hb_fmt("%d\n", (int)passt)) != NULL)
+			hb_write_file(pp, ps, strlen(ps), 0600, &c3);
+		free(ps);
+		free(c3);
+		ps = c3 = NULL;
+		/* QEMU writes its pid file early in its start; should it not
+		 * have, the caller still finds its child. */
+		if (stat(f.pid, &sb) != 0 &&
+		    (ps = hb_fmt("%d\n", (int)pid)) != NULL)
+			hb_write_file(f.pid, ps, strlen(ps), 0600, &c3);
+		free(c3);
+		free(ps);
+		free(pp);
 	}
 	char *ap = desktop_path(d, "accel"), *c2 = NULL;
 	if (ap != NULL)
@@ -485,11 +714,25 @@ qemu_start(const struct desktop *d, const struct image *im, const char *accel,
 	free(ap);
 	rv = 0;
 out:
+	if (rv != 0 && pid > 0) {
+		kill(pid, SIGKILL);
+		waitpid(pid, &st, 0);
+	}
+	if (rv != 0 && passt > 0) {
+		kill(passt, SIGKILL);
+		waitpid(passt, &st, 0);
+	}
+	for (int i = 0; i < 2; i++)
+		if (pfd[i] >= 0)
+			close(pfd[i]);
+	if (net >= 0)
+		close(net);
 	for (int i = 0; i < na; i++)
 		free(args[i]);
 	qemu_files_free(&f);
 	free(qmp_raw);
 	free(log_raw);
+	free(gj);
 	return (rv);
 }
 

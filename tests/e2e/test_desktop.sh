@@ -13,6 +13,11 @@
 # with -9 after a sync and checks the disks (qemu-img check) and the synced
 # file (read from a copy of the data disk on the host, its journal replayed,
 # not through the guest).
+# The host agent in front of it: the guest token is refused at the
+# endpoint; the guest reaches the host's eth address but not a service on
+# the host's loopback; the operator's policy holds after bureaud restarts
+# in the guest; takeover, approvals and the audit trail through the CLI;
+# the kill -9 of QEMU is seen by the agent and shown by status.
 # Prints PASS/FAIL/SKIP lines; exits non-zero on any failure.
 set -u
 
@@ -50,9 +55,12 @@ home=$(mktemp -d /var/tmp/bureau-e2e.XXXXXX)
 export BUREAU_HOME=$home
 dir=$home/$name
 cleanup() {
+	# The agent takes its QEMU and passt with it.
+	[ -s "$dir/agent.pid" ] && kill -9 "$(cat "$dir/agent.pid")" 2>/dev/null
 	if [ -s "$dir/qemu.pid" ]; then
 		kill -9 "$(cat "$dir/qemu.pid")" 2>/dev/null
 	fi
+	[ -n "${srv_pids:-}" ] && kill $srv_pids 2>/dev/null
 	rm -rf "$home"
 }
 trap cleanup EXIT INT TERM
@@ -116,6 +124,26 @@ case $r in
 *unauthorized*) pass "request with a wrong token refused" ;;
 *) fail "request with a wrong token: got '$r'" ;;
 esac
+# The guest's own token (the one bureaud in the VM checks) is the host
+# agent's alone: the endpoint refuses it.
+gtok=$(cat "$dir/guest-token")
+r=$(nngcat --req --connect "tcp://127.0.0.1:$port" --recv-timeout 20 -Q \
+    --data "{\"id\":1,\"token\":\"$gtok\",\"tool\":\"system\",\"action\":\"ping\"}" 2>&1)
+case $r in
+*unauthorized*) pass "the guest token is refused at the endpoint" ;;
+*) fail "the guest token at the endpoint: got '$r'" ;;
+esac
+r=$(call '{"tool":"system","action":"ping"}' 60)
+case $r in
+*'"ok":true'*) pass "the agent token works at the endpoint (served by the host agent, pid $(cat "$dir/agent.pid"))" ;;
+*) fail "the agent token: '$r'" ;;
+esac
+case "$(ps -o ppid= -p "$(cat "$dir/qemu.pid")" | tr -d ' ')" in
+"$(cat "$dir/agent.pid")") pass "qemu is the host agent's child" ;;
+*) fail "qemu's parent: $(ps -o ppid= -p "$(cat "$dir/qemu.pid")")" ;;
+esac
+"$bureau" status $name >"$home/status" 2>&1
+grep -q "$gtok" "$home/status" "$home/start.log" && fail "the guest token was printed"
 
 # The desktop, not a black screen: the session draws a few seconds after
 # the daemon answers (a minute and more under TCG on a busy machine), so
@@ -203,6 +231,172 @@ unit='[Unit]\nDescription=bureau e2e\n[Service]\nExecStart=/bin/sleep infinity\n
 gsh "printf '$unit' | sudo tee /etc/systemd/system/bureau-e2e.service >/dev/null && sudo systemctl enable --now bureau-e2e.service 2>&1 && systemctl is-active bureau-e2e.service" >"$home/out" 2>&1 &&
 	grep -q '^active' "$home/out" && pass "enabled and started a systemd service" ||
 	fail "systemd service: $(cat "$home/out")"
+
+# ---- the guest's network: no way to the host's loopback -----------------
+# Two web servers on the host serve a page holding a random mark: one on
+# 127.0.0.1 (under QEMU's slirp, 10.0.2.2 led there), one on every
+# address. From the guest, the first must not answer at 10.0.2.2 nor at
+# the host's own address; the second, at the host's address, must (the
+# guest still reaches the world beyond its gateway).
+mark=$(head -c 8 /dev/urandom | od -An -tx1 | tr -d ' \n')
+if [ $via = bash ]; then
+	mkdir -p "$home/www" && echo "mark-$mark" >"$home/www/page.txt"
+	free2() { python3 -c 'import socket
+for _ in range(2):
+    s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
+	set -- $(free2)
+	lport=$1 aport=$2
+	(cd "$home/www" && exec python3 -m http.server "$lport" --bind 127.0.0.1) >/dev/null 2>&1 &
+	srv_pids=$!
+	(cd "$home/www" && exec python3 -m http.server "$aport" --bind 0.0.0.0) >/dev/null 2>&1 &
+	srv_pids="$srv_pids $!"
+	hostip=$(ip -4 route get 1.1.1.1 2>/dev/null | sed -n 's/.* src \([0-9.]*\).*/\1/p')
+	sleep 1
+	fetch() { # HOST PORT, from the guest
+		gsh "timeout 10 bash -c 'exec 3<>/dev/tcp/$1/$2 && printf \"GET /page.txt HTTP/1.0\\r\\n\\r\\n\" >&3 && cat <&3' 2>&1; true"
+	}
+	gw=$(gsh "ip -4 route show default | sed -n 's/.*via \\([0-9.]*\\).*/\\1/p'" | head -n1)
+	leak=
+	for h in 10.0.2.2 $gw $hostip; do
+		fetch "$h" "$lport" | grep -q "mark-$mark" && leak="$leak $h:$lport"
+	done
+	[ -z "$leak" ] && pass "the host's 127.0.0.1:$lport is out of the guest's reach (10.0.2.2, gateway ${gw:-?}, ${hostip:-no host address})" ||
+		fail "the guest reached the host's loopback service at$leak"
+	if [ -n "$hostip" ]; then
+		fetch "$hostip" "$aport" | grep -q "mark-$mark" &&
+			pass "the guest reaches the host's own address $hostip:$aport (outbound works)" ||
+			fail "the guest cannot reach $hostip:$aport"
+	else
+		echo "# no IPv4 default route on the host: outbound not checked"
+	fi
+	kill $srv_pids 2>/dev/null
+	srv_pids=
+fi
+
+# ---- the operator's limits, enforced on the host --------------------------
+expect() { # CODE REPLY: the reply failed with CODE
+	case $2 in *'"code":"'$1'"'*) return 0 ;; esac
+	return 1
+}
+click='{"tool":"computer","action":"left_click","coordinate":[5,5],"screenshot":false}'
+"$bureau" policy $name --allow computer.screenshot,bash,system >/dev/null &&
+	expect permission_denied "$(call "$click" 60)" &&
+	pass "--allow computer.screenshot,bash,system: a click is refused" ||
+	fail "policy: a click was not refused"
+# The agent in the desktop restarts bureaud (it may: it is its desktop);
+# the limit is not bureaud's, so it holds.
+pid0=$(call '{"tool":"system","action":"info"}' | json pid 2>/dev/null)
+call '{"tool":"bash","command":"setsid -f sh -c \"sleep 2; systemctl --user restart bureaud\" >/dev/null 2>&1","timeout":30}' 60 >/dev/null
+t0=$(now) pid1=$pid0
+while [ $(( $(now) - t0 )) -lt 120 ]; do
+	pid1=$(call '{"tool":"system","action":"info"}' 30 2>/dev/null | json pid 2>/dev/null)
+	[ -n "$pid1" ] && [ "$pid1" != "$pid0" ] && break
+	sleep 2
+done
+if [ -n "$pid1" ] && [ "$pid1" != "$pid0" ]; then
+	r=$(call "$click" 60 || :)
+	expect permission_denied "$r" &&
+		case "$(call '{"tool":"computer","action":"screenshot"}' 60)" in *'"ok":true'*) true ;; *) false ;; esac &&
+		pass "after bureaud restarted in the guest (pid $pid0 -> $pid1): the click still refused, screenshots work" ||
+		fail "after bureaud restarted: '$r'"
+else
+	fail "bureaud did not restart in the guest (pid $pid0)"
+fi
+"$bureau" policy $name --allow '' >/dev/null || fail "policy --allow ''"
+
+"$bureau" takeover $name on >/dev/null && r=$(call "$click" 60 || :) && expect taken_over "$r" &&
+	case "$(call '{"tool":"computer","action":"screenshot"}' 60)" in *'"ok":true'*) true ;; *) false ;; esac &&
+	pass "takeover: the agent's click gets taken_over, its screenshot works" ||
+	fail "takeover: '$r'"
+"$bureau" takeover $name off >/dev/null &&
+	case "$(call "$click" 60)" in *'"ok":true'*) true ;; *) false ;; esac &&
+	pass "takeover off: clicks work again" || fail "takeover off"
+
+# Approvals: a bash command waits for the operator; approved, it runs.
+"$bureau" policy $name --approve bash >/dev/null || fail "policy --approve bash"
+pending_id() {
+	t0=$(now)
+	while [ $(( $(now) - t0 )) -lt 60 ]; do
+		id=$("$bureau" approvals $name --json | python3 -c 'import json,sys
+a=json.load(sys.stdin); print(a[0]["approval"] if a else "")')
+		[ -n "$id" ] && { echo "$id"; return 0; }
+		sleep 0.5
+	done
+	return 1
+}
+call '{"tool":"bash","command":"echo approved-'"$mark"'","timeout":60}' 200 >"$home/approved.out" 2>&1 &
+apid=$!
+if id=$(pending_id) && "$bureau" approve $name "$id" >/dev/null; then
+	wait $apid
+	grep -q "approved-$mark" "$home/approved.out" &&
+		pass "approval $id: the command waited, was approved and ran" ||
+		fail "approved command: $(cat "$home/approved.out")"
+else
+	kill $apid 2>/dev/null
+	fail "no pending approval for the bash command"
+fi
+call '{"tool":"bash","command":"echo denied-'"$mark"'","timeout":60}' 200 >"$home/denied.out" 2>&1 &
+apid=$!
+if id=$(pending_id) && "$bureau" deny $name "$id" --reason "not now" >/dev/null; then
+	wait $apid
+	grep -q 'permission_denied' "$home/denied.out" && grep -q 'not now' "$home/denied.out" &&
+		! grep -q '"output"' "$home/denied.out" &&
+		pass "approval $id denied: permission_denied with the reason" ||
+		fail "denied command: $(cat "$home/denied.out")"
+else
+	kill $apid 2>/dev/null
+	fail "no pending approval for the second bash command"
+fi
+"$bureau" policy $name --approve '' >/dev/null || fail "policy --approve ''"
+
+# The audit trail, on the host.
+"$bureau" log $name >"$home/log" 2>&1
+for want in "computer.left_click" "permission_denied" "taken_over" "bash command=echo approved-$mark"; do
+	grep -q -- "$want" "$home/log" || { fail "bureau log lacks '$want'"; want=; break; }
+done
+[ -n "$want" ] && pass "bureau log: $(wc -l <"$home/log") requests, the refusals, takeover and approvals among them"
+"$bureau" log -f $name >"$home/logf" 2>&1 &
+lpid=$!
+sleep 1
+call '{"tool":"computer","action":"cursor_position"}' 60 >/dev/null
+t0=$(now)
+while [ $(( $(now) - t0 )) -lt 20 ] && ! grep -q cursor_position "$home/logf"; do sleep 0.5; done
+kill $lpid 2>/dev/null
+grep -q cursor_position "$home/logf" && pass "bureau log -f follows the desktop's requests" ||
+	fail "bureau log -f: $(cat "$home/logf")"
+# The daemon's events, relayed by the agent on the endpoint's port + 1 and
+# sealed with the agent token (docs/protocol.md), not the guest's.
+ev=$(PYTHONPATH=$top/tests/lib BUREAU_BUILD=$build timeout 90 python3 - "$dir" "$port" "$build/bureau" "$name" <<'PY' 2>&1
+import json, subprocess, sys, time
+import bt
+d, port, bureau, name = sys.argv[1:5]
+tok = open(d + "/token").read().strip()
+gtok = open(d + "/guest-token").read().strip()
+sub = bt.Sub("tcp://127.0.0.1:%d" % (int(port) + 1), b"action ", 3000)
+deadline = time.time() + 60
+while time.time() < deadline:
+    subprocess.run([bureau, "call", name,
+                    '{"tool":"computer","action":"cursor_position"}'],
+                   capture_output=True)
+    try:
+        raw = sub.raw()
+    except bt.NngError:
+        continue
+    ev = json.loads(bt.events_open(bt.events_key(tok), raw)[7:])
+    try:
+        bt.events_open(bt.events_key(gtok), raw)
+        print("opened with the guest token")
+    except bt.EventTampered:
+        print("ok", ev["tool"], ev["action"])
+    break
+else:
+    print("no event in 60 s")
+PY
+)
+case $ev in
+"ok computer "*) pass "the daemon's events, relayed on port $((port + 1)), open with the agent token only ($ev)" ;;
+*) fail "events relay: $ev" ;;
+esac
 
 # ---- pause freezes the guest -----------------------------------------------
 # The guest's clock against the host's, before and after 10 s paused: the
@@ -300,6 +494,17 @@ gsh "echo $synced > ~/synced.txt && sync" >/dev/null || fail "write synced.txt"
 pid=$(cat "$dir/qemu.pid")
 kill -9 "$pid"
 while kill -0 "$pid" 2>/dev/null; do sleep 0.2; done
+# The host agent, QEMU's parent, saw it and says so.
+t0=$(now)
+while [ $(( $(now) - t0 )) -lt 30 ] && [ -s "$dir/agent.pid" ] &&
+    ! "$bureau" status $name | grep -q 'killed by signal 9'; do sleep 0.5; done
+"$bureau" status $name >"$home/status" 2>&1
+if grep -qx 'state: stopped' "$home/status" && grep -q 'last exit: qemu was killed by signal 9' "$home/status" &&
+    ! grep -q 'agent pid' "$home/status"; then
+	pass "kill -9 of qemu seen by the host agent: $(grep 'last exit' "$home/status")"
+else
+	fail "status after kill -9: $(cat "$home/status")"
+fi
 # qemu-img check: 0 clean, 3 only leaked clusters (space allocated when
 # QEMU died, harmless), 2 corruption, 1 unreadable.
 leaks=0 bad=

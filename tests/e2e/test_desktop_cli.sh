@@ -6,7 +6,9 @@
 #
 # Uses the minimal image test_desktop.sh builds (cached in $BUREAU_IMAGES,
 # default /var/cache/bureau/images); QEMU is started and ended without
-# waiting for the guest, so this takes seconds. Prints PASS/FAIL/SKIP.
+# waiting for the guest, so this takes seconds. Also: QEMU runs as its
+# host agent's child, and neither outlives the other (kill -9 of either).
+# Prints PASS/FAIL/SKIP.
 set -u
 
 build=${1:?usage: test_desktop_cli.sh BUILDDIR}
@@ -28,7 +30,10 @@ home=$(mktemp -d /var/tmp/bureau,cli.XXXXXX)
 export BUREAU_HOME=$home
 dir=$home/c1
 cleanup() {
-	[ -s "$dir/qemu.pid" ] && kill -9 "$(cat "$dir/qemu.pid")" 2>/dev/null
+	for d in "$home"/*/; do
+		[ -s "$d/agent.pid" ] && kill -9 "$(cat "$d/agent.pid")" 2>/dev/null
+		[ -s "$d/qemu.pid" ] && kill -9 "$(cat "$d/qemu.pid")" 2>/dev/null
+	done
 	rm -rf "$home"
 }
 trap cleanup EXIT INT TERM
@@ -59,6 +64,10 @@ refuses "--cpus ''" --cpus "" "$bureau" create c2 --cpus ""
 refuses "start --timeout abc" --timeout abc "$bureau" start c1 --timeout abc
 refuses "stop --timeout 1e3" --timeout 1e3 "$bureau" stop c1 --timeout 1e3
 refuses "console -n -5" -n -5 "$bureau" console -n -5 c1
+refuses "--net wifi" --net wifi "$bureau" create c2 --net wifi
+out=$("$bureau" create c2 --allow 'computer.click!' 2>&1)
+[ $? -ne 0 ] && echo "$out" | grep -qF -- "--allow" && pass "--allow with a bad item refused: $out" ||
+	fail "--allow computer.click!: '$out'"
 [ ! -e "$home/c2" ] && pass "no desktop left by a refused create" || fail "c2 exists"
 
 # Three creates at once: each gets its own ports.
@@ -100,6 +109,20 @@ else
 	[ "$n" = 0 ] && exit 1
 fi
 pid=$(cat "$dir/qemu.pid" 2>/dev/null)
+apid=$(cat "$dir/agent.pid" 2>/dev/null)
+ppid=$(ps -o ppid= -p "$pid" 2>/dev/null | tr -d ' ')
+[ -n "$apid" ] && [ "$ppid" = "$apid" ] && pass "qemu $pid is the child of its host agent $apid" ||
+	fail "qemu's parent is '$ppid', the agent '$apid'"
+# The guest token goes to QEMU (fw_cfg); the agent token never does.
+tr '\0' ' ' </proc/"$pid"/cmdline | grep -qF "opt/bureau/token,file=$esc/guest-token" &&
+	pass "fw_cfg hands the guest its own token file" || fail "fw_cfg: $(tr '\0' ' ' </proc/"$pid"/cmdline)"
+pp=$(cat "$dir/passt.pid" 2>/dev/null)
+if [ -n "$pp" ] && tr '\0' ' ' </proc/"$pp"/cmdline | grep -q -- '--no-map-gw' &&
+    ! tr '\0' ' ' </proc/"$pid"/cmdline | grep -q 'hostfwd'; then
+	pass "the guest's network is passt --no-map-gw (pid $pp), no slirp hostfwd"
+else
+	fail "passt: '$pp' $(tr '\0' ' ' </proc/"$pp"/cmdline 2>&1)"
+fi
 # QEMU itself opened the disks under the comma path.
 if [ -n "$pid" ] && ls -l /proc/"$pid"/fd 2>/dev/null | grep -qF "$dir/system.qcow2" &&
     ls -l /proc/"$pid"/fd | grep -qF "$dir/home.qcow2"; then
@@ -117,12 +140,77 @@ fi
 "$bureau" resume c1 >/dev/null 2>&1 &&
     "$bureau" status c1 | grep -qx "state: running" &&
     pass "resume" || fail "resume"
-if "$bureau" stop c1 --force >/dev/null 2>&1 && ! kill -0 "$pid" 2>/dev/null; then
-	pass "stop --force: qemu $pid is gone"
+gone() { # PID...: all end (and are reaped) within 20 s
+	t=0
+	while [ $t -lt 100 ]; do
+		alive=
+		for p in "$@"; do kill -0 "$p" 2>/dev/null && alive=1; done
+		[ -z "$alive" ] && return 0
+		sleep 0.2
+		t=$((t + 1))
+	done
+	return 1
+}
+# The agent is gone once stop returns; init may reap it a moment later.
+if "$bureau" stop c1 --force >/dev/null 2>&1 && ! kill -0 "$pid" 2>/dev/null &&
+    gone "$apid" "$pp"; then
+	pass "stop --force: qemu $pid, its agent and passt are gone"
 else
-	fail "stop --force: qemu $pid still there"
+	fail "stop --force: qemu $pid, agent $apid or passt $pp still there"
 fi
 "$bureau" status c1 | grep -qx "state: stopped" && pass "status: stopped" || fail "status after stop"
+# A killed host agent takes its QEMU with it (no orphan), and status says.
+"$bureau" start c1 --accel tcg --no-wait >/dev/null 2>&1
+pid=$(cat "$dir/qemu.pid" 2>/dev/null) apid=$(cat "$dir/agent.pid" 2>/dev/null)
+pp=$(cat "$dir/passt.pid" 2>/dev/null)
+kill -9 "$apid"
+if [ -n "$pid" ] && gone "$pid" "$pp"; then
+	pass "kill -9 of the agent $apid: qemu $pid and passt $pp ended with it"
+else
+	fail "kill -9 of the agent: qemu $pid or passt $pp left running"
+fi
+"$bureau" status c1 >"$home/status" 2>&1
+grep -qx "state: stopped" "$home/status" && grep -q "host agent ended without cleaning up" "$home/status" &&
+	pass "status notices the killed agent: $(grep 'last exit' "$home/status")" ||
+	fail "status after the agent was killed: $(cat "$home/status")"
+# A killed QEMU is seen by its agent, which records it and exits.
+"$bureau" start c1 --accel tcg --no-wait >/dev/null 2>&1 || fail "start after the agent was killed"
+pid=$(cat "$dir/qemu.pid" 2>/dev/null) apid=$(cat "$dir/agent.pid" 2>/dev/null)
+kill -9 "$pid"
+if gone "$apid"; then
+	"$bureau" status c1 >"$home/status" 2>&1
+	grep -qx "state: stopped" "$home/status" && grep -q "last exit: qemu was killed by signal 9" "$home/status" &&
+		pass "kill -9 of qemu: its agent saw it and exited; $(grep 'last exit' "$home/status")" ||
+		fail "status after qemu was killed: $(cat "$home/status")"
+else
+	fail "the agent $apid outlived its killed qemu"
+fi
+
+# A desktop made before the host agent had one token, which its guest
+# knows: start keeps it as the guest's and gives the agent a new one.
+old=$(cat "$dir/token")
+rm -f "$dir/guest-token"
+if "$bureau" start c1 --accel tcg --no-wait >/dev/null 2>&1 &&
+    [ "$(cat "$dir/guest-token")" = "$old" ] && [ "$(cat "$dir/token")" != "$old" ] &&
+    [ "$(stat -c %a "$dir/guest-token")" = 600 ]; then
+	pass "an old desktop's token became its guest token; the agent got a new one"
+else
+	fail "old desktop's tokens: guest '$(cat "$dir/guest-token" 2>&1)', agent '$(cat "$dir/token")', was '$old'"
+fi
+"$bureau" stop c1 --force >/dev/null 2>&1
+
+# --net none: slirp with restrict=on, no passt.
+if "$bureau" create n1 --image "$images/minimal" --disk 1G --home 64M \
+    --memory 256M --cpus 1 --net none >/dev/null 2>&1 &&
+    "$bureau" start n1 --accel tcg --no-wait >/dev/null 2>&1; then
+	npid=$(cat "$home/n1/qemu.pid")
+	tr '\0' ' ' </proc/"$npid"/cmdline | grep -q 'user,id=net0,restrict=on' && [ ! -s "$home/n1/passt.pid" ] &&
+		pass "--net none: restricted slirp, no passt" || fail "--net none: $(tr '\0' ' ' </proc/"$npid"/cmdline)"
+	"$bureau" stop n1 --force >/dev/null 2>&1
+	"$bureau" rm n1 >/dev/null 2>&1
+else
+	fail "--net none: create or start failed"
+fi
 if "$bureau" rm c1 >/dev/null 2>&1 && [ ! -e "$dir" ]; then
 	pass "rm"
 else

@@ -461,6 +461,57 @@ def test_log():
         p.wait()
 
 
+def test_info_reports_the_agents_limit():
+    """system info through the agent gives the endpoint's own largest
+    request (clients check against what they talk to), not the daemon's."""
+    direct = bt.ok(json.loads(bt.Req(D.url).rpc(json.dumps(
+        {"token": D.token, "tool": "system", "action": "info"}))))
+    via = bt.ok(A.call(tool="system", action="info"))
+    assert via["max_request"] == (64 << 20) + (1 << 16), via["max_request"]
+    assert direct["max_request"] != via["max_request"], direct
+    assert via["screen"] == direct["screen"], (via, direct)
+
+
+def test_events_relayed_with_the_agent_token():
+    """The agent subscribes to the daemon's sealed events with the guest
+    token and publishes them again on the endpoint's port + 1, sealed with
+    the agent token: readable with it, not with the guest's."""
+    port = int(A.url.rsplit(":", 1)[1])
+    url = "tcp://127.0.0.1:%d" % (port + 1)
+    sub = bt.Sub(url, b"action ", timeout_ms=2000)
+    mark = "relay-%08x" % random.getrandbits(32)
+    got = None
+    deadline = time.time() + 30
+    while got is None and time.time() < deadline:
+        # SUB connects asynchronously: repeat until one comes through.
+        A.call(tool="file", action="stat", path="/tmp/" + mark)
+        try:
+            while True:
+                raw = sub.raw()
+                plain = bt.events_open(bt.events_key(A.token), raw)
+                if mark.encode() in plain:
+                    got = raw, plain
+                    break
+        except bt.NngError:
+            continue
+    assert got is not None, "no relayed event within 30 s"
+    raw, plain = got
+    ev = json.loads(plain[len(b"action "):])
+    assert ev["tool"] == "file" and ev["action"] == "stat", ev
+    assert not ev["ok"] and ev["error"] == "not_found", ev
+    # What the agent wrote in its own audit trail says the same, in the
+    # same words: the summary is one function in both (common/action.c).
+    lines = [json.loads(x) for x in open(os.path.join(DIR, "audit.log"))]
+    mine = [x for x in lines if mark in x.get("summary", "")]
+    assert mine and mine[-1]["summary"] == ev["summary"], (mine, ev)
+    try:
+        bt.events_open(bt.events_key(D.token), raw)
+        assert False, "a relayed event opened with the guest token"
+    except bt.EventTampered:
+        pass
+    assert D.token.encode() not in plain and A.token.encode() not in plain
+
+
 def test_audit_bounded_and_agent_restart():
     name, d = "rot", os.path.join(HOME, "rot")
     env = dict(ENV, BUREAU_AUDIT_MAX="2048", BUREAU_AUDIT_SHOTS="3")

@@ -1,0 +1,42 @@
+/*
+ * common/action: how a request names its tool and action, judged the same
+ * way by bureaud (runtime/) and by the host agent (host-bridge/agent/),
+ * which enforces the operator's policy in front of it. One source,
+ * compiled into both, so the two can never judge one request differently.
+ * Pure functions over jansson values; no allocation but the summary.
+ */
+#ifndef BUREAU_COMMON_ACTION_H
+#define BUREAU_COMMON_ACTION_H
+
+#include <jansson.h>
+
+/*
+ * Does a policy list (bureaud's --allow syntax: "tool", "tool.action" or
+ * "tool.*", n items) name tool and action? action NULL: the tool has none
+ * (bash), and only "tool" or "tool.*" match. An empty list matches
+ * nothing: the callers decide what that means (bureaud: allow all).
+ */
+int action_listed(char *const *items, int n, const char *tool,
+    const char *action);
+
+/*
+ * The keys among keys[0..n) that req holds with a value other than null
+ * (null counts as missing, as everywhere in the protocol), in that order,
+ * into present[] (borrowed; at most n). Returns how many.
+ */
+int action_keys_present(json_t *req, const char *const *keys, int n,
+    const char **present);
+
+/*
+ * A short summary of req's arguments for an audit trail, without
+ * secrets: the token, the id, the tool and the field akey (the one naming
+ * the action, carried apart; NULL: none) are left out, base64 "data" is
+ * given by its length, long values are cut (at a UTF-8 boundary), the
+ * whole at ACTION_SUMMARY_MAX bytes. A new JSON string (the caller
+ * decrefs); never NULL but when out of memory.
+ */
+#define ACTION_SUMMARY_MAX   240
+#define ACTION_SUMMARY_VALUE 60
+json_t *action_summary(json_t *req, const char *akey);
+
+#endif
