@@ -143,8 +143,8 @@ live_events_url(const struct desktop *d)
 	const char *u = d->url, *colon;
 	long port;
 
-	/* A QEMU desktop's daemon events are forwarded to the host at its
-	 * port + 1 (store.h). */
+	/* A QEMU desktop's host agent relays its daemon's events at the
+	 * endpoint's port + 1 (store.h). */
 	if (u == NULL && !d->attached && d->port > 0)
 		return (hb_fmt("tcp://127.0.0.1:%d", d->port + 1));
 	if (u == NULL || strncmp(u, "tcp://", 6) != 0 ||
@@ -170,17 +170,15 @@ live_source(const char *name, struct desktop **d, char **url,
 		free(cause);
 		return (-1);
 	}
+	/* An attached desktop's frames come from its daemon, sealed with
+	 * the daemon's own token (guest-token); a QEMU desktop's from its
+	 * host agent's relay at the endpoint's port + 1, sealed with the
+	 * agent token (the daemon's own ports are not for the host). */
 	if ((*url = live_events_url(*d)) != NULL &&
-	    (p = desktop_path(*d, "guest-token")) != NULL) {
+	    (p = desktop_path(*d, (*d)->attached ? "guest-token" : "token")) !=
+	        NULL) {
 		tok = hb_read_file(p);
 		free(p);
-		/* A QEMU desktop without a host agent: its token is the
-		 * daemon's own. */
-		if (tok == NULL && !(*d)->attached &&
-		    (p = desktop_path(*d, "token")) != NULL) {
-			tok = hb_read_file(p);
-			free(p);
-		}
 	}
 	if (tok == NULL) {
 		free(*url);
