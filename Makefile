@@ -21,7 +21,8 @@ PKG_CONFIG ?= pkg-config
 # Debian packages: one list, used by `make deps` and documented in README.md.
 DEPS_BUILD := build-essential pkg-config libx11-dev libxext-dev libxtst-dev \
 	libxdo-dev libxdamage-dev libxfixes-dev libpng-dev libturbojpeg0-dev \
-	libnng-dev libjansson-dev libsodium-dev libcmocka-dev zlib1g-dev
+	libnng-dev libjansson-dev libsodium-dev libcmocka-dev zlib1g-dev \
+	libdeflate-dev
 DEPS_TEST := nng-utils xvfb xterm x11-apps x11-utils xdotool xclip wmctrl \
 	x11-xserver-utils openbox imagemagick scrot xfonts-base fonts-dejavu-core fonts-noto-cjk \
 	python3 procps psmisc
@@ -33,7 +34,7 @@ DEPS_CHECK := clang-format
 DEPS_FUZZ := clang-14 libclang-rt-14-dev
 DEPS := $(DEPS_BUILD) $(DEPS_TEST) $(DEPS_HOST) $(DEPS_CHECK) $(DEPS_FUZZ)
 
-PKGS := x11 xext xtst xdamage xfixes libpng zlib libturbojpeg jansson libsodium
+PKGS := x11 xext xtst xdamage xfixes libpng zlib libturbojpeg jansson libsodium libdeflate
 
 BUILD := build
 # Objects of a sanitized build live apart so the two never mix.

@@ -42,16 +42,17 @@ int cap_crop(const struct cap_image *src, int x, int y, int w, int h,
     struct cap_image *dst, char **cause);
 
 /*
- * Encode img as an 8-bit RGB PNG. level is the zlib level 0..9 (bureau uses
- * a fast level: screenshots are sent once and read once). On success *out is
- * a malloc'd buffer of *outlen bytes that the caller frees.
+ * Encode img as an 8-bit RGB PNG. level is the deflate level 0..9 (bureau
+ * uses CAP_PNG_LEVEL: screenshots are sent once and read once). On success
+ * *out is a buffer of *outlen bytes that the caller frees with cap_free.
  */
+#define CAP_PNG_LEVEL 2 /* libdeflate's fastest on screens: see png.c */
 int cap_png_encode(const struct cap_image *img, int level, uint8_t **out,
     size_t *outlen, char **cause);
 
 /*
  * Encode img as a baseline JPEG (4:2:0) at quality 1..100. On success *out is
- * a malloc'd buffer of *outlen bytes that the caller frees with free().
+ * a buffer of *outlen bytes that the caller frees with cap_free.
  */
 int cap_jpeg_encode(const struct cap_image *img, int quality, uint8_t **out,
     size_t *outlen, char **cause);
@@ -61,6 +62,14 @@ int cap_jpeg_encode(const struct cap_image *img, int quality, uint8_t **out,
  * screen changed between two captures.
  */
 uint64_t cap_hash(const struct cap_image *img);
+
+/*
+ * Memory for frames and encoded images: 64-byte aligned, large blocks
+ * backed by huge pages where the kernel allows (mem.c says why). Free with
+ * cap_free (never free()). cap_alloc returns NULL when out of memory.
+ */
+void *cap_alloc(size_t n);
+void cap_free(void *p);
 
 /* --- geometry: screen space <-> screenshot space ------------------------ */
 

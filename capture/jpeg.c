@@ -54,8 +54,9 @@ cap_jpeg_encode(const struct cap_image *img, int quality, uint8_t **out,
 		return -1;
 	}
 	tjDestroy(tj);
-	/* tjAlloc'd memory must go back through tjFree; callers use free(). */
-	if ((copy = malloc(jlen)) == NULL) {
+	/* tjAlloc'd memory must go back through tjFree; callers use
+	 * cap_free. */
+	if ((copy = cap_alloc(jlen)) == NULL) {
 		tjFree(jbuf);
 		if (cause != NULL &&
 		    asprintf(cause, "out of memory encoding '%dx%d' as jpeg",

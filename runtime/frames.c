@@ -80,7 +80,7 @@ bd_frames_main(void *arg)
 			fr.cfg->publish("frame", hdr, shot.buf, shot.len);
 			free(hdr);
 		}
-		free(shot.buf);
+		cap_free(shot.buf);
 		bd_frames_sleep_ms(fr.cfg->frame_interval_ms);
 	}
 	return (NULL);

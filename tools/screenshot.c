@@ -55,7 +55,7 @@ shot_close(void)
 	x11_close(ss.x);
 	ss.x = NULL;
 	for (int i = 0; i < 2; i++) {
-		free(ss.cache[i].buf);
+		cap_free(ss.cache[i].buf);
 		ss.cache[i].buf = NULL;
 	}
 	free(ss.cause);
@@ -139,7 +139,7 @@ shot_take(int zx, int zy, int zw, int zh, int out_w, int out_h,
 	c = &ss.cache[format];
 	if (!zoom && c->buf != NULL && c->hash == hash &&
 	    c->quality == quality) {
-		shot->buf = malloc(c->len);
+		shot->buf = cap_alloc(c->len);
 		if (shot->buf != NULL) {
 			memcpy(shot->buf, c->buf, c->len);
 			shot->len = c->len;
@@ -161,7 +161,8 @@ shot_take(int zx, int zy, int zw, int zh, int out_w, int out_h,
 	dst.width = out_w;
 	dst.height = out_h;
 	dst.stride = out_w * 4;
-	if ((dst.data = malloc((size_t)dst.stride * (size_t)out_h)) == NULL) {
+	if ((dst.data = cap_alloc((size_t)dst.stride * (size_t)out_h)) ==
+	    NULL) {
 		*cause = strdup("out of memory");
 		goto unlock;
 	}
@@ -177,7 +178,7 @@ shot_take(int zx, int zy, int zw, int zh, int out_w, int out_h,
 	else
 		rv = cap_png_encode(&dst, quality, &shot->buf, &shot->len,
 		    cause);
-	free(dst.data);
+	cap_free(dst.data);
 	if (rv != 0)
 		return (-1);
 	shot->encode_ms = tool_now_ms() - t0;
@@ -186,10 +187,10 @@ shot_take(int zx, int zy, int zw, int zh, int out_w, int out_h,
 	shot->format = format;
 	if (!zoom) {
 		pthread_mutex_lock(&ss.flock);
-		uint8_t *copy = malloc(shot->len);
+		uint8_t *copy = cap_alloc(shot->len);
 		if (copy != NULL) {
 			c = &ss.cache[format];
-			free(c->buf);
+			cap_free(c->buf);
 			memcpy(copy, shot->buf, shot->len);
 			c->buf = copy;
 			c->len = shot->len;
@@ -201,7 +202,7 @@ shot_take(int zx, int zy, int zw, int zh, int out_w, int out_h,
 	return (0);
 unlock:
 	x11_unlock(ss.x);
-	free(dst.data);
+	cap_free(dst.data);
 	return (-1);
 }
 
@@ -216,7 +217,7 @@ shot_format_args(struct tool_call *call, enum shot_format *format, int *quality)
 		return (call->code);
 	if (strcmp(f, "png") == 0) {
 		*format = SHOT_PNG;
-		*quality = 1; /* zlib level: see capture/png.c */
+		*quality = CAP_PNG_LEVEL;
 		return (0);
 	}
 	if (strcmp(f, "jpeg") != 0)
@@ -235,7 +236,7 @@ shot_reply(struct tool_call *call, int zx, int zy, int zw, int zh, int out_w,
 {
 	struct shot shot;
 	enum shot_format format = SHOT_PNG;
-	int quality = 1, rv;
+	int quality = CAP_PNG_LEVEL, rv;
 	char *cause = NULL;
 
 	if (shot_format_args(call, &format, &quality) != 0)
@@ -254,7 +255,7 @@ shot_reply(struct tool_call *call, int zx, int zy, int zw, int zh, int out_w,
 	    json_pack("{s:f, s:f, s:f, s:b}", "capture_ms", shot.capture_ms,
 	        "scale_ms", shot.scale_ms, "encode_ms", shot.encode_ms,
 	        "cached", shot.cached));
-	free(shot.buf);
+	cap_free(shot.buf);
 	return (rv);
 }
 

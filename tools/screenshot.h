@@ -22,7 +22,7 @@ enum shot_format { SHOT_PNG, SHOT_JPEG };
 
 /* An encoded screenshot. */
 struct shot {
-	uint8_t *buf; /* malloc'd, the caller frees */
+	uint8_t *buf; /* the caller frees it with cap_free */
 	size_t len;
 	int width, height;
 	uint64_t frame;

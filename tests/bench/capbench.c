@@ -192,7 +192,7 @@ png_matrix(const struct cap_image *img, int runs)
 				exit(1);
 			}
 			t[k][i] = cpu_ms() - t0;
-			free(out);
+			cap_free(out);
 		}
 	for (k = 0; k < NC; k++) {
 		l = k / (NF * NS);
@@ -228,7 +228,7 @@ run_step(enum step step, const struct cap_image *src, struct cap_image *dst,
 		rc = cap_scale(src, dst_auto, &cause);
 		break;
 	case PNG:
-		rc = cap_png_encode(dst, 1, &out, &len, &cause);
+		rc = cap_png_encode(dst, CAP_PNG_LEVEL, &out, &len, &cause);
 		break;
 	case JPEG:
 		rc = cap_jpeg_encode(dst, 80, &out, &len, &cause);
@@ -242,10 +242,10 @@ run_step(enum step step, const struct cap_image *src, struct cap_image *dst,
 		exit(1);
 	}
 	if (keep != NULL) {
-		free(*keep);
+		cap_free(*keep);
 		*keep = out;
 	} else
-		free(out);
+		cap_free(out);
 	return len;
 }
 
@@ -350,7 +350,7 @@ main(int argc, char **argv)
 	}
 	if (matrix)
 		png_matrix(&dst, runs);
-	free(png);
+	cap_free(png);
 	free(src.data);
 	free(dst.data);
 	free(dst_auto.data);
