@@ -120,9 +120,11 @@ $(BUILD)/tests/capbench: tests/bench/capbench.c $(CAP_OBJ) $(BUILD)/.variant-$(V
 	$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $< $(CAP_OBJ) $(LDLIBS_D)
 
 # The bench's client, over the client library.
-$(BUILD)/tests/benchcli: tests/bench/benchcli.c $(L_OBJ) $(BUILD)/.variant-$(VARIANT)
+# With the daemon's reply writer, to replay its serialisation.
+BENCH_DOBJ := $(OBJ)/runtime/reply.o $(OBJ)/capture/mem.o
+$(BUILD)/tests/benchcli: tests/bench/benchcli.c $(L_OBJ) $(BENCH_DOBJ) $(BUILD)/.variant-$(VARIANT)
 	@mkdir -p $(dir $@)
-	$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $< $(L_OBJ) -lnng -ljansson -lsodium -lpthread
+	$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $< $(L_OBJ) $(BENCH_DOBJ) -lnng -ljansson -lsodium -lpthread
 
 # Root installs directly, anyone else through sudo.
 SUDO_IF := if [ "$$(id -u)" = 0 ]; then SUDO=; else SUDO=sudo; fi

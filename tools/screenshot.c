@@ -3,6 +3,7 @@
  * and encode (capture/), frame numbers and the cache of the last encoded
  * full screenshot, and the screen geometry the other tools read.
  */
+#include <math.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -125,9 +126,12 @@ shot_take(int zx, int zy, int zw, int zh, int out_w, int out_h,
 			out_h = ss.dh;
 		}
 	}
-	hash = cap_hash(&full);
 	t1 = tool_now_ms();
 	shot->capture_ms = t1 - t0;
+	hash = cap_hash(&full);
+	t0 = t1;
+	t1 = tool_now_ms();
+	shot->hash_ms = t1 - t0;
 
 	pthread_mutex_lock(&ss.flock);
 	if (!ss.have_frame || hash != ss.hash) {
@@ -206,6 +210,13 @@ unlock:
 	return (-1);
 }
 
+/* Milliseconds rounded to microseconds: what the clock can tell apart. */
+static double
+shot_us(double ms)
+{
+	return (round(ms * 1e3) / 1e3);
+}
+
 /* Options every screenshot-bearing reply honours: format and quality. */
 static int
 shot_format_args(struct tool_call *call, enum shot_format *format, int *quality)
@@ -248,15 +259,14 @@ shot_reply(struct tool_call *call, int zx, int zy, int zw, int zh, int out_w,
 		free(cause);
 		return (rv);
 	}
-	rv = tool_set_image(call,
-	    format == SHOT_PNG ? "image/png" : "image/jpeg", shot.buf, shot.len,
-	    shot.width, shot.height, shot.frame);
+	tool_set_image(call, format == SHOT_PNG ? "image/png" : "image/jpeg",
+	    shot.buf, shot.len, shot.width, shot.height, shot.frame);
 	tool_set_json(call, "timing",
-	    json_pack("{s:f, s:f, s:f, s:b}", "capture_ms", shot.capture_ms,
-	        "scale_ms", shot.scale_ms, "encode_ms", shot.encode_ms,
-	        "cached", shot.cached));
-	cap_free(shot.buf);
-	return (rv);
+	    json_pack("{s:f, s:f, s:f, s:f, s:b}", "capture_ms",
+	        shot_us(shot.capture_ms), "hash_ms", shot_us(shot.hash_ms),
+	        "scale_ms", shot_us(shot.scale_ms), "encode_ms",
+	        shot_us(shot.encode_ms), "cached", shot.cached));
+	return (0);
 }
 
 int

@@ -28,7 +28,7 @@ struct shot {
 	uint64_t frame;
 	enum shot_format format;
 	/* where the time went, for the reply's "timing" and make bench */
-	double capture_ms, scale_ms, encode_ms;
+	double capture_ms, hash_ms, scale_ms, encode_ms;
 	int cached;
 };
 
