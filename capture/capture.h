@@ -35,6 +35,26 @@ struct cap_image {
 int cap_scale(const struct cap_image *src, struct cap_image *dst, char **cause);
 
 /*
+ * PNG scanlines, the bytes a PNG of 8-bit RGB compresses: per row the
+ * filter type None (0), then R, G, B of each pixel; rows of
+ * CAP_SCANLINE(width) bytes back to back. Screenshots go from the frame
+ * to scanlines in one row-wise pass (scaling included) and from there to
+ * PNG or JPEG, with no full-size BGRX copy between.
+ */
+#define CAP_SCANLINE(w) (1 + 3 * (size_t)(w))
+
+/* One row of width BGRX pixels as a scanline at out. */
+void cap_scanline_put(const uint8_t *bgrx, int width, uint8_t *out);
+
+/*
+ * cap_scale into scanlines: out (height * CAP_SCANLINE(width) bytes) gets
+ * exactly the pixels cap_scale would give a width x height image, each row
+ * converted as soon as it is made. Equal sizes convert.
+ */
+int cap_scale_scanlines(const struct cap_image *src, int width, int height,
+    uint8_t *out, char **cause);
+
+/*
  * A view of a rectangle inside src (no copy): dst shares src's memory.
  * Fails when the rectangle is empty or not inside src.
  */
@@ -46,9 +66,14 @@ int cap_crop(const struct cap_image *src, int x, int y, int w, int h,
  * uses CAP_PNG_LEVEL: screenshots are sent once and read once). On success
  * *out is a buffer of *outlen bytes that the caller frees with cap_free.
  */
-#define CAP_PNG_LEVEL 2 /* libdeflate's fastest on screens: see png.c */
+#define CAP_PNG_LEVEL 4 /* libdeflate, measured in png.c */
 int cap_png_encode(const struct cap_image *img, int level, uint8_t **out,
     size_t *outlen, char **cause);
+
+/* As cap_png_encode, from width x height scanlines, which it filters in
+ * place (the caller's rows are spent). */
+int cap_png_encode_scanlines(uint8_t *rows, int width, int height, int level,
+    uint8_t **out, size_t *outlen, char **cause);
 
 /*
  * Encode img as a baseline JPEG (4:2:0) at quality 1..100. On success *out is
@@ -56,6 +81,9 @@ int cap_png_encode(const struct cap_image *img, int level, uint8_t **out,
  */
 int cap_jpeg_encode(const struct cap_image *img, int quality, uint8_t **out,
     size_t *outlen, char **cause);
+/* As cap_jpeg_encode, from width x height scanlines. */
+int cap_jpeg_encode_scanlines(const uint8_t *rows, int width, int height,
+    int quality, uint8_t **out, size_t *outlen, char **cause);
 
 /*
  * 64-bit hash of the pixels (the X byte ignored), for telling whether the

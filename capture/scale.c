@@ -295,13 +295,27 @@ scale_horizontal(const int16_t *tmp, const struct scale_axis *xa, uint8_t *out,
 #endif
 }
 
-/* Output rows [y0, y1) of one scale, on whichever thread runs it. */
+/* Output rows [y0, y1) of one scale, on whichever thread runs it. With
+ * scan set, each row goes through a row buffer into PNG scanlines there
+ * (dst->data is then unused). */
 struct scale_job {
 	const struct cap_image *src, *dst;
 	const struct scale_axis *xa, *ya;
+	uint8_t *scan;
 	int y0, y1;
 	int err;
 };
+
+void
+cap_scanline_put(const uint8_t *bgrx, int width, uint8_t *out)
+{
+	*out++ = 0; /* filter type None */
+	for (int x = 0; x < width; x++, bgrx += 4, out += 3) {
+		out[0] = bgrx[2];
+		out[1] = bgrx[1];
+		out[2] = bgrx[0];
+	}
+}
 
 static void *
 scale_rows(void *arg)
@@ -310,6 +324,7 @@ scale_rows(void *arg)
 	const struct scale_axis *xa = j->xa, *ya = j->ya;
 	size_t n = (size_t)j->src->width * 4;
 	const uint8_t **rows;
+	uint8_t *line = NULL, *out;
 	int16_t *tmp;
 	int y, k, r;
 
@@ -317,7 +332,10 @@ scale_rows(void *arg)
 	 * past the last pixel read zeros. */
 	tmp = calloc(n + (size_t)xa->taps * 4 + 8, sizeof *tmp);
 	rows = calloc((size_t)ya->taps, sizeof *rows);
-	j->err = tmp == NULL || rows == NULL;
+	if (j->scan != NULL)
+		line = malloc((size_t)j->dst->width * 4);
+	j->err = tmp == NULL || rows == NULL ||
+	    (j->scan != NULL && line == NULL);
 	for (y = j->y0; y < j->y1 && !j->err; y++) {
 		for (k = 0; k < ya->span[y]; k++) {
 			/* Zero-weight taps past the last row read that row. */
@@ -329,10 +347,15 @@ scale_rows(void *arg)
 		}
 		scale_vertical(rows, ya->w + (size_t)y * (size_t)ya->taps,
 		    ya->span[y], n, tmp);
-		scale_horizontal(tmp, xa,
-		    j->dst->data + (size_t)y * (size_t)j->dst->stride,
-		    j->dst->width);
+		out = line != NULL ?
+		    line :
+		    j->dst->data + (size_t)y * (size_t)j->dst->stride;
+		scale_horizontal(tmp, xa, out, j->dst->width);
+		if (line != NULL)
+			cap_scanline_put(line, j->dst->width,
+			    j->scan + (size_t)y * CAP_SCANLINE(j->dst->width));
 	}
+	free(line);
 	free(rows);
 	free(tmp);
 	return NULL;
@@ -356,8 +379,10 @@ scale_njobs(int rows)
 	return n < 1 ? 1 : n < ncpu ? n : ncpu;
 }
 
-int
-cap_scale(const struct cap_image *src, struct cap_image *dst, char **cause)
+/* cap_scale, or with scan set cap_scale_scanlines (dst only sized). */
+static int
+scale_run(const struct cap_image *src, const struct cap_image *dst,
+    uint8_t *scan, char **cause)
 {
 	struct scale_axis xa = { 0 }, ya = { 0 };
 	struct scale_job jobs[SCALE_MAX_JOBS];
@@ -365,14 +390,20 @@ cap_scale(const struct cap_image *src, struct cap_image *dst, char **cause)
 	int started[SCALE_MAX_JOBS] = { 0 };
 	int y, i, njobs, rc = -1;
 
-	if (scale_check(src, "source", cause) != 0 ||
-	    scale_check(dst, "destination", cause) != 0)
-		return -1;
 	if (src->width == dst->width && src->height == dst->height) {
-		for (y = 0; y < src->height; y++)
-			memmove(dst->data + (size_t)y * (size_t)dst->stride,
-			    src->data + (size_t)y * (size_t)src->stride,
-			    (size_t)src->width * 4);
+		for (y = 0; y < src->height; y++) {
+			const uint8_t *row = src->data +
+			    (size_t)y * (size_t)src->stride;
+
+			if (scan != NULL)
+				cap_scanline_put(row, src->width,
+				    scan +
+				        (size_t)y * CAP_SCANLINE(src->width));
+			else
+				memmove(dst->data +
+				        (size_t)y * (size_t)dst->stride,
+				    row, (size_t)src->width * 4);
+		}
 		return 0;
 	}
 	if (scale_axis_init(&xa, src->width, dst->width) != 0 ||
@@ -386,6 +417,7 @@ cap_scale(const struct cap_image *src, struct cap_image *dst, char **cause)
 			.dst = dst,
 			.xa = &xa,
 			.ya = &ya,
+			.scan = scan,
 			.y0 = dst->height * i / njobs,
 			.y1 = dst->height * (i + 1) / njobs };
 	for (i = 1; i < njobs; i++)
@@ -410,6 +442,31 @@ out:
 	scale_axis_free(&xa);
 	scale_axis_free(&ya);
 	return rc;
+}
+
+int
+cap_scale(const struct cap_image *src, struct cap_image *dst, char **cause)
+{
+	if (scale_check(src, "source", cause) != 0 ||
+	    scale_check(dst, "destination", cause) != 0)
+		return -1;
+	return scale_run(src, dst, NULL, cause);
+}
+
+int
+cap_scale_scanlines(const struct cap_image *src, int width, int height,
+    uint8_t *out, char **cause)
+{
+	/* a stand-in destination for the checks and the sizes */
+	struct cap_image dst = { .data = out,
+		.width = width,
+		.height = height,
+		.stride = width > 0 && width < INT32_MAX / 4 ? width * 4 : 0 };
+
+	if (scale_check(src, "source", cause) != 0 ||
+	    scale_check(&dst, "destination", cause) != 0)
+		return -1;
+	return scale_run(src, &dst, out, cause);
 }
 
 int

@@ -102,8 +102,9 @@ int
 shot_take(int zx, int zy, int zw, int zh, int out_w, int out_h,
     enum shot_format format, int quality, struct shot *shot, char **cause)
 {
-	struct cap_image full, src, dst = { 0 };
+	struct cap_image full, src;
 	int zoom = zw > 0, rv = -1;
+	uint8_t *scan = NULL;
 	struct shot_cache *c;
 	uint64_t hash;
 
@@ -161,28 +162,26 @@ shot_take(int zx, int zy, int zw, int zh, int out_w, int out_h,
 	src = full;
 	if (zoom && cap_crop(&full, zx, zy, zw, zh, &src, cause) != 0)
 		goto unlock;
-	/* A private copy (scaled or not) so encoding runs without the lock. */
-	dst.width = out_w;
-	dst.height = out_h;
-	dst.stride = out_w * 4;
-	if ((dst.data = cap_alloc((size_t)dst.stride * (size_t)out_h)) ==
-	    NULL) {
+	/* The frame, scaled or not, straight into the scanlines both
+	 * encoders read: a private copy, so encoding runs without the lock,
+	 * made row by row with no full-size copy before it. */
+	if ((scan = cap_alloc(CAP_SCANLINE(out_w) * (size_t)out_h)) == NULL) {
 		*cause = strdup("out of memory");
 		goto unlock;
 	}
-	if (cap_scale(&src, &dst, cause) != 0)
+	if (cap_scale_scanlines(&src, out_w, out_h, scan, cause) != 0)
 		goto unlock;
 	x11_unlock(ss.x);
 	t0 = tool_now_ms();
 	shot->scale_ms = t0 - t1;
 
 	if (format == SHOT_JPEG)
-		rv = cap_jpeg_encode(&dst, quality, &shot->buf, &shot->len,
-		    cause);
+		rv = cap_jpeg_encode_scanlines(scan, out_w, out_h, quality,
+		    &shot->buf, &shot->len, cause);
 	else
-		rv = cap_png_encode(&dst, quality, &shot->buf, &shot->len,
-		    cause);
-	cap_free(dst.data);
+		rv = cap_png_encode_scanlines(scan, out_w, out_h, quality,
+		    &shot->buf, &shot->len, cause);
+	cap_free(scan);
 	if (rv != 0)
 		return (-1);
 	shot->encode_ms = tool_now_ms() - t0;
@@ -206,7 +205,7 @@ shot_take(int zx, int zy, int zw, int zh, int out_w, int out_h,
 	return (0);
 unlock:
 	x11_unlock(ss.x);
-	cap_free(dst.data);
+	cap_free(scan);
 	return (-1);
 }
 

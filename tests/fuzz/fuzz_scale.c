@@ -11,6 +11,8 @@
  * and AUTO never upscales; cap_map stays inside its target and, when the
  * screenshot is not larger than the screen, screenshot -> screen ->
  * screenshot returns the same coordinate (what capture.h promises).
+ * For small sizes the pixels are scaled too, from the input's bytes:
+ * cap_scale_scanlines must give exactly cap_scale's pixels as scanlines.
  */
 #include <stdint.h>
 #include <stdio.h>
@@ -30,6 +32,45 @@ static int
 fuzz_u16(const uint8_t *p, size_t n, size_t i, int def)
 {
 	return (i + 1 < n ? (p[i] << 8 | p[i + 1]) : def);
+}
+
+static void
+fuzz_pixels(const char *s, const uint8_t *p, size_t n, int sw, int sh, int dw,
+    int dh)
+{
+	struct cap_image src = { .width = sw,
+		.height = sh,
+		.stride = sw * 4 + 4 };
+	struct cap_image dst = { .width = dw, .height = dh, .stride = dw * 4 };
+	size_t row = CAP_SCANLINE(dw);
+	uint8_t *scan, *want;
+	char *cause = NULL;
+
+	src.data = malloc((size_t)src.stride * (size_t)sh);
+	dst.data = malloc((size_t)dst.stride * (size_t)dh);
+	scan = malloc(row * (size_t)dh);
+	want = malloc(row);
+	if (src.data == NULL || dst.data == NULL || scan == NULL ||
+	    want == NULL)
+		goto out;
+	for (size_t i = 0; i < (size_t)src.stride * (size_t)sh; i++)
+		src.data[i] = n > 6 ? p[6 + i % (n - 6)] ^ (uint8_t)(i * 131) :
+		                      (uint8_t)(i * 131);
+	if (cap_scale(&src, &dst, &cause) != 0 ||
+	    cap_scale_scanlines(&src, dw, dh, scan, &cause) != 0)
+		fuzz_die("scale failed", s, dw, dh);
+	for (int y = 0; y < dh; y++) {
+		cap_scanline_put(dst.data + (size_t)y * (size_t)dst.stride, dw,
+		    want);
+		if (memcmp(want, scan + (size_t)y * row, row) != 0)
+			fuzz_die("scanlines differ from cap_scale", s, y, dw);
+	}
+out:
+	free(cause);
+	free(want);
+	free(scan);
+	free(dst.data);
+	free(src.data);
 }
 
 int
@@ -88,6 +129,10 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			fuzz_die("screenshot -> screen -> screenshot moved", s,
 			    v, back);
 	}
+	/* Small sizes: scaling into scanlines is bit-exact. */
+	if ((size_t)sw * (size_t)sh <= 64 * 64 &&
+	    (size_t)dw * (size_t)dh <= 64 * 64)
+		fuzz_pixels(s, tail, tn, sw, sh, dw, dh);
 	free(s);
 	return (0);
 }
