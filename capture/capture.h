@@ -53,6 +53,10 @@ void cap_scanline_put(const uint8_t *bgrx, int width, uint8_t *out);
  */
 int cap_scale_scanlines(const struct cap_image *src, int width, int height,
     uint8_t *out, char **cause);
+/* The same, and *hash = cap_hash(src), computed as the rows are read for
+ * scaling: the frame is read once. */
+int cap_scale_scanlines_hash(const struct cap_image *src, int width, int height,
+    uint8_t *out, uint64_t *hash, char **cause);
 
 /*
  * A view of a rectangle inside src (no copy): dst shares src's memory.
@@ -90,6 +94,10 @@ int cap_jpeg_encode_scanlines(const uint8_t *rows, int width, int height,
  * screen changed between two captures.
  */
 uint64_t cap_hash(const struct cap_image *img);
+/* cap_hash in parts: the hash of one row of width pixels, and the image's
+ * hash from its height row hashes in order (equal to cap_hash). */
+uint64_t cap_hash_row(const uint8_t *row, int width);
+uint64_t cap_hash_rows(const uint64_t *rows, int width, int height);
 
 /*
  * Memory for frames and encoded images: 64-byte aligned, large blocks

@@ -302,6 +302,10 @@ struct scale_job {
 	const struct cap_image *src, *dst;
 	const struct scale_axis *xa, *ya;
 	uint8_t *scan;
+	/* With rowhash set: hash the source rows [h0, h1) into it, each just
+	 * before the first output row that reads it (it is then in cache). */
+	uint64_t *rowhash;
+	int h0, h1;
 	int y0, y1;
 	int err;
 };
@@ -337,6 +341,12 @@ scale_rows(void *arg)
 	j->err = tmp == NULL || rows == NULL ||
 	    (j->scan != NULL && line == NULL);
 	for (y = j->y0; y < j->y1 && !j->err; y++) {
+		int lim = y + 1 < j->y1 ? ya->first[y + 1] : j->h1;
+
+		for (; j->rowhash != NULL && j->h0 < lim; j->h0++)
+			j->rowhash[j->h0] = cap_hash_row(j->src->data +
+			        (size_t)j->h0 * (size_t)j->src->stride,
+			    j->src->width);
 		for (k = 0; k < ya->span[y]; k++) {
 			/* Zero-weight taps past the last row read that row. */
 			r = ya->first[y] + k;
@@ -379,22 +389,29 @@ scale_njobs(int rows)
 	return n < 1 ? 1 : n < ncpu ? n : ncpu;
 }
 
-/* cap_scale, or with scan set cap_scale_scanlines (dst only sized). */
+/* cap_scale, or with scan set cap_scale_scanlines (dst only sized), and
+ * with hash set the source's hash too. */
 static int
 scale_run(const struct cap_image *src, const struct cap_image *dst,
-    uint8_t *scan, char **cause)
+    uint8_t *scan, uint64_t *hash, char **cause)
 {
+	uint64_t *rowhash = NULL;
 	struct scale_axis xa = { 0 }, ya = { 0 };
 	struct scale_job jobs[SCALE_MAX_JOBS];
 	pthread_t threads[SCALE_MAX_JOBS];
 	int started[SCALE_MAX_JOBS] = { 0 };
 	int y, i, njobs, rc = -1;
 
+	if (hash != NULL &&
+	    (rowhash = malloc((size_t)src->height * sizeof *rowhash)) == NULL)
+		goto nomem;
 	if (src->width == dst->width && src->height == dst->height) {
 		for (y = 0; y < src->height; y++) {
 			const uint8_t *row = src->data +
 			    (size_t)y * (size_t)src->stride;
 
+			if (rowhash != NULL)
+				rowhash[y] = cap_hash_row(row, src->width);
 			if (scan != NULL)
 				cap_scanline_put(row, src->width,
 				    scan +
@@ -404,7 +421,7 @@ scale_run(const struct cap_image *src, const struct cap_image *dst,
 				        (size_t)y * (size_t)dst->stride,
 				    row, (size_t)src->width * 4);
 		}
-		return 0;
+		goto done;
 	}
 	if (scale_axis_init(&xa, src->width, dst->width) != 0 ||
 	    scale_axis_init(&ya, src->height, dst->height) != 0)
@@ -418,6 +435,13 @@ scale_run(const struct cap_image *src, const struct cap_image *dst,
 			.xa = &xa,
 			.ya = &ya,
 			.scan = scan,
+			.rowhash = rowhash,
+			/* the source rows each job hashes: from the first its
+			 * first output row reads to the next job's */
+			.h0 = i == 0 ? 0 : ya.first[dst->height * i / njobs],
+			.h1 = i == njobs - 1 ?
+			    src->height :
+			    ya.first[dst->height * (i + 1) / njobs],
 			.y0 = dst->height * i / njobs,
 			.y1 = dst->height * (i + 1) / njobs };
 	for (i = 1; i < njobs; i++)
@@ -433,12 +457,16 @@ scale_run(const struct cap_image *src, const struct cap_image *dst,
 	for (i = 0; i < njobs; i++)
 		if (jobs[i].err)
 			goto nomem;
+done:
+	if (hash != NULL)
+		*hash = cap_hash_rows(rowhash, src->width, src->height);
 	rc = 0;
 	goto out;
 nomem:
 	scale_cause(cause, "out of memory scaling '%dx%d' to '%dx%d'",
 	    src->width, src->height, dst->width, dst->height);
 out:
+	free(rowhash);
 	scale_axis_free(&xa);
 	scale_axis_free(&ya);
 	return rc;
@@ -450,7 +478,7 @@ cap_scale(const struct cap_image *src, struct cap_image *dst, char **cause)
 	if (scale_check(src, "source", cause) != 0 ||
 	    scale_check(dst, "destination", cause) != 0)
 		return -1;
-	return scale_run(src, dst, NULL, cause);
+	return scale_run(src, dst, NULL, NULL, cause);
 }
 
 int
@@ -466,7 +494,22 @@ cap_scale_scanlines(const struct cap_image *src, int width, int height,
 	if (scale_check(src, "source", cause) != 0 ||
 	    scale_check(&dst, "destination", cause) != 0)
 		return -1;
-	return scale_run(src, &dst, out, cause);
+	return scale_run(src, &dst, out, NULL, cause);
+}
+
+int
+cap_scale_scanlines_hash(const struct cap_image *src, int width, int height,
+    uint8_t *out, uint64_t *hash, char **cause)
+{
+	struct cap_image dst = { .data = out,
+		.width = width,
+		.height = height,
+		.stride = width > 0 && width < INT32_MAX / 4 ? width * 4 : 0 };
+
+	if (scale_check(src, "source", cause) != 0 ||
+	    scale_check(&dst, "destination", cause) != 0)
+		return -1;
+	return scale_run(src, &dst, out, hash, cause);
 }
 
 int

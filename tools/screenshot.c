@@ -31,6 +31,10 @@ static struct {
 		size_t len;
 		uint64_t hash;
 		int quality;
+		/* the damage counter at this format's last full capture
+		 * (under x11_lock): the frame publisher's JPEGs must not
+		 * make the agent's next PNG look unchanged */
+		uint64_t dseq;
 	} cache[2];
 } ss = {
 	.flock = PTHREAD_MUTEX_INITIALIZER,
@@ -106,7 +110,7 @@ shot_take(int zx, int zy, int zw, int zh, int out_w, int out_h,
 	int zoom = zw > 0, rv = -1;
 	uint8_t *scan = NULL;
 	struct shot_cache *c;
-	uint64_t hash;
+	uint64_t hash, seq;
 
 	double t0 = tool_now_ms(), t1;
 
@@ -129,10 +133,33 @@ shot_take(int zx, int zy, int zw, int zh, int out_w, int out_h,
 	}
 	t1 = tool_now_ms();
 	shot->capture_ms = t1 - t0;
-	hash = cap_hash(&full);
+	/* Damage since the last capture: the frame is almost surely new, so
+	 * hash it while scaling reads it (one read of the frame, not two).
+	 * Otherwise hash alone first: an unchanged screen is then served
+	 * from the cache without scaling. Either way the frame number comes
+	 * from the pixels' hash, never from the damage counter, which can
+	 * lag the pixels or miss the drawn-in cursor. */
+	c = &ss.cache[format];
+	seq = x11_damage_wait(ss.x, c->dseq, 0);
+	if (!zoom && ss.have_frame && seq != c->dseq) {
+		if ((scan = cap_alloc(CAP_SCANLINE(out_w) * (size_t)out_h)) ==
+		    NULL) {
+			*cause = strdup("out of memory");
+			goto unlock;
+		}
+		if (cap_scale_scanlines_hash(&full, out_w, out_h, scan, &hash,
+		        cause) != 0)
+			goto unlock;
+	} else
+		hash = cap_hash(&full);
+	if (!zoom)
+		c->dseq = seq;
 	t0 = t1;
 	t1 = tool_now_ms();
-	shot->hash_ms = t1 - t0;
+	if (scan != NULL)
+		shot->scale_ms = t1 - t0;
+	else
+		shot->hash_ms = t1 - t0;
 
 	pthread_mutex_lock(&ss.flock);
 	if (!ss.have_frame || hash != ss.hash) {
@@ -146,6 +173,7 @@ shot_take(int zx, int zy, int zw, int zh, int out_w, int out_h,
 	    c->quality == quality) {
 		shot->buf = cap_alloc(c->len);
 		if (shot->buf != NULL) {
+			cap_free(scan);
 			memcpy(shot->buf, c->buf, c->len);
 			shot->len = c->len;
 			shot->width = out_w;
@@ -159,21 +187,26 @@ shot_take(int zx, int zy, int zw, int zh, int out_w, int out_h,
 	}
 	pthread_mutex_unlock(&ss.flock);
 
-	src = full;
-	if (zoom && cap_crop(&full, zx, zy, zw, zh, &src, cause) != 0)
-		goto unlock;
 	/* The frame, scaled or not, straight into the scanlines both
 	 * encoders read: a private copy, so encoding runs without the lock,
 	 * made row by row with no full-size copy before it. */
-	if ((scan = cap_alloc(CAP_SCANLINE(out_w) * (size_t)out_h)) == NULL) {
-		*cause = strdup("out of memory");
-		goto unlock;
+	if (scan == NULL) {
+		src = full;
+		if (zoom && cap_crop(&full, zx, zy, zw, zh, &src, cause) != 0)
+			goto unlock;
+		if ((scan = cap_alloc(CAP_SCANLINE(out_w) * (size_t)out_h)) ==
+		    NULL) {
+			*cause = strdup("out of memory");
+			goto unlock;
+		}
+		if (cap_scale_scanlines(&src, out_w, out_h, scan, cause) != 0)
+			goto unlock;
+		t0 = t1;
+		t1 = tool_now_ms();
+		shot->scale_ms = t1 - t0;
 	}
-	if (cap_scale_scanlines(&src, out_w, out_h, scan, cause) != 0)
-		goto unlock;
 	x11_unlock(ss.x);
 	t0 = tool_now_ms();
-	shot->scale_ms = t0 - t1;
 
 	if (format == SHOT_JPEG)
 		rv = cap_jpeg_encode_scanlines(scan, out_w, out_h, quality,

@@ -12,7 +12,8 @@
  * screenshot is not larger than the screen, screenshot -> screen ->
  * screenshot returns the same coordinate (what capture.h promises).
  * For small sizes the pixels are scaled too, from the input's bytes:
- * cap_scale_scanlines must give exactly cap_scale's pixels as scanlines.
+ * cap_scale_scanlines_hash must give exactly cap_scale's pixels as
+ * scanlines, and cap_hash's value.
  */
 #include <stdint.h>
 #include <stdio.h>
@@ -45,6 +46,7 @@ fuzz_pixels(const char *s, const uint8_t *p, size_t n, int sw, int sh, int dw,
 	size_t row = CAP_SCANLINE(dw);
 	uint8_t *scan, *want;
 	char *cause = NULL;
+	uint64_t hash = 0;
 
 	src.data = malloc((size_t)src.stride * (size_t)sh);
 	dst.data = malloc((size_t)dst.stride * (size_t)dh);
@@ -57,8 +59,11 @@ fuzz_pixels(const char *s, const uint8_t *p, size_t n, int sw, int sh, int dw,
 		src.data[i] = n > 6 ? p[6 + i % (n - 6)] ^ (uint8_t)(i * 131) :
 		                      (uint8_t)(i * 131);
 	if (cap_scale(&src, &dst, &cause) != 0 ||
-	    cap_scale_scanlines(&src, dw, dh, scan, &cause) != 0)
+	    cap_scale_scanlines_hash(&src, dw, dh, scan, &hash, &cause) != 0)
 		fuzz_die("scale failed", s, dw, dh);
+	if (hash != cap_hash(&src))
+		fuzz_die("hash folded into scaling differs from cap_hash", s,
+		    sw, sh);
 	for (int y = 0; y < dh; y++) {
 		cap_scanline_put(dst.data + (size_t)y * (size_t)dst.stride, dw,
 		    want);

@@ -858,6 +858,7 @@ test_scale_scanlines(void **state)
 		struct cap_image src, dst;
 		uint8_t *scan, *want;
 		size_t row = CAP_SCANLINE(sizes[i][2]);
+		uint64_t hash = 0;
 		int y;
 
 		assert_int_equal(cap_crop(&big, 3, 1, sizes[i][0], sizes[i][1],
@@ -869,6 +870,22 @@ test_scale_scanlines(void **state)
 		assert_non_null(scan);
 		assert_non_null(want);
 		assert_int_equal(cap_scale(&src, &dst, &cause), 0);
+		/* with the hash folded in: the same pixels, cap_hash's value */
+		assert_int_equal(cap_scale_scanlines_hash(&src, sizes[i][2],
+		                     sizes[i][3], scan, &hash, &cause),
+		    0);
+		assert_true(hash == cap_hash(&src));
+		for (y = 0; y < sizes[i][3]; y++) {
+			cap_scanline_put(dst.data +
+			        (size_t)y * (size_t)dst.stride,
+			    dst.width, want);
+			if (memcmp(scan + (size_t)y * row, want, row) != 0)
+				fail_msg(
+				    "%dx%d -> %dx%d: row %d differs (hash)",
+				    sizes[i][0], sizes[i][1], sizes[i][2],
+				    sizes[i][3], y);
+		}
+		memset(scan, 0, row * (size_t)sizes[i][3]);
 		assert_int_equal(cap_scale_scanlines(&src, sizes[i][2],
 		                     sizes[i][3], scan, &cause),
 		    0);
@@ -988,6 +1005,16 @@ test_hash(void **state)
 			px(&b, x, y)[3] = (uint8_t)(px(&a, x, y)[3] ^ 0x5a);
 		}
 	h = cap_hash(&a);
+	/* In parts: row hashes combined in order give the same value. */
+	{
+		uint64_t rows[17];
+
+		for (y = 0; y < 17; y++)
+			rows[y] = cap_hash_row(px(&a, 0, y), 33);
+		assert_true(cap_hash_rows(rows, 33, 17) == h);
+		rows[3] ^= 1;
+		assert_true(cap_hash_rows(rows, 33, 17) != h);
+	}
 	/* The X byte and the stride padding do not count. */
 	assert_true(cap_hash(&b) == h);
 	/* Every channel of every pixel does, the last one included. */
