@@ -59,6 +59,14 @@ int cap_scale_scanlines_hash(const struct cap_image *src, int width, int height,
     uint8_t *out, uint64_t *hash, char **cause);
 
 /*
+ * The scaling code in use: "avx2", "sse2" or "c" (the plain C reference),
+ * the best the CPU has unless capped: max 0 forces "c", 1 at most "sse2",
+ * -1 only asks. All give identical pixels. Not thread-safe against
+ * scaling in progress: set it before (tests, capbench).
+ */
+const char *cap_scale_simd(int max);
+
+/*
  * A view of a rectangle inside src (no copy): dst shares src's memory.
  * Fails when the rectangle is empty or not inside src.
  */

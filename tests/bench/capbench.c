@@ -370,7 +370,8 @@ main(int argc, char **argv)
 			    dst_auto.height);
 			break;
 		case PNG:
-			snprintf(label, sizeof label, "png 1280x720 level 1");
+			snprintf(label, sizeof label, "png 1280x720 level %d",
+			    CAP_PNG_LEVEL);
 			snprintf(extra, sizeof extra, "%zu bytes", len);
 			break;
 		case JPEG:
@@ -385,6 +386,25 @@ main(int argc, char **argv)
 		}
 		report(label, t, cpu, runs, extra);
 	}
+	/* each scaling implementation on its own (all give the same pixels) */
+	for (int level = 0; level <= 2; level++) {
+		const char *name = cap_scale_simd(level);
+
+		if (level > 0 && strcmp(name, cap_scale_simd(level - 1)) == 0)
+			break; /* the CPU has no better */
+		cap_scale_simd(level);
+		for (i = 0; i < runs; i++) {
+			t0 = now_ms();
+			c0 = cpu_ms();
+			run_step(SCALE, &src, &dst, &dst_auto, NULL);
+			cpu[i] = cpu_ms() - c0;
+			t[i] = now_ms() - t0;
+		}
+		snprintf(label, sizeof label, "scale %dx%d -> 1280x720 %s",
+		    src.width, src.height, name);
+		report(label, t, cpu, runs, "");
+	}
+	cap_scale_simd(2);
 	if (outpath != NULL) {
 		len = run_step(PNG, &src, &dst, &dst_auto, &png);
 		if ((fp = fopen(outpath, "wb")) == NULL ||

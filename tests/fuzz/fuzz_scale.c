@@ -13,7 +13,8 @@
  * screenshot returns the same coordinate (what capture.h promises).
  * For small sizes the pixels are scaled too, from the input's bytes:
  * cap_scale_scanlines_hash must give exactly cap_scale's pixels as
- * scanlines, and cap_hash's value.
+ * scanlines, and cap_hash's value, and the SIMD passes exactly the plain
+ * C reference's.
  */
 #include <stdint.h>
 #include <stdio.h>
@@ -64,6 +65,22 @@ fuzz_pixels(const char *s, const uint8_t *p, size_t n, int sw, int sh, int dw,
 	if (hash != cap_hash(&src))
 		fuzz_die("hash folded into scaling differs from cap_hash", s,
 		    sw, sh);
+	/* the plain C reference gives the same bytes as the SIMD passes */
+	{
+		struct cap_image ref = dst;
+
+		ref.data = malloc((size_t)dst.stride * (size_t)dh);
+		if (ref.data == NULL)
+			goto out;
+		cap_scale_simd(0);
+		if (cap_scale(&src, &ref, &cause) != 0)
+			fuzz_die("reference scale failed", s, dw, dh);
+		cap_scale_simd(2);
+		if (memcmp(ref.data, dst.data, (size_t)dst.stride * (size_t)dh))
+			fuzz_die("SIMD scaling differs from the C reference", s,
+			    dw, dh);
+		free(ref.data);
+	}
 	for (int y = 0; y < dh; y++) {
 		cap_scanline_put(dst.data + (size_t)y * (size_t)dst.stride, dw,
 		    want);
