@@ -417,6 +417,12 @@ out:
 	return rc;
 }
 
+const char *
+cap_png_encoder(void)
+{
+	return "libdeflate " LIBDEFLATE_VERSION_STRING;
+}
+
 /* Small images go through libpng, large ones through libdeflate. */
 static int
 capng_small(int width, int height)
