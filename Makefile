@@ -22,7 +22,7 @@ PKG_CONFIG ?= pkg-config
 DEPS_BUILD := build-essential pkg-config libx11-dev libxext-dev libxtst-dev \
 	libxdo-dev libxdamage-dev libxfixes-dev libpng-dev libturbojpeg0-dev \
 	libnng-dev libjansson-dev libsodium-dev libcmocka-dev zlib1g-dev \
-	libcivetweb-dev
+	libcivetweb-dev libdeflate-dev
 DEPS_TEST := nng-utils xvfb xterm x11-apps x11-utils xdotool xclip wmctrl \
 	x11-xserver-utils openbox imagemagick scrot xfonts-base fonts-dejavu-core fonts-noto-cjk \
 	python3 procps psmisc chromium chromium-driver python3-selenium
@@ -34,7 +34,7 @@ DEPS_CHECK := clang-format
 DEPS_FUZZ := clang-14 libclang-rt-14-dev
 DEPS := $(DEPS_BUILD) $(DEPS_TEST) $(DEPS_HOST) $(DEPS_CHECK) $(DEPS_FUZZ)
 
-PKGS := x11 xext xtst xdamage xfixes libpng zlib libturbojpeg jansson libsodium
+PKGS := x11 xext xtst xdamage xfixes libpng zlib libturbojpeg jansson libsodium libdeflate
 
 BUILD := build
 # Objects of a sanitized build live apart so the two never mix.
@@ -122,9 +122,11 @@ $(BUILD)/tests/capbench: tests/bench/capbench.c $(CAP_OBJ) $(BUILD)/.variant-$(V
 	$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $< $(CAP_OBJ) $(LDLIBS_D)
 
 # The bench's client, over the client library.
-$(BUILD)/tests/benchcli: tests/bench/benchcli.c $(L_OBJ) $(BUILD)/.variant-$(VARIANT)
+# With the daemon's reply writer, to replay its serialisation.
+BENCH_DOBJ := $(OBJ)/runtime/reply.o $(OBJ)/capture/mem.o
+$(BUILD)/tests/benchcli: tests/bench/benchcli.c $(L_OBJ) $(BENCH_DOBJ) $(BUILD)/.variant-$(VARIANT)
 	@mkdir -p $(dir $@)
-	$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $< $(L_OBJ) -lnng -ljansson -lsodium -lpthread
+	$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $< $(L_OBJ) $(BENCH_DOBJ) -lnng -ljansson -lsodium -lpthread
 
 # Root installs directly, anyone else through sudo.
 SUDO_IF := if [ "$$(id -u)" = 0 ]; then SUDO=; else SUDO=sudo; fi

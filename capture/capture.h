@@ -35,6 +35,38 @@ struct cap_image {
 int cap_scale(const struct cap_image *src, struct cap_image *dst, char **cause);
 
 /*
+ * PNG scanlines, the bytes a PNG of 8-bit RGB compresses: per row the
+ * filter type None (0), then R, G, B of each pixel; rows of
+ * CAP_SCANLINE(width) bytes back to back. Screenshots go from the frame
+ * to scanlines in one row-wise pass (scaling included) and from there to
+ * PNG or JPEG, with no full-size BGRX copy between.
+ */
+#define CAP_SCANLINE(w) (1 + 3 * (size_t)(w))
+
+/* One row of width BGRX pixels as a scanline at out. */
+void cap_scanline_put(const uint8_t *bgrx, int width, uint8_t *out);
+
+/*
+ * cap_scale into scanlines: out (height * CAP_SCANLINE(width) bytes) gets
+ * exactly the pixels cap_scale would give a width x height image, each row
+ * converted as soon as it is made. Equal sizes convert.
+ */
+int cap_scale_scanlines(const struct cap_image *src, int width, int height,
+    uint8_t *out, char **cause);
+/* The same, and *hash = cap_hash(src), computed as the rows are read for
+ * scaling: the frame is read once. */
+int cap_scale_scanlines_hash(const struct cap_image *src, int width, int height,
+    uint8_t *out, uint64_t *hash, char **cause);
+
+/*
+ * The scaling code in use: "avx2", "sse2" or "c" (the plain C reference),
+ * the best the CPU has unless capped: max 0 forces "c", 1 at most "sse2",
+ * -1 only asks. All give identical pixels. Not thread-safe against
+ * scaling in progress: set it before (tests, capbench).
+ */
+const char *cap_scale_simd(int max);
+
+/*
  * A view of a rectangle inside src (no copy): dst shares src's memory.
  * Fails when the rectangle is empty or not inside src.
  */
@@ -42,25 +74,49 @@ int cap_crop(const struct cap_image *src, int x, int y, int w, int h,
     struct cap_image *dst, char **cause);
 
 /*
- * Encode img as an 8-bit RGB PNG. level is the zlib level 0..9 (bureau uses
- * a fast level: screenshots are sent once and read once). On success *out is
- * a malloc'd buffer of *outlen bytes that the caller frees.
+ * Encode img as an 8-bit RGB PNG. level is the deflate level 0..9 (bureau
+ * uses CAP_PNG_LEVEL: screenshots are sent once and read once). On success
+ * *out is a buffer of *outlen bytes that the caller frees with cap_free.
  */
+#define CAP_PNG_LEVEL 4 /* libdeflate, measured in png.c */
 int cap_png_encode(const struct cap_image *img, int level, uint8_t **out,
     size_t *outlen, char **cause);
 
+/* What compresses screenshots: "libdeflate 1.14" (static string). */
+const char *cap_png_encoder(void);
+
+/* As cap_png_encode, from width x height scanlines, which it filters in
+ * place (the caller's rows are spent). */
+int cap_png_encode_scanlines(uint8_t *rows, int width, int height, int level,
+    uint8_t **out, size_t *outlen, char **cause);
+
 /*
  * Encode img as a baseline JPEG (4:2:0) at quality 1..100. On success *out is
- * a malloc'd buffer of *outlen bytes that the caller frees with free().
+ * a buffer of *outlen bytes that the caller frees with cap_free.
  */
 int cap_jpeg_encode(const struct cap_image *img, int quality, uint8_t **out,
     size_t *outlen, char **cause);
+/* As cap_jpeg_encode, from width x height scanlines. */
+int cap_jpeg_encode_scanlines(const uint8_t *rows, int width, int height,
+    int quality, uint8_t **out, size_t *outlen, char **cause);
 
 /*
  * 64-bit hash of the pixels (the X byte ignored), for telling whether the
  * screen changed between two captures.
  */
 uint64_t cap_hash(const struct cap_image *img);
+/* cap_hash in parts: the hash of one row of width pixels, and the image's
+ * hash from its height row hashes in order (equal to cap_hash). */
+uint64_t cap_hash_row(const uint8_t *row, int width);
+uint64_t cap_hash_rows(const uint64_t *rows, int width, int height);
+
+/*
+ * Memory for frames and encoded images: 64-byte aligned, large blocks
+ * backed by huge pages where the kernel allows (mem.c says why). Free with
+ * cap_free (never free()). cap_alloc returns NULL when out of memory.
+ */
+void *cap_alloc(size_t n);
+void cap_free(void *p);
 
 /* --- geometry: screen space <-> screenshot space ------------------------ */
 

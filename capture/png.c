@@ -1,28 +1,31 @@
 /*
  * png: BGRX pixels to an 8-bit RGB PNG in memory.
  *
- * Screenshots (tall images) take the parallel path at the end of this file:
- * zlib on one thread per CPU, the container written here. Small images
- * (and capbench's settings table) go through libpng, which reads the X11
+ * Screenshots take the libdeflate path at the end of this file, the
+ * container written here. Small images (and capbench's settings table) go
+ * through libpng, also the reference encoder of the tests, which reads the X11
  * rows as they are: png_set_bgr swaps B and R and png_set_filler drops the
  * X byte while each row is copied into libpng's own row buffer, so the
  * caller's pixels are never modified or copied whole.
  */
+#include <libdeflate.h>
 #include <png.h>
 #include <pthread.h>
+#ifdef __SSE2__
+#include <emmintrin.h>
+#endif
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 #include <zlib.h>
 
 #include "capture/capture.h"
 #include "capture/png_tune.h"
 
 /*
- * The settings cap_png_encode uses, chosen with `capbench -m` (every zlib
- * level x filter x strategy, round-robin, thread CPU time) on two real
- * 1920x1080 Xvfb desktops scaled to 1280x720, one of terminals and window
+ * The settings of the libpng path (small images), chosen with `capbench -m`
+ * (every zlib level x filter x strategy, round-robin, thread CPU time) on two
+ * real 1920x1080 Xvfb desktops scaled to 1280x720, one of terminals and window
  * decorations on a gradient wallpaper, one with a 720x477 photo added
  * (best of 15, CPU ms, on a shared 2-core AMD EPYC VM):
  *
@@ -82,10 +85,12 @@ capng_write(png_structp png, png_bytep data, png_size_t n)
 		cap = st->cap;
 		while (n > cap - st->len)
 			cap *= 2;
-		if ((p = realloc(st->buf, cap)) == NULL) {
+		if ((p = cap_alloc(cap)) == NULL) {
 			st->nomem = 1;
 			png_error(png, "out of memory");
 		}
+		memcpy(p, st->buf, st->len);
+		cap_free(st->buf);
 		st->buf = p;
 		st->cap = cap;
 	}
@@ -99,9 +104,18 @@ capng_flush(png_structp png)
 	(void)png;
 }
 
+/* What libpng reads: BGRX rows, or scanlines (scan set: rows of filter
+ * byte and RGB, the filter byte skipped). */
+struct capng_src {
+	const uint8_t *data;
+	int width, height;
+	size_t stride;
+	int scan;
+};
+
 /* The part that may longjmp: no local of it is changed after setjmp. */
 static int
-capng_run(png_structp png, png_infop info, const struct cap_image *img,
+capng_run(png_structp png, png_infop info, const struct capng_src *img,
     int level, int filters, int strategy, struct capng_state *st)
 {
 	int y;
@@ -116,46 +130,32 @@ capng_run(png_structp png, png_infop info, const struct cap_image *img,
 	png_set_compression_strategy(png, strategy);
 	png_set_filter(png, PNG_FILTER_TYPE_BASE, filters);
 	png_write_info(png, info);
-	png_set_bgr(png);
-	png_set_filler(png, 0, PNG_FILLER_AFTER);
+	if (!img->scan) {
+		png_set_bgr(png);
+		png_set_filler(png, 0, PNG_FILLER_AFTER);
+	}
 	for (y = 0; y < img->height; y++)
 		png_write_row(png,
-		    (png_const_bytep)(img->data +
-		        (size_t)y * (size_t)img->stride));
+		    (png_const_bytep)(img->data + (size_t)y * img->stride +
+		        (img->scan ? 1 : 0)));
 	png_write_end(png, NULL);
 	return 0;
 }
 
-int
-cap_png_encode_tuned(const struct cap_image *img, int level, int filters,
-    int strategy, uint8_t **out, size_t *outlen, char **cause)
+static int
+capng_libpng(const struct capng_src *img, int level, int filters, int strategy,
+    uint8_t **out, size_t *outlen, char **cause)
 {
 	struct capng_state *st;
 	png_structp png = NULL;
 	png_infop info = NULL;
 	int rc = -1;
 
-	if (img == NULL || img->data == NULL || img->width <= 0 ||
-	    img->height <= 0 || img->stride / 4 < img->width) {
-		if (cause != NULL &&
-		    asprintf(cause, "invalid image '%dx%d'",
-		        img == NULL ? 0 : img->width,
-		        img == NULL ? 0 : img->height) < 0)
-			*cause = NULL;
-		return -1;
-	}
-	if (level < 0 || level > 9) {
-		if (cause != NULL &&
-		    asprintf(cause, "invalid png level '%d': expected 0 to 9",
-		        level) < 0)
-			*cause = NULL;
-		return -1;
-	}
 	if ((st = calloc(1, sizeof *st)) == NULL)
 		goto nomem;
 	/* About what level 1 makes of a desktop; grows by doubling. */
 	st->cap = (size_t)img->width * (size_t)img->height / 2 + 4096;
-	if ((st->buf = malloc(st->cap)) == NULL)
+	if ((st->buf = cap_alloc(st->cap)) == NULL)
 		goto nomem;
 	png = png_create_write_struct(PNG_LIBPNG_VER_STRING, st, capng_error,
 	    capng_warning);
@@ -184,87 +184,88 @@ out:
 	if (png != NULL)
 		png_destroy_write_struct(&png, info != NULL ? &info : NULL);
 	if (st != NULL)
-		free(st->buf);
+		cap_free(st->buf);
 	free(st);
 	return rc;
 }
 
-/* --- the parallel path --------------------------------------------------- */
+static int
+capng_level_ok(int level, char **cause)
+{
+	if (level >= 0 && level <= 9)
+		return 1;
+	if (cause != NULL &&
+	    asprintf(cause, "invalid png level '%d': expected 0 to 9", level) <
+	        0)
+		*cause = NULL;
+	return 0;
+}
+
+int
+cap_png_encode_tuned(const struct cap_image *img, int level, int filters,
+    int strategy, uint8_t **out, size_t *outlen, char **cause)
+{
+	struct capng_src src;
+
+	if (img == NULL || img->data == NULL || img->width <= 0 ||
+	    img->height <= 0 || img->stride / 4 < img->width) {
+		if (cause != NULL &&
+		    asprintf(cause, "invalid image '%dx%d'",
+		        img == NULL ? 0 : img->width,
+		        img == NULL ? 0 : img->height) < 0)
+			*cause = NULL;
+		return -1;
+	}
+	if (!capng_level_ok(level, cause))
+		return -1;
+	src = (struct capng_src){ .data = img->data,
+		.width = img->width,
+		.height = img->height,
+		.stride = (size_t)img->stride };
+	return capng_libpng(&src, level, filters, strategy, out, outlen, cause);
+}
+
+/* --- the libdeflate path ------------------------------------------------ */
 
 /*
- * libpng compresses on one thread, and zlib is where a screenshot's time
- * goes (about half of it). A deflate stream can be cut into independent
- * pieces, as pigz does: every piece but the last ends with Z_SYNC_FLUSH on
- * a byte boundary, the last with Z_FINISH, and the zlib trailer carries
- * adler32_combine of the pieces. So the rows are split between threads and
- * the PNG container (signature, IHDR, one IDAT, IEND) is written here;
- * the bytes are a standard PNG that any decoder (libpng in the tests)
- * reads. Rows are unfiltered, as cap_png_encode's measured settings say.
+ * Screenshots go through libdeflate (Debian's libdeflate0): it compresses a
+ * whole buffer at once, 2-4x faster than zlib at the same size, with its
+ * own fast adler32 and CRC-32 (PCLMUL). Measured with `capbench -m` on a
+ * 1920x1080 Xvfb desktop (terminal, xcalc, xlogo on a grey root) scaled to
+ * 1280x720, thread CPU time, best of 15 on a shared 2-core AMD EPYC VM:
+ *
+ *                        no filter         sub             up
+ *   libdeflate 1      7.6 ms  51 KB    7.5 ms  55 KB   7.8 ms  55 KB
+ *   libdeflate 2      3.9 ms  44 KB    3.9 ms  51 KB   4.0 ms  49 KB
+ *   libdeflate 4      4.2 ms  42 KB    4.3 ms  49 KB   4.4 ms  49 KB  <-
+ *   libdeflate 6      5.2 ms  40 KB    5.1 ms  48 KB   5.2 ms  47 KB
+ *   zlib 1 (2 threads, the encoder this replaced)  9 ms CPU, 65 KB
+ *   libpng 6, adaptive filters (the size to stay near): 48 KB
+ *
+ * and at full size (1920x1080): level 2 8.1 ms 58 KB, level 4 8.5 ms
+ * 53 KB, libpng 6 44 KB. Level 4 keeps full-size shots within 1.2x of
+ * libpng 6 for 5-10% more time. (libdeflate 1.14's level 1 is its
+ * "fastest" matcher, which screens full of long runs make slower than
+ * the greedy levels.) The whole image is
+ * one buffer: libdeflate has no flush, so the stream cannot be cut into
+ * pieces for threads as zlib's Z_SYNC_FLUSH allowed; one thread at level 2
+ * beats two at zlib level 1 and leaves the other CPU to the agent.
+ *
+ * libdeflate compresses a whole buffer, never in place: the scanlines
+ * (filter byte, then R, G, B) are the one copy of the image made here, and
+ * the stream is written straight into the PNG's IDAT.
  */
-#define CAPNG_MAX_PARTS 4
-#define CAPNG_MIN_ROWS  64 /* fewer rows per part: not worth a thread */
+static pthread_once_t capng_once = PTHREAD_ONCE_INIT;
 
-struct capng_part {
-	const struct cap_image *img;
-	int y0, y1, level, last;
-	uint8_t *buf; /* raw deflate output, malloc'd */
-	size_t len;
-	uLong adler;
-	int err;
-};
-
-static void *
-capng_part_run(void *arg)
+/* libdeflate's hash tables (about 1 MB at level 2) are frame-sized too. */
+static void
+capng_init(void)
 {
-	struct capng_part *p = arg;
-	size_t rowlen = 1 + (size_t)p->img->width * 3, cap;
-	uint8_t *row = malloc(rowlen);
-	z_stream zs;
-	int y, rv;
-
-	p->err = -1;
-	p->adler = adler32(0, Z_NULL, 0);
-	memset(&zs, 0, sizeof zs);
-	cap = deflateBound(&zs, (uLong)(rowlen * (size_t)(p->y1 - p->y0))) + 64;
-	/* deflateBound before init is the conservative bound: fine */
-	if (row == NULL || (p->buf = malloc(cap)) == NULL)
-		goto out;
-	if (deflateInit2(&zs, p->level, Z_DEFLATED, -15, 8,
-	        Z_DEFAULT_STRATEGY) != Z_OK)
-		goto out;
-	zs.next_out = p->buf;
-	zs.avail_out = (uInt)cap;
-	row[0] = 0; /* filter type None */
-	for (y = p->y0; y < p->y1; y++) {
-		const uint8_t *src = p->img->data +
-		    (size_t)y * (size_t)p->img->stride;
-		uint8_t *dst = row + 1;
-		int flush = y + 1 < p->y1 ? Z_NO_FLUSH :
-		    p->last               ? Z_FINISH :
-		                            Z_SYNC_FLUSH;
-
-		for (int x = 0; x < p->img->width; x++, src += 4, dst += 3) {
-			dst[0] = src[2];
-			dst[1] = src[1];
-			dst[2] = src[0];
-		}
-		p->adler = adler32(p->adler, row, (uInt)rowlen);
-		zs.next_in = row;
-		zs.avail_in = (uInt)rowlen;
-		rv = deflate(&zs, flush);
-		if (rv == Z_STREAM_ERROR || zs.avail_in != 0 ||
-		    (flush == Z_FINISH && rv != Z_STREAM_END)) {
-			deflateEnd(&zs);
-			goto out;
-		}
-	}
-	p->len = cap - zs.avail_out;
-	deflateEnd(&zs);
-	p->err = 0;
-out:
-	free(row);
-	return NULL;
+	libdeflate_set_memory_allocator(cap_alloc, cap_free);
 }
+
+#define CAPNG_DEFLATE_MIN_ROWS   16
+#define CAPNG_DEFLATE_MIN_PIXELS (64 * 64)
 
 static uint8_t *
 capng_put32(uint8_t *p, uint32_t v)
@@ -283,116 +284,207 @@ capng_chunk(uint8_t *p, const char *type, size_t len)
 	capng_put32(p, (uint32_t)len);
 	memcpy(p + 4, type, 4);
 	return capng_put32(p + 8 + len,
-	    (uint32_t)crc32(0, p + 4, (uInt)(len + 4)));
+	    (uint32_t)libdeflate_crc32(0, p + 4, len + 4));
 }
 
-static int
-capng_parallel(const struct cap_image *img, int level, int nparts,
-    uint8_t **out, size_t *outlen, char **cause)
+/*
+ * Per-row filters, chosen as libpng chooses them: the filter whose output
+ * has the smallest sum of bytes read as signed (the "minimum sum of
+ * absolute differences" heuristic), here among None, Sub and Up (Paeth
+ * costs a pass of its own and gained little on screens), None on ties.
+ * Text and flat colour keep None, which deflate matches best (see the
+ * table above); photos get Sub or Up, which took a 1280x720 photo desktop
+ * from 2.3x libpng 6's size to 1.09x. SSE2 sums a row in 16-byte
+ * steps (|signed b| is min(b, -b) unsigned, summed by psadbw).
+ */
+#ifdef __SSE2__
+static uint64_t
+capng_msad(const uint8_t *a, const uint8_t *b, size_t n)
 {
-	struct capng_part parts[CAPNG_MAX_PARTS];
-	pthread_t threads[CAPNG_MAX_PARTS];
-	int started[CAPNG_MAX_PARTS] = { 0 }, i, rc = -1;
-	size_t total = 0, rowlen = 1 + (size_t)img->width * 3;
-	uLong adler;
-	uint8_t *buf = NULL, *p;
+	const __m128i zero = _mm_setzero_si128();
+	__m128i acc = zero, d;
+	uint64_t sum = 0;
+	size_t i = 0;
 
-	for (i = 0; i < nparts; i++) {
-		parts[i] = (struct capng_part){ .img = img,
-			.y0 = img->height * i / nparts,
-			.y1 = img->height * (i + 1) / nparts,
-			.level = level,
-			.last = i == nparts - 1 };
+	for (; i + 16 <= n; i += 16) {
+		d = _mm_loadu_si128((const __m128i *)(a + i));
+		if (b != NULL)
+			d = _mm_sub_epi8(d,
+			    _mm_loadu_si128((const __m128i *)(b + i)));
+		d = _mm_min_epu8(d, _mm_sub_epi8(zero, d));
+		acc = _mm_add_epi64(acc, _mm_sad_epu8(d, zero));
 	}
-	/* part 0 on this thread, the others on their own */
-	for (i = 1; i < nparts; i++)
-		started[i] = pthread_create(&threads[i], NULL, capng_part_run,
-		                 &parts[i]) == 0;
-	capng_part_run(&parts[0]);
-	for (i = 1; i < nparts; i++) {
-		if (started[i])
-			pthread_join(threads[i], NULL);
-		else
-			capng_part_run(&parts[i]);
+	sum = (uint64_t)_mm_cvtsi128_si64(acc) +
+	    (uint64_t)_mm_cvtsi128_si64(_mm_unpackhi_epi64(acc, acc));
+#else
+static uint64_t
+capng_msad(const uint8_t *a, const uint8_t *b, size_t n)
+{
+	uint64_t sum = 0;
+	size_t i = 0;
+#endif
+	for (; i < n; i++) {
+		uint8_t v = (uint8_t)(a[i] - (b != NULL ? b[i] : 0));
+
+		sum += v < 128 ? v : 256 - v;
 	}
-	adler = adler32(0, Z_NULL, 0);
-	for (i = 0; i < nparts; i++) {
-		if (parts[i].err != 0)
-			goto fail;
-		total += parts[i].len;
-		adler = adler32_combine(adler, parts[i].adler,
-		    (z_off_t)(rowlen * (size_t)(parts[i].y1 - parts[i].y0)));
+	return sum;
+}
+
+/* Rows whose bytes average below this as signed values (black, white,
+ * near-flat colour: text and UI) keep None without trying the others:
+ * None compresses them best, and it saves two passes. Measured on the
+ * desktops of the table above: any threshold from 24 to 40 leaves the
+ * text desktop at None's size (42 KB, where filtering every row made
+ * 48 KB) and the photo at the filtered size. */
+#define CAPNG_FLAT 32
+
+/* Filter the rows of raw in place, last row first (Up reads the row above
+ * unfiltered). */
+static void
+capng_filter(uint8_t *raw, int width, int height)
+{
+	size_t row = CAP_SCANLINE(width), n = row - 1;
+
+	for (int y = height - 1; y >= 0; y--) {
+		uint8_t *r = raw + (size_t)y * row + 1;
+		const uint8_t *up = y > 0 ? r - row : NULL;
+		uint64_t none, sub, upv;
+
+		none = capng_msad(r, NULL, n);
+		if (none <= (uint64_t)n * CAPNG_FLAT)
+			continue;
+		sub = capng_msad(r, NULL, 3) +
+		    (n > 3 ? capng_msad(r + 3, r, n - 3) : 0);
+		/* Up on the first row is None */
+		upv = up != NULL ? capng_msad(r, up, n) : none;
+		if (none <= sub && none <= upv)
+			continue;
+		if (upv <= sub) {
+			for (size_t i = 0; i < n; i++)
+				r[i] = (uint8_t)(r[i] - up[i]);
+			r[-1] = 2;
+		} else {
+			for (size_t i = n; i-- > 3;)
+				r[i] = (uint8_t)(r[i] - r[i - 3]);
+			r[-1] = 1;
+		}
 	}
-	/* signature, IHDR (25), IDAT head and CRC (12) with zlib header and
-	 * trailer (6), IEND (12) */
-	if ((buf = malloc(8 + 25 + 12 + 6 + total + 12)) == NULL)
+}
+
+/* Scanlines (filtered here, in place) to PNG through libdeflate. */
+static int
+capng_deflate(uint8_t *raw, int width, int height, int level, uint8_t **out,
+    size_t *outlen, char **cause)
+{
+	size_t rawlen = CAP_SCANLINE(width) * (size_t)height, bound, zlen;
+	struct libdeflate_compressor *c;
+	uint8_t *buf = NULL, *p;
+	int rc = -1;
+
+	pthread_once(&capng_once, capng_init);
+	if ((c = libdeflate_alloc_compressor(level)) == NULL)
+		goto fail;
+	capng_filter(raw, width, height);
+	bound = libdeflate_zlib_compress_bound(c, rawlen);
+	/* signature, IHDR (25), IDAT head and CRC (12), IEND (12) */
+	if ((buf = cap_alloc(8 + 25 + 12 + bound + 12)) == NULL)
 		goto fail;
 	memcpy(buf, "\x89PNG\r\n\x1a\n", 8);
 	p = buf + 8;
-	capng_put32(p + 8, (uint32_t)img->width);
-	capng_put32(p + 12, (uint32_t)img->height);
+	capng_put32(p + 8, (uint32_t)width);
+	capng_put32(p + 12, (uint32_t)height);
 	memcpy(p + 16, "\x08\x02\x00\x00\x00", 5); /* 8-bit RGB, no interlace */
 	p = capng_chunk(p, "IHDR", 13);
-	{
-		uint8_t *d = p + 8;
-
-		d[0] = 0x78; /* deflate, 32 KiB window */
-		d[1] = 0x01; /* (0x7801 % 31 == 0), no dictionary */
-		d += 2;
-		for (i = 0; i < nparts; i++) {
-			memcpy(d, parts[i].buf, parts[i].len);
-			d += parts[i].len;
-		}
-		capng_put32(d, (uint32_t)adler);
-		p = capng_chunk(p, "IDAT", 2 + total + 4);
-	}
+	zlen = libdeflate_zlib_compress(c, raw, rawlen, p + 8, bound);
+	if (zlen == 0)
+		goto fail;
+	p = capng_chunk(p, "IDAT", zlen);
 	p = capng_chunk(p, "IEND", 0);
 	*out = buf;
 	*outlen = (size_t)(p - buf);
+	buf = NULL;
 	rc = 0;
 	goto out;
 fail:
 	if (cause != NULL &&
-	    asprintf(cause,
-	        "png encoding of '%dx%d' failed: out of memory or zlib error",
-	        img->width, img->height) < 0)
+	    asprintf(cause, "out of memory encoding '%dx%d' as png", width,
+	        height) < 0)
 		*cause = NULL;
 out:
-	for (i = 0; i < nparts; i++)
-		free(parts[i].buf);
+	cap_free(buf);
+	libdeflate_free_compressor(c);
 	return rc;
 }
 
-/* How many pieces for this image: one per CPU, each of at least
- * CAPNG_MIN_ROWS rows. */
-static int
-capng_nparts(const struct cap_image *img)
+const char *
+cap_png_encoder(void)
 {
-	static int ncpu;
-	int n;
+	return "libdeflate " LIBDEFLATE_VERSION_STRING;
+}
 
-	if (ncpu == 0) {
-		long c = sysconf(_SC_NPROCESSORS_ONLN);
-		ncpu = c < 1            ? 1 :
-		    c > CAPNG_MAX_PARTS ? CAPNG_MAX_PARTS :
-		                          (int)c;
+/* Small images go through libpng, large ones through libdeflate. */
+static int
+capng_small(int width, int height)
+{
+	return height < CAPNG_DEFLATE_MIN_ROWS ||
+	    (size_t)width * (size_t)height < CAPNG_DEFLATE_MIN_PIXELS;
+}
+
+int
+cap_png_encode_scanlines(uint8_t *rows, int width, int height, int level,
+    uint8_t **out, size_t *outlen, char **cause)
+{
+	struct capng_src src = { .data = rows,
+		.width = width,
+		.height = height,
+		.stride = CAP_SCANLINE(width),
+		.scan = 1 };
+
+	if (rows == NULL || width <= 0 || height <= 0 ||
+	    width > (INT32_MAX - 1) / 3) {
+		if (cause != NULL &&
+		    asprintf(cause, "invalid image '%dx%d'", width, height) < 0)
+			*cause = NULL;
+		return -1;
 	}
-	n = img->height / CAPNG_MIN_ROWS;
-	return n < ncpu ? n : ncpu;
+	if (!capng_level_ok(level, cause))
+		return -1;
+	if (capng_small(width, height))
+		return capng_libpng(&src, level, CAPNG_FILTERS, CAPNG_STRATEGY,
+		    out, outlen, cause);
+	return capng_deflate(rows, width, height, level, out, outlen, cause);
 }
 
 int
 cap_png_encode(const struct cap_image *img, int level, uint8_t **out,
     size_t *outlen, char **cause)
 {
-	int n;
+	uint8_t *raw;
+	int rv;
 
 	/* small or invalid images (the latter get libpng's checks and
-	 * messages): one thread, libpng */
+	 * messages): libpng */
 	if (img == NULL || img->data == NULL || img->width <= 0 ||
 	    img->height <= 0 || img->stride / 4 < img->width || level < 0 ||
-	    level > 9 || (n = capng_nparts(img)) < 2)
+	    level > 9 || capng_small(img->width, img->height))
 		return cap_png_encode_tuned(img, level, CAPNG_FILTERS,
 		    CAPNG_STRATEGY, out, outlen, cause);
-	return capng_parallel(img, level, n, out, outlen, cause);
+	/* libdeflate compresses a whole buffer: the scanlines, the one copy
+	 * of the image made here */
+	if ((raw = cap_alloc(CAP_SCANLINE(img->width) * (size_t)img->height)) ==
+	    NULL) {
+		if (cause != NULL &&
+		    asprintf(cause, "out of memory encoding '%dx%d' as png",
+		        img->width, img->height) < 0)
+			*cause = NULL;
+		return -1;
+	}
+	for (int y = 0; y < img->height; y++)
+		cap_scanline_put(img->data + (size_t)y * (size_t)img->stride,
+		    img->width, raw + (size_t)y * CAP_SCANLINE(img->width));
+	rv = capng_deflate(raw, img->width, img->height, level, out, outlen,
+	    cause);
+	cap_free(raw);
+	return rv;
 }

@@ -3,6 +3,7 @@
  * build the reply, publish the audit event.
  */
 #include <jansson.h>
+#include <math.h>
 #include <sodium.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -14,6 +15,8 @@
 #include "runtime/log.h"
 #include "runtime/protocol.h"
 #include "runtime/reqscan.h"
+
+#define BD_REAL_DIGITS 15
 
 static void
 bd_hash_sink(void *arg, const char *p, size_t n)
@@ -102,19 +105,34 @@ bd_publish_action(const struct bd_config *cfg, json_t *req, const char *tool,
 	json_decref(ev);
 }
 
-static char *
-bd_finish(json_t *reply, size_t *outlen)
+/*
+ * The reply's text, its image (moved out of the call) written later by
+ * bd_reply_write. Reals get 15 significant digits, not jansson's default
+ * 17 that showed "elapsed_ms":0.027931000000000001: 15 is the most a
+ * double always round-trips in, so a number rounded to microseconds reads
+ * back as written ("0.028").
+ */
+static int
+bd_finish(json_t *reply, struct tool_image *image, struct bd_reply *out)
 {
-	char *text = json_dumps(reply, JSON_COMPACT);
+	char *text = json_dumps(reply,
+	    JSON_COMPACT | JSON_REAL_PRECISION(BD_REAL_DIGITS));
 
+	memset(out, 0, sizeof *out);
 	json_decref(reply);
 	if (text == NULL) {
 		/* only when out of memory; the client still gets an answer */
 		text = strdup("{\"ok\":false,\"error\":{\"code\":\"internal\","
 		              "\"message\":\"cannot encode the reply\"}}");
-	}
-	*outlen = text != NULL ? strlen(text) : 0;
-	return (text);
+		cap_free(image->buf);
+	} else
+		out->image = *image;
+	image->buf = NULL;
+	if (text == NULL)
+		return (-1);
+	out->json = text;
+	out->json_len = strlen(text);
+	return (0);
 }
 
 /* The distinct keys that name an action of this tool, "action" first:
@@ -220,9 +238,9 @@ static const struct bd_reqscan_limits bd_limits = {
 	.values = BUREAU_MAX_VALUES,
 };
 
-char *
-bd_dispatch(const struct bd_config *cfg, const char *buf, size_t len, int load,
-    size_t *outlen)
+int
+bd_dispatch_reply(const struct bd_config *cfg, const char *buf, size_t len,
+    int load, struct bd_reply *out)
 {
 	struct tool_call call = { 0 };
 	const struct tool_entry *entry = NULL;
@@ -239,7 +257,7 @@ bd_dispatch(const struct bd_config *cfg, const char *buf, size_t len, int load,
 
 	t0 = tool_now_ms();
 	if (reply == NULL)
-		return (bd_finish(NULL, outlen));
+		return (bd_finish(NULL, &call.image, out));
 	call.reply = reply;
 	call.cfg = &cfg->tool;
 	/* first in the reply, replaced in place at the end */
@@ -383,7 +401,8 @@ reply:
 	} else
 		json_object_set_new(reply, "ok", json_true());
 	double elapsed = tool_now_ms() - t0;
-	json_object_set_new(reply, "elapsed_ms", json_real(elapsed));
+	json_object_set_new(reply, "elapsed_ms",
+	    json_real(round(elapsed * 1e3) / 1e3));
 	/* Whoever lacks the token has no request served, so nothing of it
 	 * goes into the audit trail: its readers trust what they see there,
 	 * and a flood of refusals must not push real actions out. */
@@ -391,5 +410,24 @@ reply:
 		bd_publish_action(cfg, call.req, tool, call.act, code, elapsed);
 	free(call.message);
 	json_decref(req);
-	return (bd_finish(reply, outlen));
+	return (bd_finish(reply, &call.image, out));
+}
+
+char *
+bd_dispatch(const struct bd_config *cfg, const char *buf, size_t len, int load,
+    size_t *outlen)
+{
+	struct bd_reply r;
+	char *text;
+
+	*outlen = 0;
+	if (bd_dispatch_reply(cfg, buf, len, load, &r) != 0)
+		return (NULL);
+	if ((text = malloc(bd_reply_size(&r) + 1)) != NULL) {
+		*outlen = bd_reply_size(&r);
+		bd_reply_write(&r, text);
+		text[*outlen] = '\0';
+	}
+	bd_reply_clear(&r);
+	return (text);
 }

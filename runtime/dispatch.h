@@ -8,6 +8,7 @@
 #include <stddef.h>
 
 #include "runtime/config.h"
+#include "runtime/reply.h"
 
 /*
  * Serve the request buf[0..len). `load` is how many workers are busy,
@@ -18,6 +19,11 @@
  */
 char *bd_dispatch(const struct bd_config *cfg, const char *buf, size_t len,
     int load, size_t *outlen);
+/* The same, the reply in *out (bd_reply_write makes its text; the caller
+ * clears it): so that a screenshot's base64 is written once, into the
+ * message sent. -1 (and nothing to clear) only when out of memory. */
+int bd_dispatch_reply(const struct bd_config *cfg, const char *buf, size_t len,
+    int load, struct bd_reply *out);
 
 /* Workers kept for quick requests (screenshots, input, ping). */
 #define BD_QUICK_RESERVE 2

@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include "runtime/config.h"
+#include "runtime/frames.h"
 #include "runtime/log.h"
 #include "runtime/server.h"
 
@@ -100,6 +101,7 @@ main(int argc, char **argv)
 			    why != NULL ? why : "init failed");
 		free(why);
 	}
+	bd_frames_start(&cfg.tool);
 	if (bd_server_start(&cfg, &srv, &cause) != 0)
 		goto out;
 	bd_info("bureaud %s ready (%d workers, token %s)", BUREAU_VERSION,
@@ -123,6 +125,8 @@ out:
 		fprintf(stderr, "bureaud: %s\n",
 		    cause != NULL ? cause : "cannot start");
 	free(cause);
+	if (tools)
+		bd_frames_stop();
 	if (tools)
 		for (const struct tool_entry *const *t = tool_table; *t != NULL;
 		     t++)

@@ -216,8 +216,7 @@ bd_worker_main(void *arg)
 	for (;;) {
 		nng_msg *msg, *out;
 		nng_pipe pipe;
-		char *reply;
-		size_t len;
+		struct bd_reply reply;
 		int rv, load;
 
 		/* Waiting for a request costs nothing: no bound. */
@@ -234,18 +233,20 @@ bd_worker_main(void *arg)
 		msg = nng_aio_get_msg(w->aio);
 		pipe = nng_msg_get_pipe(msg);
 		load = atomic_fetch_add(&w->srv->busy, 1) + 1;
-		reply = bd_dispatch(cfg, nng_msg_body(msg), nng_msg_len(msg),
-		    load, &len);
+		rv = bd_dispatch_reply(cfg, nng_msg_body(msg), nng_msg_len(msg),
+		    load, &reply);
 		atomic_fetch_sub(&w->srv->busy, 1);
 		nng_msg_free(msg);
-		if (reply == NULL)
+		if (rv != 0)
 			continue;
-		if (nng_msg_alloc(&out, 0) != 0 ||
-		    nng_msg_append(out, reply, len) != 0) {
-			free(reply);
+		/* The text goes straight into the message, the image's base64
+		 * written in place (runtime/reply.h). */
+		rv = nng_msg_alloc(&out, bd_reply_size(&reply));
+		if (rv == 0)
+			bd_reply_write(&reply, nng_msg_body(out));
+		bd_reply_clear(&reply);
+		if (rv != 0)
 			continue;
-		}
-		free(reply);
 		/* A reply waits only while an earlier reply on the same
 		 * connection is still being written, i.e. when the peer has
 		 * several requests in flight and does not read. Unbounded,

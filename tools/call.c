@@ -416,23 +416,17 @@ tool_set_base64(struct tool_call *call, const char *field, const void *buf,
 	return (0);
 }
 
-int
-tool_set_image(struct tool_call *call, const char *mime, const void *buf,
+void
+tool_set_image(struct tool_call *call, const char *mime, uint8_t *buf,
     size_t len, int width, int height, uint64_t frame)
 {
-	size_t n;
-	char *s = tool_b64_encode(buf, len, &n);
-	json_t *img;
-
-	if (s == NULL)
-		return (tool_fail(call, BD_EINTERNAL, "out of memory"));
-	img = json_pack("{s:s, s:s%, s:i, s:i, s:I}", "mime_type", mime, "data",
-	    s, n, "width", width, "height", height, "frame", (json_int_t)frame);
-	free(s);
-	if (img == NULL)
-		return (tool_fail(call, BD_EINTERNAL, "out of memory"));
-	json_object_set_new(call->reply, "image", img);
-	return (0);
+	cap_free(call->image.buf);
+	call->image = (struct tool_image){ .mime = mime,
+		.buf = buf,
+		.len = len,
+		.width = width,
+		.height = height,
+		.frame = frame };
 }
 
 /* --- base64 and time ----------------------------------------------------- */

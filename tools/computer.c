@@ -3,6 +3,9 @@
  * ("action" key) and OpenAI computer-use actions ("type" key) on one tool:
  * screenshots (scaled, framed, cached), pointer, keyboard, waits.
  *
+ * The screenshot pipeline is tools/screenshot.c, the OpenAI actions
+ * tools/computer_openai.c, the frame publisher runtime/frames.c.
+ *
  * Coordinates arrive in screenshot space and are mapped to the screen with
  * cap_map. After an input action the reply carries a screenshot taken once
  * XDamage has been quiet for settle_ms (never a fixed sleep).
@@ -16,236 +19,31 @@
 #include <time.h>
 
 #include "tools/computer.h"
+#include "tools/computer_impl.h"
+#include "tools/screenshot.h"
 #include "x11/x11.h"
 
-#define CM_TEXT_MAX     (64u << 10) /* bytes of text one `type` may carry */
-#define CM_DURATION_MAX 100.0       /* seconds, wait and hold_key */
-#define CM_SCROLL_MAX   100         /* wheel clicks in one scroll */
-#define CM_PATH_MAX     1000        /* points in an OpenAI drag path */
-#define CM_DRAG_STEPS   8           /* motion events between drag ends */
+#define CM_TEXT_MAX   (64u << 10) /* bytes of text one `type` may carry */
+#define CM_DRAG_STEPS 8           /* motion events between drag ends */
 
-enum cm_format { CM_PNG, CM_JPEG };
-
-/* An encoded screenshot. */
-struct cm_shot {
-	uint8_t *buf; /* malloc'd, the caller frees */
-	size_t len;
-	int width, height;
-	uint64_t frame;
-	enum cm_format format;
-	/* where the time went, for the reply's "timing" and make bench */
-	double capture_ms, scale_ms, encode_ms;
-	int cached;
-};
-
+/* The display, borrowed from tools/screenshot.c for input actions. */
 static struct {
 	const struct tool_config *cfg;
 	struct x11 *x;
-	char *cause; /* why there is no display, when x is NULL */
-	int sw, sh;  /* screen */
-	int dw, dh;  /* screenshots */
+} cm;
 
-	pthread_mutex_t flock; /* frame numbers and the cache */
-	uint64_t hash;
-	uint64_t frame;
-	int have_frame;
-	/* The last full screenshot, encoded, one slot per format so the
-	 * frame publisher's JPEGs never evict the agent's PNG. */
-	struct cm_cache {
-		uint8_t *buf;
-		size_t len;
-		uint64_t hash;
-		int quality;
-	} cache[2];
-
-	/* frame publisher */
-	pthread_t pub;
-	int pub_started;
-	pthread_mutex_t plock;
-	pthread_cond_t pcond;
-	int stopping;
-} cm = {
-	.flock = PTHREAD_MUTEX_INITIALIZER,
-	.plock = PTHREAD_MUTEX_INITIALIZER,
-	.pcond = PTHREAD_COND_INITIALIZER,
-};
-
-/* --- screenshots --------------------------------------------------------- */
-
-/*
- * Capture, crop (zoom: a screen-space rectangle, else the whole screen),
- * scale to out_w x out_h and encode. The encoded full screenshot is cached
- * by pixel hash: an unchanged screen costs a capture and a hash, no encode.
- */
-static int
-cm_shoot(int zx, int zy, int zw, int zh, int out_w, int out_h,
-    enum cm_format format, int quality, struct cm_shot *shot, char **cause)
-{
-	struct cap_image full, src, dst = { 0 };
-	int zoom = zw > 0, rv = -1;
-	struct cm_cache *c;
-	uint64_t hash;
-
-	double t0 = tool_now_ms(), t1;
-
-	memset(shot, 0, sizeof *shot);
-	x11_lock(cm.x);
-	if (x11_grab(cm.x, cm.cfg->draw_cursor, &full, cause) != 0)
-		goto unlock;
-	if (full.width != cm.sw || full.height != cm.sh) {
-		/* The screen was resized: new screenshot size from now on.
-		 * (Readers of these ints elsewhere see either the old or the
-		 * new size; requests in flight keep the mapping they had.) */
-		cm.sw = full.width;
-		cm.sh = full.height;
-		cap_scaled_size(cm.cfg->scale, cm.cfg->scale_w, cm.cfg->scale_h,
-		    cm.sw, cm.sh, &cm.dw, &cm.dh);
-		if (!zoom) {
-			out_w = cm.dw;
-			out_h = cm.dh;
-		}
-	}
-	hash = cap_hash(&full);
-	t1 = tool_now_ms();
-	shot->capture_ms = t1 - t0;
-
-	pthread_mutex_lock(&cm.flock);
-	if (!cm.have_frame || hash != cm.hash) {
-		cm.frame++;
-		cm.hash = hash;
-		cm.have_frame = 1;
-	}
-	shot->frame = cm.frame;
-	c = &cm.cache[format];
-	if (!zoom && c->buf != NULL && c->hash == hash &&
-	    c->quality == quality) {
-		shot->buf = malloc(c->len);
-		if (shot->buf != NULL) {
-			memcpy(shot->buf, c->buf, c->len);
-			shot->len = c->len;
-			shot->width = out_w;
-			shot->height = out_h;
-			shot->format = format;
-			shot->cached = 1;
-			pthread_mutex_unlock(&cm.flock);
-			x11_unlock(cm.x);
-			return (0);
-		}
-	}
-	pthread_mutex_unlock(&cm.flock);
-
-	src = full;
-	if (zoom && cap_crop(&full, zx, zy, zw, zh, &src, cause) != 0)
-		goto unlock;
-	/* A private copy (scaled or not) so encoding runs without the lock. */
-	dst.width = out_w;
-	dst.height = out_h;
-	dst.stride = out_w * 4;
-	if ((dst.data = malloc((size_t)dst.stride * (size_t)out_h)) == NULL) {
-		*cause = strdup("out of memory");
-		goto unlock;
-	}
-	if (cap_scale(&src, &dst, cause) != 0)
-		goto unlock;
-	x11_unlock(cm.x);
-	t0 = tool_now_ms();
-	shot->scale_ms = t0 - t1;
-
-	if (format == CM_JPEG)
-		rv = cap_jpeg_encode(&dst, quality, &shot->buf, &shot->len,
-		    cause);
-	else
-		rv = cap_png_encode(&dst, quality, &shot->buf, &shot->len,
-		    cause);
-	free(dst.data);
-	if (rv != 0)
-		return (-1);
-	shot->encode_ms = tool_now_ms() - t0;
-	shot->width = out_w;
-	shot->height = out_h;
-	shot->format = format;
-	if (!zoom) {
-		pthread_mutex_lock(&cm.flock);
-		uint8_t *copy = malloc(shot->len);
-		if (copy != NULL) {
-			c = &cm.cache[format];
-			free(c->buf);
-			memcpy(copy, shot->buf, shot->len);
-			c->buf = copy;
-			c->len = shot->len;
-			c->hash = hash;
-			c->quality = quality;
-		}
-		pthread_mutex_unlock(&cm.flock);
-	}
-	return (0);
-unlock:
-	x11_unlock(cm.x);
-	free(dst.data);
-	return (-1);
-}
-
-/* Options every screenshot-bearing reply honours: format and quality. */
-static int
-cm_format_args(struct tool_call *call, enum cm_format *format, int *quality)
-{
-	const char *f;
-	long long q;
-
-	if (tool_arg_str(call, "format", 0, "png", &f) != 0)
-		return (call->code);
-	if (strcmp(f, "png") == 0) {
-		*format = CM_PNG;
-		*quality = 1; /* zlib level: see capture/png.c */
-		return (0);
-	}
-	if (strcmp(f, "jpeg") != 0)
-		return (tool_fail(call, BD_EINVAL,
-		    "invalid format '%s': expected png or jpeg", f));
-	if (tool_arg_int(call, "quality", 0, 1, 100, 80, &q) != 0)
-		return (call->code);
-	*format = CM_JPEG;
-	*quality = (int)q;
-	return (0);
-}
-
-static int
-cm_reply_shot(struct tool_call *call, int zx, int zy, int zw, int zh, int out_w,
-    int out_h)
-{
-	struct cm_shot shot;
-	enum cm_format format = CM_PNG;
-	int quality = 1, rv;
-	char *cause = NULL;
-
-	if (cm_format_args(call, &format, &quality) != 0)
-		return (call->code);
-	if (cm_shoot(zx, zy, zw, zh, out_w, out_h, format, quality, &shot,
-	        &cause) != 0) {
-		rv = tool_fail(call, BD_EIO, "screenshot failed: %s",
-		    cause != NULL ? cause : "unknown error");
-		free(cause);
-		return (rv);
-	}
-	rv = tool_set_image(call, format == CM_PNG ? "image/png" : "image/jpeg",
-	    shot.buf, shot.len, shot.width, shot.height, shot.frame);
-	tool_set_json(call, "timing",
-	    json_pack("{s:f, s:f, s:f, s:b}", "capture_ms", shot.capture_ms,
-	        "scale_ms", shot.scale_ms, "encode_ms", shot.encode_ms,
-	        "cached", shot.cached));
-	free(shot.buf);
-	return (rv);
-}
-
-static int
+int
 cm_screenshot(struct tool_call *call)
 {
-	return (cm_reply_shot(call, 0, 0, 0, 0, cm.dw, cm.dh));
+	int sw, sh, dw, dh;
+
+	shot_sizes(&sw, &sh, &dw, &dh);
+	return (shot_reply(call, 0, 0, 0, 0, dw, dh));
 }
 
 /* After input: wait for the screen to settle, then reply with a shot,
  * unless the request said "screenshot": false. */
-static int
+int
 cm_after_input(struct tool_call *call, uint64_t since_ns)
 {
 	long long settle, limit;
@@ -267,16 +65,19 @@ cm_after_input(struct tool_call *call, uint64_t since_ns)
 /* --- arguments ----------------------------------------------------------- */
 
 /* A point in screenshot space, checked and mapped to the screen. */
-static int
+int
 cm_point(struct tool_call *call, const char *field, int x, int y, int *sx,
     int *sy)
 {
-	if (x < 0 || y < 0 || x >= cm.dw || y >= cm.dh)
+	int sw, sh, dw, dh;
+
+	shot_sizes(&sw, &sh, &dw, &dh);
+	if (x < 0 || y < 0 || x >= dw || y >= dh)
 		return (tool_fail(call, BD_EBOUNDS,
 		    "invalid %s '[%d, %d]': outside the screen %dx%d", field, x,
-		    y, cm.dw, cm.dh));
-	*sx = cap_map(x, cm.dw, cm.sw);
-	*sy = cap_map(y, cm.dh, cm.sh);
+		    y, dw, dh));
+	*sx = cap_map(x, dw, sw);
+	*sy = cap_map(y, dh, sh);
 	return (0);
 }
 
@@ -296,7 +97,7 @@ cm_coordinate(struct tool_call *call, const char *field, int required, int *sx,
 }
 
 /* OpenAI's {x, y}. */
-static int
+int
 cm_xy(struct tool_call *call, int *sx, int *sy)
 {
 	long long x, y;
@@ -308,7 +109,7 @@ cm_xy(struct tool_call *call, int *sx, int *sy)
 }
 
 /* Check a combo string (modifiers, key names) before anything is pressed. */
-static int
+int
 cm_check_combo(struct tool_call *call, const char *field, const char *combo)
 {
 	KeySym syms[X11_KBD_MAX_COMBO];
@@ -336,7 +137,7 @@ cm_modifiers(struct tool_call *call, const char **mods)
 	return (0);
 }
 
-static int
+int
 cm_kbd(struct tool_call *call, const char *combo, enum x11_key_mode mode)
 {
 	char *cause = NULL;
@@ -354,7 +155,7 @@ cm_kbd(struct tool_call *call, const char *combo, enum x11_key_mode mode)
 /* --- pointer actions ----------------------------------------------------- */
 
 /* Move (if have), hold mods, click `button` `count` times, release mods. */
-static int
+int
 cm_click_at(struct tool_call *call, int have, int sx, int sy, int button,
     int count, const char *mods)
 {
@@ -420,19 +221,26 @@ cm_triple_click(struct tool_call *call)
 	return (cm_click_common(call, 1, 3));
 }
 
-static int
-cm_mouse_move(struct tool_call *call)
+int
+cm_move(struct tool_call *call, int sx, int sy)
 {
-	int sx, sy, have;
 	uint64_t t;
 
-	if (cm_coordinate(call, "coordinate", 1, &sx, &sy, &have) != 0)
-		return (call->code);
 	x11_lock(cm.x);
 	x11_move(cm.x, sx, sy);
 	t = tool_now_ns();
 	x11_unlock(cm.x);
 	return (cm_after_input(call, t));
+}
+
+static int
+cm_mouse_move(struct tool_call *call)
+{
+	int sx, sy, have;
+
+	if (cm_coordinate(call, "coordinate", 1, &sx, &sy, &have) != 0)
+		return (call->code);
+	return (cm_move(call, sx, sy));
 }
 
 static int
@@ -466,7 +274,7 @@ cm_left_mouse_up(struct tool_call *call)
 
 /* Press at pts[0], move through the rest, release at the last point.
  * Intermediate motion events let applications see a drag, not a jump. */
-static int
+int
 cm_drag_path(struct tool_call *call, const int *pts, int n)
 {
 	uint64_t t;
@@ -500,7 +308,7 @@ cm_left_click_drag(struct tool_call *call)
 }
 
 /* Wheel clicks: buttons 4 up, 5 down, 6 left, 7 right. */
-static int
+int
 cm_wheel(struct tool_call *call, int have, int sx, int sy, int dx, int dy,
     const char *mods)
 {
@@ -560,7 +368,7 @@ cm_scroll(struct tool_call *call)
 static int
 cm_cursor_position(struct tool_call *call)
 {
-	int px, py, x, y;
+	int px, py, x, y, sw, sh, dw, dh;
 
 	x11_lock(cm.x);
 	if (x11_pointer(cm.x, &px, &py) != 0) {
@@ -569,8 +377,9 @@ cm_cursor_position(struct tool_call *call)
 		    "the pointer is not on this screen"));
 	}
 	x11_unlock(cm.x);
-	x = cap_map(px, cm.sw, cm.dw);
-	y = cap_map(py, cm.sh, cm.dh);
+	shot_sizes(&sw, &sh, &dw, &dh);
+	x = cap_map(px, sw, dw);
+	y = cap_map(py, sh, dh);
 	tool_set_json(call, "coordinate", json_pack("[i, i]", x, y));
 	tool_set_output(call, "X=%d,Y=%d", x, y);
 	return (0);
@@ -580,7 +389,7 @@ static int
 cm_zoom(struct tool_call *call)
 {
 	json_t *r = json_object_get(call->req, "region");
-	int v[4], x0, y0, x1, y1;
+	int v[4], x0, y0, x1, y1, sw, sh, dw, dh;
 
 	if (r == NULL || json_is_null(r))
 		return (tool_fail(call, BD_EINVAL,
@@ -598,19 +407,19 @@ cm_zoom(struct tool_call *call)
 			    "non-negative integers [x1, y1, x2, y2]"));
 		v[i] = (int)json_integer_value(e);
 	}
-	if (v[0] >= v[2] || v[1] >= v[3] || v[2] > cm.dw || v[3] > cm.dh)
+	shot_sizes(&sw, &sh, &dw, &dh);
+	if (v[0] >= v[2] || v[1] >= v[3] || v[2] > dw || v[3] > dh)
 		return (tool_fail(call, BD_EBOUNDS,
 		    "invalid region '[%d, %d, %d, %d]': need x1 < x2 <= %d and "
 		    "y1 < y2 <= %d",
-		    v[0], v[1], v[2], v[3], cm.dw, cm.dh));
+		    v[0], v[1], v[2], v[3], dw, dh));
 	/* Screen pixels under the region, at full detail. Edges map as
 	 * pixel boundaries: v * screen / shot. */
-	x0 = (int)((long long)v[0] * cm.sw / cm.dw);
-	y0 = (int)((long long)v[1] * cm.sh / cm.dh);
-	x1 = (int)(((long long)v[2] * cm.sw + cm.dw - 1) / cm.dw);
-	y1 = (int)(((long long)v[3] * cm.sh + cm.dh - 1) / cm.dh);
-	return (
-	    cm_reply_shot(call, x0, y0, x1 - x0, y1 - y0, x1 - x0, y1 - y0));
+	x0 = (int)((long long)v[0] * sw / dw);
+	y0 = (int)((long long)v[1] * sh / dh);
+	x1 = (int)(((long long)v[2] * sw + dw - 1) / dw);
+	y1 = (int)(((long long)v[3] * sh + dh - 1) / dh);
+	return (shot_reply(call, x0, y0, x1 - x0, y1 - y0, x1 - x0, y1 - y0));
 }
 
 /* --- keyboard actions ---------------------------------------------------- */
@@ -635,7 +444,7 @@ cm_type_text(struct tool_call *call, const char *text, size_t len)
 	return (cm_after_input(call, t));
 }
 
-static int
+int
 cm_type(struct tool_call *call)
 {
 	const char *text;
@@ -681,6 +490,19 @@ out:
 	return (rv);
 }
 
+int
+cm_key_tap(struct tool_call *call, const char *combo)
+{
+	uint64_t t;
+	int rv;
+
+	x11_lock(cm.x);
+	rv = cm_kbd(call, combo, X11_KEY_TAP);
+	t = tool_now_ns();
+	x11_unlock(cm.x);
+	return (rv != 0 ? rv : cm_after_input(call, t));
+}
+
 static int
 cm_key(struct tool_call *call)
 {
@@ -695,7 +517,7 @@ cm_key(struct tool_call *call)
 /* Sleep without holding anything; seconds. */
 /* Sleep, or less when the daemon stops: then -1 after the call's error
  * (no settle and no screenshot, the display is about to close). */
-static int
+int
 cm_sleep(struct tool_call *call, double seconds)
 {
 	if (tool_sleep(seconds) == 0)
@@ -749,201 +571,6 @@ cm_wait(struct tool_call *call)
 	return (cm_after_input(call, tool_now_ns()));
 }
 
-/* --- OpenAI actions ------------------------------------------------------ */
-
-static int
-oa_click(struct tool_call *call)
-{
-	static const struct {
-		const char *name;
-		int button;
-	} buttons[] = { { "left", 1 }, { "wheel", 2 }, { "middle", 2 },
-		{ "right", 3 }, { "back", 8 }, { "forward", 9 } };
-	const char *b;
-	int sx, sy;
-
-	if (cm_xy(call, &sx, &sy) != 0 ||
-	    tool_arg_str(call, "button", 0, "left", &b) != 0)
-		return (call->code);
-	for (size_t i = 0; i < sizeof buttons / sizeof *buttons; i++)
-		if (strcmp(b, buttons[i].name) == 0)
-			return (cm_click_at(call, 1, sx, sy, buttons[i].button,
-			    1, NULL));
-	return (tool_fail(call, BD_EINVAL,
-	    "invalid button '%s': expected left, right, wheel, back or "
-	    "forward",
-	    b));
-}
-
-static int
-oa_double_click(struct tool_call *call)
-{
-	int sx, sy;
-
-	if (cm_xy(call, &sx, &sy) != 0)
-		return (call->code);
-	return (cm_click_at(call, 1, sx, sy, 1, 2, NULL));
-}
-
-static int
-oa_move(struct tool_call *call)
-{
-	int sx, sy;
-	uint64_t t;
-
-	if (cm_xy(call, &sx, &sy) != 0)
-		return (call->code);
-	x11_lock(cm.x);
-	x11_move(cm.x, sx, sy);
-	t = tool_now_ns();
-	x11_unlock(cm.x);
-	return (cm_after_input(call, t));
-}
-
-static int
-oa_drag(struct tool_call *call)
-{
-	json_t *path = json_object_get(call->req, "path");
-	int *pts, n, rv;
-
-	if (path == NULL || json_is_null(path))
-		return (tool_fail(call, BD_EINVAL,
-		    "missing field 'path' (required by 'drag')"));
-	if (!json_is_array(path))
-		return (tool_fail(call, BD_EBADREQ,
-		    "field 'path' must be an array of {x, y} points"));
-	n = (int)json_array_size(path);
-	if (n < 2 || n > CM_PATH_MAX)
-		return (tool_fail(call, BD_EBOUNDS,
-		    "field 'path' has %d points, expected 2..%d", n,
-		    CM_PATH_MAX));
-	if ((pts = calloc((size_t)n * 2, sizeof *pts)) == NULL)
-		return (tool_fail(call, BD_EINTERNAL, "out of memory"));
-	for (int i = 0; i < n; i++) {
-		json_t *p = json_array_get(path, (size_t)i);
-		json_t *jx = json_object_get(p, "x"),
-		       *jy = json_object_get(p, "y");
-		if (!json_is_integer(jx) || !json_is_integer(jy) ||
-		    llabs(json_integer_value(jx)) > 1000000 ||
-		    llabs(json_integer_value(jy)) > 1000000) {
-			free(pts);
-			return (tool_fail(call, BD_EBADREQ,
-			    "field 'path' point %d must be {\"x\": int, "
-			    "\"y\": int}",
-			    i));
-		}
-		if (cm_point(call, "path point", (int)json_integer_value(jx),
-		        (int)json_integer_value(jy), &pts[2 * i],
-		        &pts[2 * i + 1]) != 0) {
-			free(pts);
-			return (call->code);
-		}
-	}
-	rv = cm_drag_path(call, pts, n);
-	free(pts);
-	return (rv);
-}
-
-static int
-oa_keypress(struct tool_call *call)
-{
-	json_t *keys = json_object_get(call->req, "keys");
-	char combo[1024];
-	size_t off = 0;
-
-	if (keys == NULL || json_is_null(keys))
-		return (tool_fail(call, BD_EINVAL,
-		    "missing field 'keys' (required by 'keypress')"));
-	if (!json_is_array(keys) || json_array_size(keys) == 0 ||
-	    json_array_size(keys) > X11_KBD_MAX_COMBO)
-		return (tool_fail(call, BD_EBADREQ,
-		    "field 'keys' must be an array of 1..%d key names",
-		    X11_KBD_MAX_COMBO));
-	/* OpenAI sends ["CTRL", "A"]: one combo, the letter meant as its
-	 * key (lowercase), as a person pressing ctrl+a. */
-	for (size_t i = 0; i < json_array_size(keys); i++) {
-		json_t *k = json_array_get(keys, i);
-		const char *s = json_string_value(k);
-		size_t n;
-
-		if (s == NULL || *s == '\0')
-			return (tool_fail(call, BD_EBADREQ,
-			    "field 'keys' entry %zu must be a non-empty "
-			    "string",
-			    i));
-		n = strlen(s);
-		if (off + n + 2 > sizeof combo)
-			return (tool_fail(call, BD_ETOOLARGE,
-			    "field 'keys' is too long"));
-		if (off > 0)
-			combo[off++] = '+';
-		if (n == 1 && s[0] >= 'A' && s[0] <= 'Z')
-			combo[off++] = (char)(s[0] - 'A' + 'a');
-		else {
-			memcpy(combo + off, s, n);
-			off += n;
-		}
-	}
-	combo[off] = '\0';
-	if (cm_check_combo(call, "keys", combo) != 0)
-		return (call->code);
-	{
-		uint64_t t;
-		int rv;
-
-		x11_lock(cm.x);
-		rv = cm_kbd(call, combo, X11_KEY_TAP);
-		t = tool_now_ns();
-		x11_unlock(cm.x);
-		return (rv != 0 ? rv : cm_after_input(call, t));
-	}
-}
-
-/* OpenAI scroll_x/scroll_y are pixels; one wheel click scrolls about
- * 100 of them in common toolkits. */
-static int
-oa_clicks(long long px)
-{
-	if (px == 0)
-		return (0);
-	long long c = (llabs(px) + 99) / 100;
-	if (c > CM_SCROLL_MAX)
-		c = CM_SCROLL_MAX;
-	return (px < 0 ? -(int)c : (int)c);
-}
-
-static int
-oa_scroll(struct tool_call *call)
-{
-	long long dx, dy;
-	int sx, sy;
-
-	if (cm_xy(call, &sx, &sy) != 0 ||
-	    tool_arg_int(call, "scroll_x", 0, -100000, 100000, 0, &dx) != 0 ||
-	    tool_arg_int(call, "scroll_y", 0, -100000, 100000, 0, &dy) != 0)
-		return (call->code);
-	return (cm_wheel(call, 1, sx, sy, oa_clicks(dx), oa_clicks(dy), NULL));
-}
-
-static int
-oa_type(struct tool_call *call)
-{
-	return (cm_type(call));
-}
-
-static int
-oa_wait(struct tool_call *call)
-{
-	long long ms;
-
-	if (tool_arg_int(call, "ms", 0, 0, (long long)(CM_DURATION_MAX * 1000),
-	        1000, &ms) != 0)
-		return (call->code);
-	if (cm_sleep(call, (double)ms / 1000.0) != 0)
-		return (call->code);
-	return (cm_after_input(call, tool_now_ns()));
-}
-
 /* --- dispatch ------------------------------------------------------------ */
 
 /* Anthropic actions are named by "action", OpenAI's computer_call actions
@@ -990,10 +617,7 @@ cm_check_frame(struct tool_call *call)
 		return (0);
 	if (tool_arg_int(call, "frame", 1, 0, INT64_MAX, 0, &want) != 0)
 		return (call->code);
-	pthread_mutex_lock(&cm.flock);
-	cur = cm.frame;
-	have = cm.have_frame;
-	pthread_mutex_unlock(&cm.flock);
+	have = shot_frame(&cur);
 	if (!have || (uint64_t)want != cur)
 		return (tool_fail(call, BD_EINVAL,
 		    "stale frame %lld: the latest screenshot is frame %llu",
@@ -1006,132 +630,28 @@ cm_check_frame(struct tool_call *call)
 static int
 cm_prepare(struct tool_call *call)
 {
-	if (cm.x == NULL)
-		return (tool_fail(call, BD_EIO, "no display: %s",
-		    cm.cause != NULL ? cm.cause : "not started"));
+	const char *cause = NULL;
+
+	if (shot_display(&cause) == NULL)
+		return (tool_fail(call, BD_EIO, "no display: %s", cause));
 	return (cm_check_frame(call));
-}
-
-/* --- frame publisher ----------------------------------------------------- */
-
-static void
-cm_pub_sleep_ms(int ms)
-{
-	struct timespec ts;
-	uint64_t ns;
-
-	clock_gettime(CLOCK_REALTIME, &ts);
-	ns = (uint64_t)ts.tv_nsec + (uint64_t)ms * 1000000u;
-	ts.tv_sec += (time_t)(ns / 1000000000u);
-	ts.tv_nsec = (long)(ns % 1000000000u);
-	pthread_mutex_lock(&cm.plock);
-	if (!cm.stopping)
-		pthread_cond_timedwait(&cm.pcond, &cm.plock, &ts);
-	pthread_mutex_unlock(&cm.plock);
-}
-
-static int
-cm_pub_stopping(void)
-{
-	int s;
-
-	pthread_mutex_lock(&cm.plock);
-	s = cm.stopping;
-	pthread_mutex_unlock(&cm.plock);
-	return (s);
-}
-
-/* Publish a JPEG of the screen whenever it changed, at most once per
- * frame_interval_ms. Idle screens cost nothing: the thread sleeps on the
- * damage counter. */
-static void *
-cm_pub_main(void *arg)
-{
-	uint64_t seen = 0;
-
-	(void)arg;
-	while (!cm_pub_stopping()) {
-		uint64_t seq = x11_damage_wait(cm.x, seen, 500);
-		struct cm_shot shot;
-		char *cause = NULL, *hdr;
-		struct timespec now;
-
-		if (seq == seen)
-			continue;
-		seen = seq;
-		if (cm_shoot(0, 0, 0, 0, cm.dw, cm.dh, CM_JPEG, 70, &shot,
-		        &cause) != 0) {
-			free(cause);
-			cm_pub_sleep_ms(cm.cfg->frame_interval_ms);
-			continue;
-		}
-		clock_gettime(CLOCK_REALTIME, &now);
-		if (asprintf(&hdr,
-		        "{\"frame\":%llu,\"width\":%d,\"height\":%d,"
-		        "\"mime_type\":\"image/jpeg\",\"time\":%lld.%03ld}",
-		        (unsigned long long)shot.frame, shot.width, shot.height,
-		        (long long)now.tv_sec, now.tv_nsec / 1000000) >= 0) {
-			cm.cfg->publish("frame", hdr, shot.buf, shot.len);
-			free(hdr);
-		}
-		free(shot.buf);
-		cm_pub_sleep_ms(cm.cfg->frame_interval_ms);
-	}
-	return (NULL);
 }
 
 static int
 cm_init(const struct tool_config *cfg, char **cause)
 {
 	cm.cfg = cfg;
-	if (x11_open(cfg->display, &cm.x, cause) != 0) {
-		cm.cause = *cause != NULL ? strdup(*cause) : NULL;
+	if (shot_open(cfg, cause) != 0)
 		return (-1);
-	}
-	x11_size(cm.x, &cm.sw, &cm.sh);
-	cap_scaled_size(cfg->scale, cfg->scale_w, cfg->scale_h, cm.sw, cm.sh,
-	    &cm.dw, &cm.dh);
-	if (cfg->publish != NULL && cfg->frame_interval_ms > 0 &&
-	    pthread_create(&cm.pub, NULL, cm_pub_main, NULL) == 0)
-		cm.pub_started = 1;
+	cm.x = shot_display(NULL);
 	return (0);
 }
 
 static void
 cm_fini(void)
 {
-	if (cm.pub_started) {
-		pthread_mutex_lock(&cm.plock);
-		cm.stopping = 1;
-		pthread_cond_broadcast(&cm.pcond);
-		pthread_mutex_unlock(&cm.plock);
-		pthread_join(cm.pub, NULL);
-		cm.pub_started = 0;
-	}
-	x11_close(cm.x);
+	shot_close();
 	cm.x = NULL;
-	for (int i = 0; i < 2; i++) {
-		free(cm.cache[i].buf);
-		cm.cache[i].buf = NULL;
-	}
-	free(cm.cause);
-	cm.cause = NULL;
-}
-
-int
-tool_computer_geometry(int *sw, int *sh, int *dw, int *dh, const char **display,
-    const char **cause)
-{
-	if (cm.x == NULL) {
-		*cause = cm.cause != NULL ? cm.cause : "display not open";
-		return (-1);
-	}
-	*sw = cm.sw;
-	*sh = cm.sh;
-	*dw = cm.dw;
-	*dh = cm.dh;
-	*display = x11_name(cm.x);
-	return (0);
 }
 
 const struct tool_entry tool_computer_entry = {

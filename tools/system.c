@@ -66,6 +66,10 @@ sys_info(struct tool_call *call)
 	tool_set_json(call, "uptime_s",
 	    json_real((double)(tool_now_ns() - sys_started_ns) / 1e9));
 	tool_set_json(call, "capabilities", sys_capabilities());
+	/* the screenshot code chosen for this CPU and build */
+	tool_set_json(call, "screenshots",
+	    json_pack("{s:s, s:s, s:i}", "scale", cap_scale_simd(-1), "png",
+	        cap_png_encoder(), "png_level", CAP_PNG_LEVEL));
 	if (tool_computer_geometry(&sw, &sh, &dw, &dh, &display, &cause) == 0) {
 		tool_set_str(call, "display", display);
 		tool_set_json(call, "screen",

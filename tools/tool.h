@@ -50,6 +50,17 @@ struct tool_config {
 	    size_t bodylen);
 };
 
+/* An image a reply carries as "image" (tool_set_image). The runtime writes
+ * its base64 straight into the reply message (runtime/reply.c) instead of
+ * building a JSON string of it and escaping that byte by byte. */
+struct tool_image {
+	const char *mime; /* a string literal: "image/png" */
+	uint8_t *buf;     /* cap_alloc'd, owned by whoever holds the struct */
+	size_t len;
+	int width, height;
+	uint64_t frame;
+};
+
 /* One request being served. */
 struct tool_call {
 	json_t *req;   /* the request object (borrowed) */
@@ -59,8 +70,9 @@ struct tool_call {
 	 * for a tool without actions (bash); action is act->name. */
 	const struct tool_action *act;
 	const char *action;
-	int code;      /* set by tool_fail */
-	char *message; /* set by tool_fail, malloc'd */
+	int code;                /* set by tool_fail */
+	char *message;           /* set by tool_fail, malloc'd */
+	struct tool_image image; /* image.buf NULL: none */
 };
 
 /* One action of a tool. The same name may appear under two keys (the
@@ -160,8 +172,10 @@ void tool_set_output(struct tool_call *call, const char *fmt, ...)
 /* Base64 of buf as a string field. */
 int tool_set_base64(struct tool_call *call, const char *field, const void *buf,
     size_t len);
-/* "image": {mime_type, data (base64), width, height, frame}. */
-int tool_set_image(struct tool_call *call, const char *mime, const void *buf,
+/* "image": {mime_type, data (base64), width, height, frame}. Takes buf
+ * (cap_alloc'd): the call frees it once the reply is sent. mime must be a
+ * string literal. */
+void tool_set_image(struct tool_call *call, const char *mime, uint8_t *buf,
     size_t len, int width, int height, uint64_t frame);
 
 /* --- policy (tools/policy.c) -------------------------------------------- */

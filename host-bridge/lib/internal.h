@@ -41,6 +41,10 @@ int bc_timeout_ms(const bureau_client *c);
 
 /* Decode the reply's "image" object into img (zeroed on failure). */
 int bc_image(const json_t *reply, struct bureau_image *img);
+/* A reply that ends with its image's base64 (as bureaud writes it), parsed
+ * without passing the base64 through jansson's lexer; NULL when the text
+ * has another shape (parse it whole then). in is modified and restored. */
+json_t *bc_parse_image_reply(char *in, size_t inlen);
 
 /* Base64 (original alphabet, padded) to a malloc'd buffer with a NUL after
  * its *len bytes. */

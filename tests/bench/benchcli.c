@@ -7,7 +7,11 @@
  *
  * shot runs CHANGE_CMD (untimed) before each request so every screenshot
  * is a real capture + scale + encode, not the unchanged-screen cache.
- * Prints one line of medians: total, and the daemon's own split.
+ * Prints one line of medians: total (what bureau_screenshot takes: round
+ * trip, parse, base64 decode), the daemon's elapsed_ms and its split
+ * (timing), the daemon's serialisation after elapsed_ms replayed on the
+ * same reply with its own code (base64, JSON), and the client's parse and
+ * decode alone.
  */
 #include <jansson.h>
 #include <stdio.h>
@@ -16,6 +20,8 @@
 #include <time.h>
 
 #include "host-bridge/include/bureau.h"
+#include "host-bridge/lib/internal.h"
+#include "runtime/reply.h"
 
 static double
 now_ms(void)
@@ -106,50 +112,85 @@ main(int argc, char **argv)
 		return (1);
 	}
 	if (strcmp(argv[3], "shot") == 0) {
-		double *tot, *srv, *cap, *scl, *enc;
+		/* what each screenshot spent where, in ms */
+		enum { TOT, SRV, CAP, HASH, SCL, ENC, B64, JSON, PARSE, NCOL };
+		static const char *const names[NCOL] = { "total_ms",
+			"elapsed_ms", "capture_ms", "hash_ms", "scale_ms",
+			"encode_ms", "b64_ms", "json_ms", "parse_ms" };
+		double *col[NCOL];
 		size_t bytes = 0;
 		int w = 0, h = 0;
 
 		n = atoi(argv[4]);
-		tot = calloc((size_t)n, sizeof *tot);
-		srv = calloc((size_t)n, sizeof *srv);
-		cap = calloc((size_t)n, sizeof *cap);
-		scl = calloc((size_t)n, sizeof *scl);
-		enc = calloc((size_t)n, sizeof *enc);
+		for (int k = 0; k < NCOL; k++)
+			col[k] = calloc((size_t)n, sizeof(double));
 		for (int i = 0; i < n; i++) {
-			json_t *r, *img, *t;
+			struct bureau_image img;
+			json_t *req, *r, *t;
+			char *text, *b64, *js;
+			double t0, t1;
 
 			if (argc > 5 && system(argv[5]) != 0)
 				return (1);
-			r = call(c,
-			    "{\"tool\":\"computer\",\"action\":"
-			    "\"screenshot\"}",
-			    &tot[i]);
-			img = json_object_get(r, "image");
+			req = json_pack("{s:s, s:s}", "tool", "computer",
+			    "action", "screenshot");
+			/* what bureau_screenshot does: the round trip with
+			 * the client's parse, then the base64 decode */
+			t0 = now_ms();
+			if (bc_request(c, req, 0, &r, &text) != 0 ||
+			    bc_image(r, &img) != 0) {
+				fprintf(stderr, "benchcli: %s\n",
+				    bureau_client_error(c));
+				return (1);
+			}
+			col[TOT][i] = now_ms() - t0;
+			json_decref(req);
 			t = json_object_get(r, "timing");
-			srv[i] = json_number_value(
+			col[SRV][i] = json_number_value(
 			    json_object_get(r, "elapsed_ms"));
-			cap[i] = json_number_value(
+			col[CAP][i] = json_number_value(
 			    json_object_get(t, "capture_ms"));
-			scl[i] = json_number_value(
+			col[HASH][i] = json_number_value(
+			    json_object_get(t, "hash_ms"));
+			col[SCL][i] = json_number_value(
 			    json_object_get(t, "scale_ms"));
-			enc[i] = json_number_value(
+			col[ENC][i] = json_number_value(
 			    json_object_get(t, "encode_ms"));
-			bytes = json_string_length(
-			            json_object_get(img, "data")) *
-			    3 / 4;
-			w = (int)json_integer_value(
-			    json_object_get(img, "width"));
-			h = (int)json_integer_value(
-			    json_object_get(img, "height"));
+			/* The daemon's serialisation, after its elapsed_ms,
+			 * replayed here with its own code on the same reply:
+			 * the image's base64 (runtime/reply.c) and the rest
+			 * of the object through jansson. */
+			b64 = malloc(img.size / 3 * 4 + 8);
+			t0 = now_ms();
+			bd_b64_encode(img.data, img.size, b64);
+			t1 = now_ms();
+			col[B64][i] = t1 - t0;
+			json_object_del(r, "image");
+			js = json_dumps(r,
+			    JSON_COMPACT | JSON_REAL_PRECISION(15));
+			col[JSON][i] = now_ms() - t1;
+			free(js);
+			free(b64);
 			json_decref(r);
+			/* The client's side alone: parse and decode again. */
+			t0 = now_ms();
+			r = bc_parse_image_reply(text, strlen(text));
+			if (r == NULL)
+				r = json_loads(text, JSON_ALLOW_NUL, NULL);
+			bytes = img.size;
+			w = img.width;
+			h = img.height;
+			bureau_image_clear(&img);
+			if (r == NULL || bc_image(r, &img) != 0)
+				return (1);
+			col[PARSE][i] = now_ms() - t0;
+			bureau_image_clear(&img);
+			json_decref(r);
+			free(text);
 		}
-		printf("total_ms=%.2f capture_ms=%.2f scale_ms=%.2f "
-		       "encode_ms=%.2f transport_ms=%.2f png_bytes=%zu "
-		       "size=%dx%d\n",
-		    median(tot, n), median(cap, n), median(scl, n),
-		    median(enc, n), median(tot, n) - median(srv, n), bytes, w,
-		    h);
+		for (int k = 0; k < NCOL; k++)
+			printf("%s=%.3f ", names[k], median(col[k], n));
+		printf("png_bytes=%zu size=%dx%d\n", bytes, w, h);
 	} else if (strcmp(argv[3], "click") == 0 && argc >= 7) {
 		char req[256];
 		double *tot;

@@ -2,6 +2,7 @@
  * capbench: how long the capture layer takes on one realistic frame.
  *
  *   capbench [-n RUNS] [-m] [-o scaled.png] [frame.png]
+ *   capbench -s WxH frame.png
  *
  * frame.png is a screenshot (for example of an Xvfb desktop:
  * `xwd -root -display :N | convert xwd:- frame.png`); without it a
@@ -10,7 +11,9 @@
  * scale to 1280x720, PNG and JPEG encoding of the scaled frame, hash of the
  * full frame. -m also prints the PNG settings matrix (zlib level, filters,
  * strategy) that chose cap_png_encode's settings. -o writes the scaled frame
- * as a PNG to look at.
+ * as a PNG to look at. -s scales the frame to WxH and prints the sizes of
+ * its PNG from cap_png_encode and from libpng at levels 1 and 6 with
+ * libpng's default (adaptive) filters: `bytes=N libpng1=N libpng6=N`.
  */
 #include <png.h>
 #include <stdio.h>
@@ -192,7 +195,7 @@ png_matrix(const struct cap_image *img, int runs)
 				exit(1);
 			}
 			t[k][i] = cpu_ms() - t0;
-			free(out);
+			cap_free(out);
 		}
 	for (k = 0; k < NC; k++) {
 		l = k / (NF * NS);
@@ -203,6 +206,42 @@ png_matrix(const struct cap_image *img, int runs)
 		snprintf(extra, sizeof extra, "%8zu bytes", len[k]);
 		report(label, t[k], NULL, runs, extra);
 	}
+}
+
+/* -s: the frame scaled to WxH ("none": as it is), its PNG sizes. */
+static int
+png_sizes(const struct cap_image *src, const char *size)
+{
+	static const int levels[] = { 1, 6 };
+	struct cap_image dst = *src;
+	char *cause = NULL;
+	uint8_t *out;
+	size_t len[3];
+
+	if (strcmp(size, "none") != 0) {
+		if (sscanf(size, "%dx%d", &dst.width, &dst.height) != 2 ||
+		    dst.width < 1 || dst.height < 1) {
+			fprintf(stderr, "capbench: bad size '%s'\n", size);
+			return 2;
+		}
+		dst.stride = dst.width * 4;
+		dst.data = malloc((size_t)dst.stride * (size_t)dst.height);
+		if (dst.data == NULL || cap_scale(src, &dst, &cause) != 0)
+			return 1;
+	}
+	if (cap_png_encode(&dst, CAP_PNG_LEVEL, &out, &len[0], &cause) != 0)
+		return 1;
+	cap_free(out);
+	for (int i = 0; i < 2; i++) {
+		if (cap_png_encode_tuned(&dst, levels[i], PNG_ALL_FILTERS,
+		        Z_DEFAULT_STRATEGY, &out, &len[i + 1], &cause) != 0)
+			return 1;
+		cap_free(out);
+	}
+	printf("bytes=%zu libpng1=%zu libpng6=%zu\n", len[0], len[1], len[2]);
+	if (dst.data != src->data)
+		free(dst.data);
+	return 0;
 }
 
 enum step { SCALE, SCALE_AUTO, PNG, JPEG, HASH };
@@ -228,7 +267,7 @@ run_step(enum step step, const struct cap_image *src, struct cap_image *dst,
 		rc = cap_scale(src, dst_auto, &cause);
 		break;
 	case PNG:
-		rc = cap_png_encode(dst, 1, &out, &len, &cause);
+		rc = cap_png_encode(dst, CAP_PNG_LEVEL, &out, &len, &cause);
 		break;
 	case JPEG:
 		rc = cap_jpeg_encode(dst, 80, &out, &len, &cause);
@@ -242,10 +281,10 @@ run_step(enum step step, const struct cap_image *src, struct cap_image *dst,
 		exit(1);
 	}
 	if (keep != NULL) {
-		free(*keep);
+		cap_free(*keep);
 		*keep = out;
 	} else
-		free(out);
+		cap_free(out);
 	return len;
 }
 
@@ -260,11 +299,15 @@ main(int argc, char **argv)
 	double t0, c0;
 	size_t len = 0;
 	int c, i, runs = 30, matrix = 0;
+	const char *sizes = NULL;
 	enum step step;
 	FILE *fp;
 
-	while ((c = getopt(argc, argv, "mn:o:")) != -1) {
+	while ((c = getopt(argc, argv, "mn:o:s:")) != -1) {
 		switch (c) {
+		case 's':
+			sizes = optarg;
+			break;
 		case 'm':
 			matrix = 1;
 			break;
@@ -288,6 +331,8 @@ main(int argc, char **argv)
 	if (optind < argc ? load_png(argv[optind], &src) != 0 :
 	                    synth_frame(&src) != 0)
 		return 1;
+	if (sizes != NULL)
+		return png_sizes(&src, sizes);
 	dst.width = 1280;
 	dst.height = 720;
 	dst.stride = 1280 * 4;
@@ -325,7 +370,8 @@ main(int argc, char **argv)
 			    dst_auto.height);
 			break;
 		case PNG:
-			snprintf(label, sizeof label, "png 1280x720 level 1");
+			snprintf(label, sizeof label, "png 1280x720 level %d",
+			    CAP_PNG_LEVEL);
 			snprintf(extra, sizeof extra, "%zu bytes", len);
 			break;
 		case JPEG:
@@ -340,6 +386,25 @@ main(int argc, char **argv)
 		}
 		report(label, t, cpu, runs, extra);
 	}
+	/* each scaling implementation on its own (all give the same pixels) */
+	for (int level = 0; level <= 2; level++) {
+		const char *name = cap_scale_simd(level);
+
+		if (level > 0 && strcmp(name, cap_scale_simd(level - 1)) == 0)
+			break; /* the CPU has no better */
+		cap_scale_simd(level);
+		for (i = 0; i < runs; i++) {
+			t0 = now_ms();
+			c0 = cpu_ms();
+			run_step(SCALE, &src, &dst, &dst_auto, NULL);
+			cpu[i] = cpu_ms() - c0;
+			t[i] = now_ms() - t0;
+		}
+		snprintf(label, sizeof label, "scale %dx%d -> 1280x720 %s",
+		    src.width, src.height, name);
+		report(label, t, cpu, runs, "");
+	}
+	cap_scale_simd(2);
 	if (outpath != NULL) {
 		len = run_step(PNG, &src, &dst, &dst_auto, &png);
 		if ((fp = fopen(outpath, "wb")) == NULL ||
@@ -350,7 +415,7 @@ main(int argc, char **argv)
 	}
 	if (matrix)
 		png_matrix(&dst, runs);
-	free(png);
+	cap_free(png);
 	free(src.data);
 	free(dst.data);
 	free(dst_auto.data);

@@ -92,7 +92,7 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 				fuzz_die("pixel differs", x, y, level);
 		}
 	free(back);
-	free(out);
+	cap_free(out);
 	free(img.data);
 	return (0);
 }

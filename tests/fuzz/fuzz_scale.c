@@ -11,6 +11,10 @@
  * and AUTO never upscales; cap_map stays inside its target and, when the
  * screenshot is not larger than the screen, screenshot -> screen ->
  * screenshot returns the same coordinate (what capture.h promises).
+ * For small sizes the pixels are scaled too, from the input's bytes:
+ * cap_scale_scanlines_hash must give exactly cap_scale's pixels as
+ * scanlines, and cap_hash's value, and the SIMD passes exactly the plain
+ * C reference's.
  */
 #include <stdint.h>
 #include <stdio.h>
@@ -30,6 +34,65 @@ static int
 fuzz_u16(const uint8_t *p, size_t n, size_t i, int def)
 {
 	return (i + 1 < n ? (p[i] << 8 | p[i + 1]) : def);
+}
+
+static void
+fuzz_pixels(const char *s, const uint8_t *p, size_t n, int sw, int sh, int dw,
+    int dh)
+{
+	struct cap_image src = { .width = sw,
+		.height = sh,
+		.stride = sw * 4 + 4 };
+	struct cap_image dst = { .width = dw, .height = dh, .stride = dw * 4 };
+	size_t row = CAP_SCANLINE(dw);
+	uint8_t *scan, *want;
+	char *cause = NULL;
+	uint64_t hash = 0;
+
+	src.data = malloc((size_t)src.stride * (size_t)sh);
+	dst.data = malloc((size_t)dst.stride * (size_t)dh);
+	scan = malloc(row * (size_t)dh);
+	want = malloc(row);
+	if (src.data == NULL || dst.data == NULL || scan == NULL ||
+	    want == NULL)
+		goto out;
+	for (size_t i = 0; i < (size_t)src.stride * (size_t)sh; i++)
+		src.data[i] = n > 6 ? p[6 + i % (n - 6)] ^ (uint8_t)(i * 131) :
+		                      (uint8_t)(i * 131);
+	if (cap_scale(&src, &dst, &cause) != 0 ||
+	    cap_scale_scanlines_hash(&src, dw, dh, scan, &hash, &cause) != 0)
+		fuzz_die("scale failed", s, dw, dh);
+	if (hash != cap_hash(&src))
+		fuzz_die("hash folded into scaling differs from cap_hash", s,
+		    sw, sh);
+	/* the plain C reference gives the same bytes as the SIMD passes */
+	{
+		struct cap_image ref = dst;
+
+		ref.data = malloc((size_t)dst.stride * (size_t)dh);
+		if (ref.data == NULL)
+			goto out;
+		cap_scale_simd(0);
+		if (cap_scale(&src, &ref, &cause) != 0)
+			fuzz_die("reference scale failed", s, dw, dh);
+		cap_scale_simd(2);
+		if (memcmp(ref.data, dst.data, (size_t)dst.stride * (size_t)dh))
+			fuzz_die("SIMD scaling differs from the C reference", s,
+			    dw, dh);
+		free(ref.data);
+	}
+	for (int y = 0; y < dh; y++) {
+		cap_scanline_put(dst.data + (size_t)y * (size_t)dst.stride, dw,
+		    want);
+		if (memcmp(want, scan + (size_t)y * row, row) != 0)
+			fuzz_die("scanlines differ from cap_scale", s, y, dw);
+	}
+out:
+	free(cause);
+	free(want);
+	free(scan);
+	free(dst.data);
+	free(src.data);
 }
 
 int
@@ -88,6 +151,10 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			fuzz_die("screenshot -> screen -> screenshot moved", s,
 			    v, back);
 	}
+	/* Small sizes: scaling into scanlines is bit-exact. */
+	if ((size_t)sw * (size_t)sh <= 64 * 64 &&
+	    (size_t)dw * (size_t)dh <= 64 * 64)
+		fuzz_pixels(s, tail, tn, sw, sh, dw, dh);
 	free(s);
 	return (0);
 }
