@@ -96,7 +96,7 @@ $(BUILD)/libbureau.a: $(L_OBJ) $(BUILD)/.variant-$(VARIANT)
 	rm -f $@ && ar rcs $@ $(L_OBJ)
 
 $(BUILD)/bureau: $(C_OBJ) $(L_OBJ) $(BUILD)/.variant-$(VARIANT)
-	$(CC) $(LDFLAGS) -o $@ $(C_OBJ) $(L_OBJ) -lnng -ljansson -lsodium -lpthread
+	$(CC) $(LDFLAGS) -o $@ $(C_OBJ) $(L_OBJ) -lnng -ljansson -lsodium -lturbojpeg -lm -lpthread
 
 $(BUILD)/tests/test_%: tests/unit/test_%.c $(D_LIBOBJ) $(BUILD)/.variant-$(VARIANT)
 	@mkdir -p $(dir $@)

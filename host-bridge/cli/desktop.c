@@ -23,6 +23,7 @@
 #include "host-bridge/include/bureau.h"
 #include "host-bridge/store/store.h"
 #include "host-bridge/util/util.h"
+#include "host-bridge/vm/ready.h"
 #include "host-bridge/vm/vm.h"
 
 static void
@@ -253,24 +254,25 @@ fail:
 
 /* ---- start ------------------------------------------------------------- */
 
-/*
- * One `system ping` through the desktop's endpoint: 0 when the daemon
- * answers ok, 1 when it answers with an error (*cause says which), -1 when
- * there is no answer yet.
- */
-static int
-ping_daemon(bureau_client *bc, double timeout, char **cause)
+/* A client of the desktop's bureaud (its endpoint and token), or NULL
+ * with *cause. */
+static bureau_client *
+guest_client(const struct desktop *d, double timeout, char **cause)
 {
-	int rv = bureau_call_timeout(bc,
-	    "{\"tool\":\"system\",\"action\":\"ping\"}", timeout, NULL);
+	char *tokp = desktop_path(d, "token"), *token = NULL, *url = NULL;
+	bureau_client *bc = NULL;
 
-	if (rv == 0)
-		return (0);
-	if (rv == BUREAU_ECONNECT || rv == BUREAU_ENOREPLY)
-		return (-1);
-	*cause = hb_fmt("the daemon refused the ping: %s",
-	    bureau_client_error(bc));
-	return (1);
+	if (tokp == NULL ||
+	    (url = hb_fmt("tcp://127.0.0.1:%d", d->port)) == NULL)
+		*cause = hb_fmt("out of memory");
+	else if ((token = hb_read_file(tokp)) == NULL)
+		*cause = hb_fmt("cannot read '%s': %s", tokp, strerror(errno));
+	else if (bureau_connect(url, token, timeout, &bc) != 0)
+		*cause = hb_fmt("cannot make a client for '%s'", url);
+	free(tokp);
+	free(token);
+	free(url);
+	return (bc);
 }
 
 static int
@@ -287,11 +289,12 @@ cmd_start(int argc, char **argv)
 	struct image im = { 0 };
 	bureau_client *bc = NULL;
 	char *cause = NULL, *token = NULL, *tokp = NULL, *url = NULL;
-	char *log = NULL, *qlog = NULL;
+	char *log = NULL, *qlog = NULL, *rcause = NULL;
 	long timeout = 0;
-	int nowait = 0, c, rc = 1, last = -1, lk = -1;
+	int nowait = 0, c, rc = 1, lk = -1, restored = 0;
 	const char *accel = NULL, *want = NULL;
 	long long t0, deadline;
+	struct vm_ready ready;
 
 	optind = 1;
 	while ((c = getopt_long(argc, argv, "", opts, NULL)) != -1) {
@@ -347,14 +350,14 @@ cmd_start(int argc, char **argv)
 		cause = hb_fmt("cannot read '%s': %s", tokp, strerror(errno));
 		goto fail;
 	}
-	if (vm->start(d, &im, accel, &cause) != 0) {
+	if (vm_launch(vm, d, &im, accel, &restored, &cause) != 0) {
 		print_tail(qlog, 20);
 		goto fail;
 	}
 	if (nowait) {
-		printf("started desktop '%s' (%s), not waiting for the daemon\n"
+		printf("%s desktop '%s' (%s), not waiting for the daemon\n"
 		       "endpoint %s\n",
-		    d->name, accel, url);
+		    restored ? "restored" : "started", d->name, accel, url);
 		rc = 0;
 		goto out;
 	}
@@ -367,43 +370,25 @@ cmd_start(int argc, char **argv)
 	}
 	t0 = hb_now_ms();
 	deadline = t0 + (long long)timeout * 1000;
-	while (hb_now_ms() < deadline) {
-		char *pc = NULL;
-
-		if (vm->pid(d) == 0) {
-			cause = hb_fmt("qemu exited while desktop '%s' booted",
-			    d->name);
-			print_tail(log, 30);
-			goto fail;
-		}
-		last = ping_daemon(bc, 2.0, &pc);
-		if (last == 0)
-			break;
-		if (last == 1) {
-			char *c2 = NULL;
-			cause = pc;
-			vm->kill(d, &c2);
-			free(c2);
-			goto fail;
-		}
-		free(pc);
-		usleep(500000);
-	}
-	if (last != 0) {
+	/* Ready: the daemon answers, the session has drawn, the clock is
+	 * the host's. */
+	if (vm_ready_wait(vm, d, bc, deadline, &ready, &rcause) != 0) {
 		char *c2 = NULL;
-		cause = hb_fmt("desktop '%s' did not answer on port %d within "
-		               "%ld s (%s); stopped it",
-		    d->name, d->port, timeout, accel);
+		cause = hb_fmt("desktop '%s' (%s) not ready within %ld s: %s; "
+		               "stopped it",
+		    d->name, accel, timeout, rcause ? rcause : "?");
+		free(rcause);
 		print_tail(log, 30);
 		vm->kill(d, &c2);
 		free(c2);
 		goto fail;
 	}
-	printf("started desktop '%s' (%s) in %.1f s\nendpoint "
-	       "tcp://127.0.0.1:%d\nevents tcp://127.0.0.1:%d\nvnc "
-	       "127.0.0.1:%d\n",
-	    d->name, accel, (hb_now_ms() - t0) / 1000.0, d->port, d->port + 1,
-	    d->port + 2);
+	printf("%s desktop '%s' (%s) in %.1f s (daemon %.1f s, drawn %.1f "
+	       "s)\nendpoint tcp://127.0.0.1:%d\nevents tcp://127.0.0.1:%d\n"
+	       "vnc 127.0.0.1:%d\n",
+	    restored ? "restored" : "started", d->name, accel,
+	    (hb_now_ms() - t0) / 1000.0, ready.daemon_ms / 1000.0,
+	    ready.drawn_ms / 1000.0, d->port, d->port + 1, d->port + 2);
 	rc = 0;
 	goto out;
 fail:
@@ -424,19 +409,27 @@ out:
 
 /* ---- stop, pause, resume ----------------------------------------------- */
 
+/*
+ * stop saves the desktop (the guest's file systems synced first) and the
+ * next start restores it; --shutdown powers it off through ACPI (the next
+ * start boots), --force ends QEMU at once. Either of these forgets a
+ * saved state.
+ */
 static int
 cmd_stop(int argc, char **argv)
 {
 	static const struct option opts[] = {
 		{ "timeout", required_argument, NULL, 't' },
 		{ "force", no_argument, NULL, 'f' },
+		{ "shutdown", no_argument, NULL, 's' },
 		{ NULL, 0, NULL, 0 },
 	};
 	const struct vm_backend *vm = vm_backend();
 	long timeout = 120;
-	int force = 0, c, lk = -1, rc = 1;
+	int force = 0, shutdown = 0, c, lk = -1, rc = 1;
 	struct desktop *d = NULL;
-	char *cause = NULL;
+	bureau_client *bc = NULL;
+	char *cause = NULL, *c2 = NULL;
 	long long t0;
 
 	optind = 1;
@@ -449,6 +442,9 @@ cmd_stop(int argc, char **argv)
 			break;
 		case 'f':
 			force = 1;
+			break;
+		case 's':
+			shutdown = 1;
 			break;
 		default:
 			usage_err("stop", "unknown option");
@@ -464,13 +460,47 @@ cmd_stop(int argc, char **argv)
 	    store_lock(d, "stop", &lk, &cause) != 0)
 		goto fail;
 	if (vm->pid(d) == 0) {
-		printf("desktop '%s' is not running\n", d->name);
+		if ((shutdown || force) && vm->saved(d)) {
+			vm->discard(d);
+			printf("stopped desktop '%s' (discarded its saved "
+			       "state: the next start boots)\n",
+			    d->name);
+		} else {
+			printf("desktop '%s' is not running\n", d->name);
+		}
 		rc = 0;
 		goto out;
 	}
 	t0 = hb_now_ms();
+	if (!force && !shutdown) {
+		/* What the guest wrote reaches the disks first: a state that
+		 * cannot be restored falls back to a boot that loses
+		 * nothing written before the stop. */
+		if ((bc = guest_client(d, (double)timeout, &c2)) == NULL ||
+		    vm_guest_sync(bc, &c2) != 0) {
+			fprintf(stderr,
+			    "bureau stop: warning: the guest of '%s' did not "
+			    "sync its file systems (%s); saving anyway\n",
+			    d->name, c2 ? c2 : "no answer");
+		}
+		free(c2);
+		c2 = NULL;
+		if (vm->save(d, &cause) != 0) {
+			char *m = hb_fmt("cannot save desktop '%s': %s; it "
+			                 "runs on (stop --shutdown powers it "
+			                 "off)",
+			    d->name, cause ? cause : "?");
+			free(cause);
+			cause = m;
+			goto fail;
+		}
+		printf("stopped desktop '%s' (saved in %.1f s: the next start "
+		       "restores it)\n",
+		    d->name, (hb_now_ms() - t0) / 1000.0);
+		rc = 0;
+		goto out;
+	}
 	if (!force) {
-		char *c2 = NULL;
 		if (vm->shutdown(d, (int)timeout * 1000, &c2) == 0) {
 			printf("stopped desktop '%s' (shut down in %.1f s)\n",
 			    d->name, (hb_now_ms() - t0) / 1000.0);
@@ -493,8 +523,27 @@ fail:
 out:
 	if (lk >= 0)
 		close(lk);
+	bureau_close(bc);
 	desktop_free(d);
 	return (rc);
+}
+
+/* After a resume or a live restore the guest's clock is behind by the
+ * time it stood still: step it to the host's before returning. */
+static void
+step_clock(const struct desktop *d)
+{
+	char *c2 = NULL;
+	double step = 0;
+	bureau_client *bc = guest_client(d, 20.0, &c2);
+
+	if (bc == NULL || vm_guest_clock(bc, &step, &c2) != 0)
+		fprintf(stderr,
+		    "bureau: warning: the guest's clock of '%s' was not set "
+		    "to the host's: %s\n",
+		    d->name, c2 ? c2 : "unknown error");
+	free(c2);
+	bureau_close(bc);
 }
 
 static int
@@ -519,6 +568,8 @@ pause_resume(int argc, char **argv, int resume)
 	}
 	if ((resume ? vm->resume(d, &cause) : vm->pause(d, &cause)) != 0)
 		goto fail;
+	if (resume)
+		step_clock(d);
 	printf("%s desktop '%s'\n", resume ? "resumed" : "paused", d->name);
 	rc = 0;
 	goto out;
@@ -800,8 +851,10 @@ snapshot_cmd(int argc, char **argv, int restore)
 		printf("snapshot of desktop '%s' saved as '%s' (live: disks "
 		       "and memory)\n",
 		    d->name, tag);
-	else
+	else {
+		step_clock(d);
 		printf("restored desktop '%s' to '%s' (live)\n", d->name, tag);
+	}
 	rc = 0;
 	goto out;
 fail:
@@ -944,7 +997,7 @@ const struct cli_cmd cli_desktop_cmds[] = {
 	    "start NAME [--timeout S] [--accel auto|kvm|tcg] "
 	    "[--no-wait]",
 	    cmd_start },
-	{ "stop", "stop NAME [--timeout S] [--force]", cmd_stop },
+	{ "stop", "stop NAME [--timeout S] [--shutdown | --force]", cmd_stop },
 	{ "pause", "pause NAME", cmd_pause },
 	{ "resume", "resume NAME", cmd_resume },
 	{ "status", "status NAME", cmd_status },
