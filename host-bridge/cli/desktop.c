@@ -372,7 +372,8 @@ cmd_start(int argc, char **argv)
 	deadline = t0 + (long long)timeout * 1000;
 	/* Ready: the daemon answers, the session has drawn, the clock is
 	 * the host's. */
-	if (vm_ready_wait(vm, d, bc, deadline, &ready, &rcause) != 0) {
+	if (vm_ready_wait(vm, d, bc, restored, deadline, &ready, &rcause) !=
+	    0) {
 		char *c2 = NULL;
 		cause = hb_fmt("desktop '%s' (%s) not ready within %ld s: %s; "
 		               "stopped it",

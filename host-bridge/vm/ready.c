@@ -106,8 +106,12 @@ out:
 
 int
 vm_ready_wait(const struct vm_backend *vm, const struct desktop *d,
-    bureau_client *bc, long long deadline_ms, struct vm_ready *r, char **cause)
+    bureau_client *bc, int restored, long long deadline_ms, struct vm_ready *r,
+    char **cause)
 {
+	/* A restored session drew before it was saved: what it shows now is
+	 * what its agent left, one colour or not (a full-screen terminal). */
+	double need = restored ? 0 : DRAWN_STDDEV;
 	long long t0 = hb_now_ms(), prev_frame = -1, frame;
 	double sd = -1;
 	int rc, answered = 0;
@@ -146,12 +150,12 @@ vm_ready_wait(const struct vm_backend *vm, const struct desktop *d,
 		    10.0, &rc);
 		sd = rc == 0 ? shot_stddev(j, &frame) : -1;
 		json_decref(j);
-		if (sd >= DRAWN_STDDEV && frame == prev_frame) {
+		if (sd >= need && frame == prev_frame) {
 			r->drawn_ms = hb_now_ms() - t0;
 			break;
 		}
-		prev_frame = sd >= DRAWN_STDDEV ? frame : -1;
-		usleep(sd >= DRAWN_STDDEV ? 200000 : 500000);
+		prev_frame = sd >= need ? frame : -1;
+		usleep(sd >= need ? 200000 : 500000);
 	}
 	if (r->drawn_ms == 0) {
 		*cause = !answered ?

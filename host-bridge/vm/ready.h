@@ -33,13 +33,15 @@ struct vm_ready {
  * Wait until the desktop is ready for an agent: its bureaud answers, the
  * session has drawn (a screenshot that is not a single colour) and the
  * screen has settled (two screenshots a moment apart show the same
- * frame); then step the guest's clock to the host's. Until deadline_ms
+ * frame; a restored desktop need only settle: it drew before it was
+ * saved); then step the guest's clock to the host's. Until deadline_ms
  * (hb_now_ms). -1 with *cause when QEMU ended, the daemon refused us, or
  * time ran out (the cause says which phase); the caller decides what
  * happens to the VM.
  */
 int vm_ready_wait(const struct vm_backend *vm, const struct desktop *d,
-    bureau_client *bc, long long deadline_ms, struct vm_ready *r, char **cause);
+    bureau_client *bc, int restored, long long deadline_ms, struct vm_ready *r,
+    char **cause);
 
 /* Have the guest write its file systems out (`system sync`, or the bash
  * tool's `sync` with an older bureaud). */
