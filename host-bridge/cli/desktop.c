@@ -674,6 +674,14 @@ cmd_status(int argc, char **argv)
 	if (pid != 0)
 		printf("pid: %d\naccel: %s\nuptime: %s\n", (int)pid,
 		    accel ? accel : "?", up);
+	if (state != NULL && strcmp(state, "saved") == 0) {
+		char ram[16], dev[16];
+		human(ram, sizeof ram, file_blocks(d, "ram"));
+		human(dev, sizeof dev, file_blocks(d, "state"));
+		printf("saved state: RAM file %s on disk (sparse, %ldM "
+		       "virtual), device state %s\n",
+		    ram, d->memory, dev);
+	}
 	printf("endpoint: tcp://127.0.0.1:%d\nevents: tcp://127.0.0.1:%d\n"
 	       "vnc: 127.0.0.1:%d\nmemory: %ldM\ncpus: %d\n"
 	       "disk: system %s, home %s\nimage: %s\ndir: %s\n",
