@@ -386,8 +386,8 @@ state_fits(const struct desktop *d, json_t *j, char **cause)
 	ok = hash != NULL && h != NULL && strcmp(hash, h) == 0;
 	free(hash);
 	if (!ok) {
-		*cause = hb_fmt("the state file is damaged (its checksum "
-		                "differs)");
+		*cause = hb_fmt("the state file is damaged: its checksum "
+		                "differs");
 		return (-1);
 	}
 	return (0);
