@@ -293,7 +293,7 @@ cmd_start(int argc, char **argv)
 	long timeout = 0;
 	int nowait = 0, c, rc = 1, lk = -1, restored = 0;
 	const char *accel = NULL, *want = NULL;
-	long long t0, deadline;
+	long long tl, t0, deadline;
 	struct vm_ready ready;
 
 	optind = 1;
@@ -350,6 +350,7 @@ cmd_start(int argc, char **argv)
 		cause = hb_fmt("cannot read '%s': %s", tokp, strerror(errno));
 		goto fail;
 	}
+	tl = hb_now_ms();
 	if (vm_launch(vm, d, &im, accel, &restored, &cause) != 0) {
 		print_tail(qlog, 20);
 		goto fail;
@@ -388,8 +389,9 @@ cmd_start(int argc, char **argv)
 	       "s)\nendpoint tcp://127.0.0.1:%d\nevents tcp://127.0.0.1:%d\n"
 	       "vnc 127.0.0.1:%d\n",
 	    restored ? "restored" : "started", d->name, accel,
-	    (hb_now_ms() - t0) / 1000.0, ready.daemon_ms / 1000.0,
-	    ready.drawn_ms / 1000.0, d->port, d->port + 1, d->port + 2);
+	    (hb_now_ms() - tl) / 1000.0, (t0 - tl + ready.daemon_ms) / 1000.0,
+	    (t0 - tl + ready.drawn_ms) / 1000.0, d->port, d->port + 1,
+	    d->port + 2);
 	rc = 0;
 	goto out;
 fail:
