@@ -19,7 +19,8 @@
 /* A screenshot whose grey levels vary less than this (standard deviation,
  * 0-255) is one colour: a blank or not yet drawn screen. The pointer alone
  * on a blank screen stays near 3. */
-#define DRAWN_STDDEV 6.0
+#define DRAWN_STDDEV  6.0
+#define SETTLE_MAX_MS 3000
 
 int
 vm_launch(const struct vm_backend *vm, const struct desktop *d,
@@ -112,7 +113,7 @@ vm_ready_wait(const struct vm_backend *vm, const struct desktop *d,
 	/* A restored session drew before it was saved: what it shows now is
 	 * what its agent left, one colour or not (a full-screen terminal). */
 	double need = restored ? 0 : DRAWN_STDDEV;
-	long long t0 = hb_now_ms(), prev_frame = -1, frame;
+	long long t0 = hb_now_ms(), prev_frame = -1, frame, drawn_at = 0;
 	double sd = -1;
 	int rc, answered = 0;
 	char *c2 = NULL;
@@ -150,7 +151,16 @@ vm_ready_wait(const struct vm_backend *vm, const struct desktop *d,
 		    10.0, &rc);
 		sd = rc == 0 ? shot_stddev(j, &frame) : -1;
 		json_decref(j);
-		if (sd >= need && frame == prev_frame) {
+		if (sd >= need && drawn_at == 0)
+			drawn_at = hb_now_ms();
+		if (sd < need)
+			drawn_at = 0;
+		/* Settled: the same frame twice; a screen that never stands
+		 * still (a blinking cursor, a clock with seconds) is taken
+		 * as it is once it has been drawn for SETTLE_MAX_MS. */
+		if (sd >= need &&
+		    (frame == prev_frame ||
+		        hb_now_ms() - drawn_at >= SETTLE_MAX_MS)) {
 			r->drawn_ms = hb_now_ms() - t0;
 			break;
 		}
