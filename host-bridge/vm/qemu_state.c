@@ -190,8 +190,10 @@ qemu_end(const struct desktop *d, struct qmp *q)
 	pid_t pid = qemu_pid(d);
 	char *c = NULL;
 
-	if (q != NULL)
-		qmp_exec(q, "quit", NULL, NULL, &c);
+	if (q == NULL || qmp_exec(q, "quit", NULL, NULL, &c) != 0) {
+		if (pid != 0)
+			kill(pid, SIGTERM);
+	}
 	free(c);
 	if (pid != 0 && qemu_wait_exit(pid, 10000) != 0) {
 		kill(pid, SIGKILL);
