@@ -395,25 +395,6 @@ state_fits(const struct desktop *d, json_t *j, char **cause)
 	return (0);
 }
 
-/* The last line QEMU wrote to qemu.log (malloc'd), for an error. */
-static char *
-qemu_last_words(const struct desktop *d)
-{
-	char *p = desktop_path(d, "qemu.log"), *s = p ? hb_read_file(p) : NULL;
-	char *r, *e, *b;
-
-	free(p);
-	if (s == NULL)
-		return (strdup("no reason in qemu.log"));
-	e = s + strlen(s);
-	while (e > s && (e[-1] == '\n' || e[-1] == ' '))
-		*--e = '\0';
-	b = strrchr(s, '\n');
-	r = strdup(b ? b + 1 : s);
-	free(s);
-	return (r);
-}
-
 int
 qemu_restore(const struct desktop *d, const struct image *im, const char *accel,
     char **cause)
@@ -471,10 +452,11 @@ qemu_restore(const struct desktop *d, const struct image *im, const char *accel,
 			free(c2);
 			c2 = NULL;
 			if (qemu_pid(d) == 0) {
-				char *w = qemu_last_words(d);
-				*cause = hb_fmt("qemu could not load it: %s",
-				    w ?: "?");
-				free(w);
+				/* Daemonized, QEMU said why on a closed
+				 * stderr. */
+				*cause = hb_fmt("qemu exited while it loaded "
+				                "it (damaged, or not a state "
+				                "this QEMU reads)");
 				goto out;
 			}
 			*cause = hb_fmt("qemu stopped answering while it "
