@@ -99,7 +99,7 @@ $(BUILD)/libbureau.a: $(L_OBJ) $(BUILD)/.variant-$(VARIANT)
 
 $(BUILD)/bureau: $(C_OBJ) $(L_OBJ) $(BUILD)/.variant-$(VARIANT)
 	$(CC) $(LDFLAGS) -o $@ $(C_OBJ) $(L_OBJ) -lnng -ljansson -lsodium -lpthread \
-	    -lcivetweb -lturbojpeg -lpng
+	    -lcivetweb -lturbojpeg -lpng -lm
 
 $(BUILD)/tests/test_%: tests/unit/test_%.c $(D_LIBOBJ) $(BUILD)/.variant-$(VARIANT)
 	@mkdir -p $(dir $@)

@@ -30,6 +30,7 @@
 #include "host-bridge/lib/internal.h"
 #include "host-bridge/store/store.h"
 #include "host-bridge/util/util.h"
+#include "host-bridge/vm/ready.h"
 #include "host-bridge/vm/vm.h"
 
 /* Workers on the endpoint: requests waiting for an approval hold one, so
@@ -1047,7 +1048,8 @@ ag_vm_start(struct agent *ag, const char *accel, pid_t *qemu, pid_t *passt,
 	struct image im = { 0 };
 	char *gp = desktop_path(ag->d, "guest.json");
 	json_t *g = NULL;
-	int rv = -1;
+	char *fallback = NULL;
+	int rv = -1, restored = 0;
 
 	if (gp == NULL) {
 		*cause = hb_fmt("out of memory");
@@ -1055,9 +1057,17 @@ ag_vm_start(struct agent *ag, const char *accel, pid_t *qemu, pid_t *passt,
 	}
 	ag_unlink(ag->d, "exit.json");
 	ag_unlink(ag->d, "guest.json");
+	/* From the saved state when there is one (stop saved it), else a
+	 * boot; the command that started us reads which from run.json. */
 	if (image_load(ag->d->image, &im, cause) != 0 ||
-	    vm_backend()->start(ag->d, &im, accel, cause) != 0)
+	    vm_launch(vm_backend(), ag->d, &im, accel, &restored, &fallback,
+	        cause) != 0)
 		goto out;
+	if (fallback != NULL)
+		fprintf(stderr,
+		    "bureau agent: cannot restore the saved state of '%s' "
+		    "(%s): booted it instead\n",
+		    ag->d->name, fallback);
 	*qemu = ag_read_pid(ag->d, "qemu.pid");
 	*passt = ag_read_pid(ag->d, "passt.pid");
 	if ((g = json_load_file(gp, 0, NULL)) == NULL ||
@@ -1074,9 +1084,10 @@ ag_vm_start(struct agent *ag, const char *accel, pid_t *qemu, pid_t *passt,
 		goto out;
 	}
 	ag_write(ag->d, "run.json",
-	    json_pack("{s:i, s:i, s:i, s:s, s:f}", "agent", (int)getpid(),
-	        "qemu", (int)*qemu, "passt", (int)*passt, "accel", accel,
-	        "started", ag_unix_now()));
+	    json_pack("{s:i, s:i, s:i, s:s, s:f, s:b, s:s?}", "agent",
+	        (int)getpid(), "qemu", (int)*qemu, "passt", (int)*passt,
+	        "accel", accel, "started", ag_unix_now(), "restored", restored,
+	        "restore_failed", fallback));
 	rv = 0;
 out:
 	if (rv != 0 && *qemu > 0)
@@ -1084,6 +1095,7 @@ out:
 	json_decref(g);
 	image_clear(&im);
 	free(gp);
+	free(fallback);
 	return (rv);
 }
 

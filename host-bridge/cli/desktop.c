@@ -7,6 +7,8 @@
 #include <errno.h>
 #include <ftw.h>
 #include <getopt.h>
+#include <jansson.h>
+#include <sodium.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -25,6 +27,7 @@
 #include "host-bridge/include/bureau.h"
 #include "host-bridge/store/store.h"
 #include "host-bridge/util/util.h"
+#include "host-bridge/vm/ready.h"
 #include "host-bridge/vm/vm.h"
 
 static void
@@ -351,6 +354,43 @@ out:
 	return (rv);
 }
 
+/* A client of the desktop's own bureaud (the address its host agent
+ * wrote in guest.json, the guest token), or NULL with *cause. The
+ * operator's commands (stop's sync, the clock step after a resume or a
+ * restore) are not the agent loop's requests: they do not pass the
+ * agent's policy, takeover or audit trail. */
+static bureau_client *
+guest_client(const struct desktop *d, double timeout, char **cause)
+{
+	char *tokp = desktop_path(d, "guest-token"), *token = NULL;
+	char *gp = desktop_path(d, "guest.json");
+	bureau_client *bc = NULL;
+	json_t *g = NULL;
+	const char *url;
+
+	if (tokp == NULL || gp == NULL)
+		*cause = hb_fmt("out of memory");
+	else if ((g = json_load_file(gp, 0, NULL)) == NULL ||
+	    (url = json_string_value(json_object_get(g, "url"))) == NULL)
+		*cause = hb_fmt("no guest address in '%s' (is its host agent "
+		                "running?)",
+		    gp);
+	else if ((token = hb_read_file(tokp)) == NULL)
+		*cause = hb_fmt("cannot read '%s': %s", tokp, strerror(errno));
+	else {
+		token[strcspn(token, "\r\n")] = '\0';
+		if (bureau_connect(url, token, timeout, &bc) != 0)
+			*cause = hb_fmt("cannot make a client for '%s'", url);
+	}
+	if (token != NULL)
+		sodium_memzero(token, strlen(token));
+	free(tokp);
+	free(token);
+	free(gp);
+	json_decref(g);
+	return (bc);
+}
+
 /*
  * start: the desktop's host agent is started (as attach does), and it
  * starts the VM as its own child; this command waits until a ping with
@@ -375,6 +415,10 @@ cmd_start(int argc, char **argv)
 	const char *accel = NULL, *want = NULL;
 	long long t0;
 	pid_t agent = 0;
+	bureau_client *bc = NULL;
+	struct vm_ready ready;
+	char *rcause = NULL;
+	int restored = 0;
 
 	optind = 1;
 	while ((c = getopt_long(argc, argv, "", opts, NULL)) != -1) {
@@ -446,13 +490,51 @@ cmd_start(int argc, char **argv)
 		free(c2);
 		goto fail;
 	}
-	if (nowait)
-		printf("started desktop '%s' (%s), not waiting for the "
-		       "daemon\n",
-		    d->name, accel);
-	else
-		printf("started desktop '%s' (%s) in %.1f s\n", d->name, accel,
-		    (hb_now_ms() - t0) / 1000.0);
+	/* The agent restored the saved state, or booted (run.json). */
+	{
+		char *rp = desktop_path(d, "run.json");
+		json_t *run = rp ? json_load_file(rp, 0, NULL) : NULL;
+		const char *why = json_string_value(
+		    json_object_get(run, "restore_failed"));
+
+		restored = json_is_true(json_object_get(run, "restored"));
+		if (why != NULL)
+			fprintf(stderr,
+			    "bureau: cannot restore the saved state of '%s' "
+			    "(%s): booted it instead; its disks are as they "
+			    "were, the programs it ran are gone\n",
+			    d->name, why);
+		json_decref(run);
+		free(rp);
+	}
+	if (!nowait) {
+		char *c2 = NULL;
+		/* Ready: the daemon answers, the session has drawn, the
+		 * clock is the host's. */
+		if ((bc = guest_client(d, 2.0, &c2)) == NULL ||
+		    vm_ready_wait(vm, d, bc, restored,
+		        t0 + (long long)timeout * 1000, &ready, &rcause) != 0) {
+			cause = hb_fmt("desktop '%s' (%s) not ready within %ld "
+			               "s: %s; stopped it",
+			    d->name, accel, timeout,
+			    rcause ? rcause :
+			        c2 ? c2 :
+			             "?");
+			free(c2);
+			c2 = NULL;
+			print_tail(log, 30);
+			agent_stop(d, &c2);
+			free(c2);
+			goto fail;
+		}
+		printf("%s desktop '%s' (%s) in %.1f s (drawn %.1f s after "
+		       "the daemon answered)\n",
+		    restored ? "restored" : "started", d->name, accel,
+		    (hb_now_ms() - t0) / 1000.0,
+		    (ready.drawn_ms - ready.daemon_ms) / 1000.0);
+	} else
+		printf("%s desktop '%s' (%s), not waiting for the daemon\n",
+		    restored ? "restored" : "started", d->name, accel);
 	printf("endpoint tcp://127.0.0.1:%d\nevents tcp://127.0.0.1:%d\nvnc "
 	       "127.0.0.1:%d\n",
 	    d->port, d->port + 1, d->port + 2);
@@ -465,6 +547,8 @@ out:
 		close(lk);
 	free(log);
 	free(qlog);
+	free(rcause);
+	bureau_close(bc);
 	image_clear(&im);
 	desktop_free(d);
 	return (rc);
@@ -472,19 +556,27 @@ out:
 
 /* ---- stop, pause, resume ----------------------------------------------- */
 
+/*
+ * stop saves the desktop (the guest's file systems synced first) and the
+ * next start restores it; --shutdown powers it off through ACPI (the next
+ * start boots), --force ends QEMU at once. Either of these forgets a
+ * saved state.
+ */
 static int
 cmd_stop(int argc, char **argv)
 {
 	static const struct option opts[] = {
 		{ "timeout", required_argument, NULL, 't' },
 		{ "force", no_argument, NULL, 'f' },
+		{ "shutdown", no_argument, NULL, 's' },
 		{ NULL, 0, NULL, 0 },
 	};
 	const struct vm_backend *vm = vm_backend();
 	long timeout = 120;
-	int force = 0, c, lk = -1, rc = 1;
+	int force = 0, shutdown = 0, c, lk = -1, rc = 1;
 	struct desktop *d = NULL;
-	char *cause = NULL;
+	bureau_client *bc = NULL;
+	char *cause = NULL, *c2 = NULL;
 	long long t0;
 
 	optind = 1;
@@ -497,6 +589,9 @@ cmd_stop(int argc, char **argv)
 			break;
 		case 'f':
 			force = 1;
+			break;
+		case 's':
+			shutdown = 1;
 			break;
 		default:
 			usage_err("stop", "unknown option");
@@ -515,13 +610,51 @@ cmd_stop(int argc, char **argv)
 		/* An agent whose QEMU just ended goes too. */
 		if (agent_stop(d, &cause) != 0)
 			goto fail;
-		printf("desktop '%s' is not running\n", d->name);
+		if ((shutdown || force) && vm->saved(d)) {
+			vm->discard(d);
+			printf("stopped desktop '%s' (discarded its saved "
+			       "state: the next start boots)\n",
+			    d->name);
+		} else {
+			printf("desktop '%s' is not running\n", d->name);
+		}
 		rc = 0;
 		goto out;
 	}
 	t0 = hb_now_ms();
+	if (!force && !shutdown) {
+		/* What the guest wrote reaches the disks first: a state that
+		 * cannot be restored falls back to a boot that loses
+		 * nothing written before the stop. */
+		if ((bc = guest_client(d, (double)timeout, &c2)) == NULL ||
+		    vm_guest_sync(bc, &c2) != 0) {
+			fprintf(stderr,
+			    "bureau stop: warning: the guest of '%s' did not "
+			    "sync its file systems (%s); saving anyway\n",
+			    d->name, c2 ? c2 : "no answer");
+		}
+		free(c2);
+		c2 = NULL;
+		if (vm->save(d, &cause) != 0) {
+			char *m = hb_fmt("cannot save desktop '%s': %s; it "
+			                 "runs on (stop --shutdown powers it "
+			                 "off)",
+			    d->name, cause ? cause : "?");
+			free(cause);
+			cause = m;
+			goto fail;
+		}
+		/* QEMU quit after the save: its host agent saw it end and
+		 * exits; wait for it (or end it). */
+		if (agent_stop(d, &cause) != 0)
+			goto fail;
+		printf("stopped desktop '%s' (saved in %.1f s: the next start "
+		       "restores it)\n",
+		    d->name, (hb_now_ms() - t0) / 1000.0);
+		rc = 0;
+		goto out;
+	}
 	if (!force) {
-		char *c2 = NULL;
 		if (vm->shutdown(d, (int)timeout * 1000, &c2) == 0) {
 			/* The host agent, QEMU's parent, saw it end and
 			 * exits: wait for it (or end it). */
@@ -548,8 +681,27 @@ fail:
 out:
 	if (lk >= 0)
 		close(lk);
+	bureau_close(bc);
 	desktop_free(d);
 	return (rc);
+}
+
+/* After a resume or a live restore the guest's clock is behind by the
+ * time it stood still: step it to the host's before returning. */
+static void
+step_clock(const struct desktop *d)
+{
+	char *c2 = NULL;
+	double step = 0;
+	bureau_client *bc = guest_client(d, 20.0, &c2);
+
+	if (bc == NULL || vm_guest_clock(bc, &step, &c2) != 0)
+		fprintf(stderr,
+		    "bureau: warning: the guest's clock of '%s' was not set "
+		    "to the host's: %s\n",
+		    d->name, c2 ? c2 : "unknown error");
+	free(c2);
+	bureau_close(bc);
 }
 
 static int
@@ -574,6 +726,8 @@ pause_resume(int argc, char **argv, int resume)
 	}
 	if ((resume ? vm->resume(d, &cause) : vm->pause(d, &cause)) != 0)
 		goto fail;
+	if (resume)
+		step_clock(d);
 	printf("%s desktop '%s'\n", resume ? "resumed" : "paused", d->name);
 	rc = 0;
 	goto out;
@@ -716,6 +870,14 @@ cmd_status(int argc, char **argv)
 		printf("pid: %d\naccel: %s\nuptime: %s\n", (int)pid,
 		    accel ? accel : "?", up);
 	vm_agent_status(d, pid);
+	if (state != NULL && strcmp(state, "saved") == 0) {
+		char ram[16], dev[16];
+		human(ram, sizeof ram, file_blocks(d, "ram"));
+		human(dev, sizeof dev, file_blocks(d, "state"));
+		printf("saved state: RAM file %s on disk (sparse, %ldM "
+		       "virtual), device state %s\n",
+		    ram, d->memory, dev);
+	}
 	printf("endpoint: tcp://127.0.0.1:%d\nevents: tcp://127.0.0.1:%d\n"
 	       "vnc: 127.0.0.1:%d\nmemory: %ldM\ncpus: %d\n"
 	       "disk: system %s, home %s\nimage: %s\ndir: %s\n",
@@ -894,8 +1056,10 @@ snapshot_cmd(int argc, char **argv, int restore)
 		printf("snapshot of desktop '%s' saved as '%s' (live: disks "
 		       "and memory)\n",
 		    d->name, tag);
-	else
+	else {
+		step_clock(d);
 		printf("restored desktop '%s' to '%s' (live)\n", d->name, tag);
+	}
 	rc = 0;
 	goto out;
 fail:
@@ -1039,7 +1203,7 @@ const struct cli_cmd cli_desktop_cmds[] = {
 	    "start NAME [--timeout S] [--accel auto|kvm|tcg] "
 	    "[--no-wait]",
 	    cmd_start },
-	{ "stop", "stop NAME [--timeout S] [--force]", cmd_stop },
+	{ "stop", "stop NAME [--timeout S] [--shutdown | --force]", cmd_stop },
 	{ "pause", "pause NAME", cmd_pause },
 	{ "resume", "resume NAME", cmd_resume },
 	{ "status", "status NAME", cmd_status },

@@ -214,6 +214,10 @@ store_port_free(int port)
 
 	if (fd < 0)
 		return (0);
+	/* As QEMU binds its forwards: connections of a desktop that just
+	 * stopped (saved in a second) linger in TIME_WAIT, which does not
+	 * keep QEMU from listening again; a listener does. */
+	setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &(int){ 1 }, sizeof(int));
 	ok = bind(fd, (struct sockaddr *)&sa, sizeof sa) == 0;
 	close(fd);
 	return (ok);

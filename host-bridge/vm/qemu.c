@@ -1,6 +1,7 @@
 /*
- * host-bridge/vm/qemu.c: the QEMU/QMP backend. QEMU runs daemonized with
- * its pid file, QMP socket and logs in the desktop's directory; QEMU and
+ * host-bridge/vm/qemu.c: the QEMU/QMP backend. QEMU runs as the host
+ * agent's child with its pid file, QMP socket and logs in the desktop's
+ * directory; QEMU and
  * qemu-img are run as programs with an argv, never a shell line.
  */
 #include <errno.h>
@@ -19,6 +20,7 @@
 
 #include "host-bridge/util/util.h"
 #include "host-bridge/vm/disks.h"
+#include "host-bridge/vm/qemu_int.h"
 #include "host-bridge/vm/qmp.h"
 #include "host-bridge/vm/vm.h"
 
@@ -31,7 +33,30 @@
 
 /* ---- processes ---------------------------------------------------------- */
 
-static pid_t
+/* Has pid ended, though its parent has not reaped it yet? QEMU is the
+ * host agent's child: while the agent restores a state QEMU refused, the
+ * QEMU it ended stays a zombie until the agent's loop reaps it. Read, not
+ * reaped here: the agent's loop wants the status of the QEMU it runs. */
+static int
+qemu_zombie(pid_t pid)
+{
+	char path[64], buf[256], *p;
+	ssize_t n;
+	int fd;
+
+	snprintf(path, sizeof path, "/proc/%d/stat", (int)pid);
+	if ((fd = open(path, O_RDONLY | O_CLOEXEC)) < 0)
+		return (0);
+	n = read(fd, buf, sizeof buf - 1);
+	close(fd);
+	if (n <= 0)
+		return (0);
+	buf[n] = '\0';
+	/* pid (comm) state ...: comm may hold spaces and parentheses */
+	return ((p = strrchr(buf, ')')) != NULL && p[1] == ' ' && p[2] == 'Z');
+}
+
+pid_t
 qemu_pid(const struct desktop *d)
 {
 	char *path = desktop_path(d, "qemu.pid"), *s = NULL, *mark = NULL;
@@ -44,7 +69,7 @@ qemu_pid(const struct desktop *d)
 	if (path == NULL || (s = hb_read_file(path)) == NULL)
 		goto out;
 	v = strtol(s, NULL, 10);
-	if (v <= 0 || kill((pid_t)v, 0) != 0)
+	if (v <= 0 || kill((pid_t)v, 0) != 0 || qemu_zombie((pid_t)v))
 		goto out;
 	/* A recycled pid is not our QEMU: its command line names our QMP
 	 * socket (as QEMU was given it, commas doubled). */
@@ -71,12 +96,12 @@ out:
 	return (pid);
 }
 
-static int
+int
 qemu_wait_exit(pid_t pid, int timeout_ms)
 {
 	long long deadline = hb_now_ms() + timeout_ms;
 
-	while (kill(pid, 0) == 0) {
+	while (kill(pid, 0) == 0 && !qemu_zombie(pid)) {
 		if (hb_now_ms() >= deadline)
 			return (-1);
 		usleep(200000);
@@ -87,7 +112,7 @@ qemu_wait_exit(pid_t pid, int timeout_ms)
 /* ---- QMP ------------------------------------------------------------------
  */
 
-static int
+int
 qemu_qmp(const struct desktop *d, const char *cmd, json_t *args, json_t **ret,
     char **cause)
 {
@@ -121,7 +146,7 @@ qemu_state(const struct desktop *d, pid_t *pidp)
 	if (pidp != NULL)
 		*pidp = pid;
 	if (pid == 0)
-		return (strdup("stopped"));
+		return (strdup(qemu_saved(d) ? "saved" : "stopped"));
 	if (qemu_qmp(d, "query-status", NULL, &r, &cause) != 0) {
 		free(cause);
 		return (strdup("running")); /* QMP busy: it is alive anyway */
@@ -141,8 +166,11 @@ qemu_shutdown(const struct desktop *d, int timeout_ms, char **cause)
 	pid_t pid = qemu_pid(d);
 	char *c1 = NULL;
 
-	if (pid == 0)
+	/* Powered off, the next start boots: a saved state goes. */
+	if (pid == 0) {
+		qemu_discard(d);
 		return (0);
+	}
 	/* A paused guest cannot see the power button. */
 	qemu_qmp(d, "cont", NULL, NULL, &c1);
 	free(c1);
@@ -153,6 +181,7 @@ qemu_shutdown(const struct desktop *d, int timeout_ms, char **cause)
 		    timeout_ms / 1000);
 		return (-1);
 	}
+	qemu_discard(d);
 	return (0);
 }
 
@@ -173,6 +202,7 @@ qemu_kill(const struct desktop *d, char **cause)
 			return (-1);
 		}
 	}
+	qemu_discard(d);
 	return (0);
 }
 
@@ -315,7 +345,7 @@ qemu_accel(const struct desktop *d, const struct image *im, const char *want,
 /* The files of a running desktop that QEMU is given, escaped for QEMU's
  * option syntax where they go into an option value. */
 struct qemu_files {
-	char *tok, *vnc, *pid, *qmp, *sys, *home, *log, *qlog;
+	char *tok, *vnc, *pid, *qmp, *sys, *home, *log, *qlog, *ram;
 };
 
 static void
@@ -329,6 +359,7 @@ qemu_files_free(struct qemu_files *f)
 	free(f->home);
 	free(f->log);
 	free(f->qlog);
+	free(f->ram);
 }
 
 static char *
@@ -494,9 +525,9 @@ out:
 	return (pid);
 }
 
-static int
-qemu_start(const struct desktop *d, const struct image *im, const char *accel,
-    char **cause)
+int
+qemu_launch(const struct desktop *d, const struct image *im, const char *accel,
+    int incoming, char **cause)
 {
 	struct qemu_files f = { 0 };
 	char *args[40] = { 0 }; /* strings this function formats */
@@ -518,6 +549,7 @@ qemu_start(const struct desktop *d, const struct image *im, const char *accel,
 	    (f.home = qemu_file(d, "home.qcow2", 1)) == NULL ||
 	    (f.log = qemu_file(d, "console.log", 1)) == NULL ||
 	    (f.qlog = qemu_file(d, "qemu.log", 0)) == NULL ||
+	    (f.ram = qemu_file(d, "ram", 1)) == NULL ||
 	    (qmp_raw = qemu_file(d, "qmp.sock", 0)) == NULL ||
 	    (log_raw = qemu_file(d, "console.log", 0)) == NULL) {
 		*cause = hb_fmt("out of memory");
@@ -536,6 +568,9 @@ qemu_start(const struct desktop *d, const struct image *im, const char *accel,
 	free(old);
 	unlink(f.pid);
 	unlink(qmp_raw);
+	/* A boot starts from fresh (sparse) RAM; a restore from the saved. */
+	if (!incoming)
+		qemu_drop_ram(d);
 
 	/* The guest's daemon and its events, forwarded for the host agent
 	 * only (it holds the guest token); written down for it. */
@@ -570,8 +605,15 @@ qemu_start(const struct desktop *d, const struct image *im, const char *accel,
 	argv_q[n++] = "qemu-system-x86_64";
 	argv_q[n++] = "-name";
 	argv_q[n++] = A("bureau-%s", d->name);
+	/* RAM is a file beside the disks, so that a save (qemu_state.c)
+	 * leaves it where it is and writes only the devices' state; the
+	 * machine type is pinned so that a newer QEMU still restores it. */
 	argv_q[n++] = "-machine";
-	argv_q[n++] = "q35";
+	argv_q[n++] = QEMU_MACHINE ",memory-backend=mem";
+	argv_q[n++] = "-object";
+	argv_q[n++] = A("memory-backend-file,id=mem,size=%ldM,mem-path=%s,"
+	                "share=on",
+	    d->memory, f.ram);
 	argv_q[n++] = "-accel";
 	argv_q[n++] = kvm ? "kvm" : "tcg,thread=multi";
 	argv_q[n++] = "-cpu";
@@ -642,6 +684,12 @@ qemu_start(const struct desktop *d, const struct image *im, const char *accel,
 	argv_q[n++] = "usb-tablet,bus=xhci.0";
 	argv_q[n++] = "-pidfile";
 	argv_q[n++] = f.pid;
+	if (incoming) {
+		/* Paused until the saved state is in (qemu_restore). */
+		argv_q[n++] = "-S";
+		argv_q[n++] = "-incoming";
+		argv_q[n++] = "defer";
+	}
 	argv_q[n] = NULL;
 #undef A
 	for (int i = 0; i < na; i++) {
@@ -736,6 +784,13 @@ out:
 	return (rv);
 }
 
+static int
+qemu_start(const struct desktop *d, const struct image *im, const char *accel,
+    char **cause)
+{
+	return (qemu_launch(d, im, accel, 0, cause));
+}
+
 /* ---- snapshots
  * --------------------------------------------------------------- */
 
@@ -815,8 +870,14 @@ qemu_snapshot(const struct desktop *d, const char *tag, int restore, int *live,
 	int rv;
 
 	*live = tag != NULL && qemu_pid(d) != 0;
-	if (!*live)
-		return (disks_snapshot(d, tag, restore, cause));
+	if (!*live) {
+		rv = disks_snapshot(d, tag, restore, cause);
+		/* Disks reverted under a saved state would not be the disks
+		 * its memory knew: the next start boots. */
+		if (rv == 0 && tag != NULL && restore)
+			qemu_discard(d);
+		return (rv);
+	}
 	if (!restore)
 		return (qemu_job(d, "snapshot-save", tag, cause));
 	if (qemu_qmp(d, "stop", NULL, NULL, cause) != 0)
@@ -839,6 +900,10 @@ const struct vm_backend vm_qemu = {
 	.pause = qemu_pause,
 	.resume = qemu_resume,
 	.snapshot = qemu_snapshot,
+	.save = qemu_save,
+	.restore = qemu_restore,
+	.saved = qemu_saved,
+	.discard = qemu_discard,
 };
 
 const struct vm_backend *

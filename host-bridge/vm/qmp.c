@@ -79,7 +79,9 @@ qmp_write(struct qmp *q, json_t *msg, char **cause)
 	}
 	size_t n = strlen(s), off = 0;
 	while (off < n) {
-		ssize_t w = write(q->fd, s + off, n - off);
+		/* QEMU may be gone (a state it could not load): an error,
+		 * never a SIGPIPE that kills the command. */
+		ssize_t w = send(q->fd, s + off, n - off, MSG_NOSIGNAL);
 		if (w < 0 && errno == EINTR)
 			continue;
 		if (w < 0) {
@@ -90,7 +92,7 @@ qmp_write(struct qmp *q, json_t *msg, char **cause)
 		off += (size_t)w;
 	}
 	free(s);
-	if (write(q->fd, "\n", 1) != 1) {
+	if (send(q->fd, "\n", 1, MSG_NOSIGNAL) != 1) {
 		*cause = hb_fmt("qmp: %s", strerror(errno));
 		return -1;
 	}

@@ -42,6 +42,20 @@ struct vm_backend {
 	 * which. tag NULL lists the snapshots on stdout. */
 	int (*snapshot)(const struct desktop *d, const char *tag, int restore,
 	    int *live, char **cause);
+	/* Save the running VM (its RAM and devices, beside the disks) and end
+	 * it: the next start can restore it as it was. The caller has the
+	 * guest sync its file systems first. On failure the VM runs on. */
+	int (*save)(const struct desktop *d, char **cause);
+	/* Start the VM from its saved state, running once this returns. -1
+	 * when it cannot (the state does not fit this QEMU, the desktop or
+	 * its disks, or is damaged): no VM is left and the state is kept
+	 * for the caller to discard. */
+	int (*restore)(const struct desktop *d, const struct image *im,
+	    const char *accel, char **cause);
+	/* Is there a saved state to restore? */
+	int (*saved)(const struct desktop *d);
+	/* Forget the saved state (the next start boots). */
+	void (*discard)(const struct desktop *d);
 };
 
 /* The QEMU/QMP backend. */

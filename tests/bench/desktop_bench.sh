@@ -57,6 +57,13 @@ echo "desktop start -> first screenshot ($accel, cold): $(secs "$t0" "$t2") s"
 echo "desktop start -> screenshot of the drawn desktop ($accel, cold): $(secs "$t0" "$t3") s"
 t0=$(ms)
 "$bureau" stop b >/dev/null
-echo "desktop stop (ACPI shutdown): $(secs "$t0" "$(ms)") s"
+echo "desktop stop (save): $(secs "$t0" "$(ms)") s"
+echo "desktop saved state on disk: RAM file $(du -h "$home/b/ram" | cut -f1) used of $(ls -lh "$home/b/ram" | awk '{ print $5 }') (sparse), device state $(du -h "$home/b/state" | cut -f1)"
+t0=$(ms)
+"$bureau" start b --accel "$accel" >/dev/null || exit 1
+echo "desktop start from the saved state -> ready (daemon, drawn, clock): $(secs "$t0" "$(ms)") s"
+t0=$(ms)
+"$bureau" stop --shutdown b >/dev/null
+echo "desktop stop --shutdown (ACPI): $(secs "$t0" "$(ms)") s"
 echo "desktop disk use after one boot: $(du -sh "$home/b" | cut -f1) (system $(du -h "$home/b/system.qcow2" | cut -f1), home $(du -h "$home/b/home.qcow2" | cut -f1))"
 "$bureau" rm b >/dev/null

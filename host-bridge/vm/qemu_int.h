@@ -1,0 +1,38 @@
+/*
+ * host-bridge/vm/qemu_int.h: shared by the QEMU backend's files (qemu.c
+ * runs QEMU, qemu_state.c saves and restores it); not for other callers,
+ * which go through vm.h.
+ */
+#ifndef BUREAU_HB_QEMU_INT_H
+#define BUREAU_HB_QEMU_INT_H
+
+#include <jansson.h>
+#include <sys/types.h>
+
+#include "host-bridge/store/store.h"
+
+/* The machine type, pinned: a saved state restores only into the machine
+ * it was saved from, and plain "q35" changes with every QEMU release. */
+#define QEMU_MACHINE "pc-q35-7.2"
+
+/* qemu.c */
+pid_t qemu_pid(const struct desktop *d);
+int qemu_wait_exit(pid_t pid, int timeout_ms);
+/* One QMP command on a new connection; args is stolen. */
+int qemu_qmp(const struct desktop *d, const char *cmd, json_t *args,
+    json_t **ret, char **cause);
+/* Start QEMU; incoming: paused, waiting for a saved state (-incoming
+ * defer) in the RAM file left by the save. */
+int qemu_launch(const struct desktop *d, const struct image *im,
+    const char *accel, int incoming, char **cause);
+
+/* qemu_state.c: see vm.h's save, restore, saved, discard. */
+int qemu_save(const struct desktop *d, char **cause);
+int qemu_restore(const struct desktop *d, const struct image *im,
+    const char *accel, char **cause);
+int qemu_saved(const struct desktop *d);
+void qemu_discard(const struct desktop *d);
+/* Remove the RAM file (a boot starts without it). */
+void qemu_drop_ram(const struct desktop *d);
+
+#endif

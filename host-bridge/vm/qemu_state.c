@@ -1,0 +1,511 @@
+/*
+ * host-bridge/vm/qemu_state.c: a desktop's saved state, as a laptop's
+ * lid: `stop` saves the running VM and ends QEMU, `start` restores it.
+ *
+ * The guest's RAM lives in a file (memory-backend-file, share=on: QEMU
+ * maps d->dir/ram), so a save need not copy it: with the migration
+ * capability x-ignore-shared QEMU writes only the devices' state, a few
+ * MB, to d->dir/state, and the RAM file stays where it is. A restore
+ * starts QEMU paused with -incoming defer on that RAM file and reads the
+ * state back. Beside them d->dir/state.json records what the state needs
+ * to be restored (the QEMU version and machine type, memory, cpus), the
+ * state file's BLAKE2b and the disks' and RAM file's sizes and times: a
+ * state that no longer fits is refused before it could run a guest on
+ * memory that does not match its disks.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <sodium.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "host-bridge/util/util.h"
+#include "host-bridge/vm/qemu_int.h"
+#include "host-bridge/vm/qmp.h"
+
+/* How long a save or a restore's migration may take at most. */
+#define STATE_TIMEOUT_MS 300000
+
+/* 'path' for sh -c: QEMU runs exec: migration URIs through the shell. */
+static char *
+shell_quote(const char *s)
+{
+	size_t n = 3;
+	char *r, *p;
+
+	for (const char *c = s; *c != '\0'; c++)
+		n += *c == '\'' ? 4 : 1;
+	if ((r = malloc(n)) == NULL)
+		return (NULL);
+	p = r;
+	*p++ = '\'';
+	for (; *s != '\0'; s++) {
+		if (*s == '\'') {
+			memcpy(p, "'\\''", 4);
+			p += 4;
+		} else {
+			*p++ = *s;
+		}
+	}
+	*p++ = '\'';
+	*p = '\0';
+	return (r);
+}
+
+/* BLAKE2b-256 of a file, as hex (malloc'd), NULL when unreadable. */
+static char *
+file_hash(const char *path)
+{
+	crypto_generichash_state st;
+	unsigned char h[32], buf[65536];
+	char *hex;
+	ssize_t r;
+	int fd;
+
+	if ((fd = open(path, O_RDONLY | O_CLOEXEC)) < 0)
+		return (NULL);
+	crypto_generichash_init(&st, NULL, 0, sizeof h);
+	while ((r = read(fd, buf, sizeof buf)) > 0)
+		crypto_generichash_update(&st, buf, (size_t)r);
+	close(fd);
+	if (r < 0)
+		return (NULL);
+	crypto_generichash_final(&st, h, sizeof h);
+	if ((hex = malloc(sizeof h * 2 + 1)) == NULL)
+		return (NULL);
+	return (sodium_bin2hex(hex, sizeof h * 2 + 1, h, sizeof h));
+}
+
+/* "SIZE MTIME_NS" of a desktop file ("-" when missing): the disks and the
+ * RAM file must be as the save left them. */
+static char *
+file_stamp(const struct desktop *d, const char *name)
+{
+	struct stat st;
+	char *p = desktop_path(d, name), *s;
+
+	if (p == NULL)
+		return (NULL);
+	s = stat(p, &st) == 0 ?
+	    hb_fmt("%lld %lld", (long long)st.st_size,
+	        (long long)st.st_mtim.tv_sec * 1000000000LL +
+	            st.st_mtim.tv_nsec) :
+	    strdup("-");
+	free(p);
+	return (s);
+}
+
+static int
+fsync_path(const char *path, int data_only)
+{
+	int fd = open(path, O_RDONLY | O_CLOEXEC), rv;
+
+	if (fd < 0)
+		return (-1);
+	rv = data_only ? fdatasync(fd) : fsync(fd);
+	close(fd);
+	return (rv);
+}
+
+/* "7.2.22 (Debian 1:7.2+dfsg-7+deb12u18+b3)" and "7.2" of a QEMU. */
+static int
+qmp_version(struct qmp *q, char **full, char **series, char **cause)
+{
+	json_t *r = NULL, *v;
+	int rv = -1;
+
+	if (qmp_exec(q, "query-version", NULL, &r, cause) != 0)
+		return (-1);
+	v = json_object_get(r, "qemu");
+	*full = hb_fmt("%lld.%lld.%lld (%s)",
+	    (long long)json_integer_value(json_object_get(v, "major")),
+	    (long long)json_integer_value(json_object_get(v, "minor")),
+	    (long long)json_integer_value(json_object_get(v, "micro")),
+	    json_string_value(json_object_get(r, "package")) ?: "");
+	*series = hb_fmt("%lld.%lld",
+	    (long long)json_integer_value(json_object_get(v, "major")),
+	    (long long)json_integer_value(json_object_get(v, "minor")));
+	if (*full != NULL && *series != NULL)
+		rv = 0;
+	else
+		*cause = hb_fmt("out of memory");
+	json_decref(r);
+	return (rv);
+}
+
+static int
+set_ignore_shared(struct qmp *q, int on, char **cause)
+{
+	return (qmp_exec(q, "migrate-set-capabilities",
+	    json_pack("{s:[{s:s, s:b}]}", "capabilities", "capability",
+	        "x-ignore-shared", "state", on),
+	    NULL, cause));
+}
+
+int
+qemu_saved(const struct desktop *d)
+{
+	char *p = desktop_path(d, "state");
+	int r = p != NULL && access(p, F_OK) == 0;
+
+	free(p);
+	return (r);
+}
+
+void
+qemu_drop_ram(const struct desktop *d)
+{
+	char *p = desktop_path(d, "ram");
+
+	if (p != NULL)
+		unlink(p);
+	free(p);
+}
+
+void
+qemu_discard(const struct desktop *d)
+{
+	static const char *const files[] = { "state", "state.json",
+		"state.tmp" };
+
+	for (size_t i = 0; i < sizeof files / sizeof files[0]; i++) {
+		char *p = desktop_path(d, files[i]);
+		if (p != NULL)
+			unlink(p);
+		free(p);
+	}
+	if (qemu_pid(d) == 0)
+		qemu_drop_ram(d);
+}
+
+/* End QEMU without touching the saved state (quit, else SIGKILL). */
+static void
+qemu_end(const struct desktop *d, struct qmp *q)
+{
+	pid_t pid = qemu_pid(d);
+	char *c = NULL;
+
+	if (q == NULL || qmp_exec(q, "quit", NULL, NULL, &c) != 0) {
+		if (pid != 0)
+			kill(pid, SIGTERM);
+	}
+	free(c);
+	if (pid != 0 && qemu_wait_exit(pid, 10000) != 0) {
+		kill(pid, SIGKILL);
+		qemu_wait_exit(pid, 10000);
+	}
+}
+
+/* Wait for an outgoing migration to end: 0 once completed. */
+static int
+migrate_wait(struct qmp *q, char **cause)
+{
+	long long deadline = hb_now_ms() + STATE_TIMEOUT_MS;
+
+	for (;;) {
+		json_t *r = NULL;
+		const char *st;
+
+		if (qmp_exec(q, "query-migrate", NULL, &r, cause) != 0)
+			return (-1);
+		st = json_string_value(json_object_get(r, "status")) ?: "";
+		if (strcmp(st, "completed") == 0) {
+			json_decref(r);
+			return (0);
+		}
+		if (strcmp(st, "failed") == 0 || strcmp(st, "cancelled") == 0) {
+			*cause = hb_fmt("the save %s: %s", st,
+			    json_string_value(json_object_get(r, "error-desc")) ?:
+			        "no reason given");
+			json_decref(r);
+			return (-1);
+		}
+		json_decref(r);
+		if (hb_now_ms() >= deadline) {
+			*cause = hb_fmt("the save did not end within %d s",
+			    STATE_TIMEOUT_MS / 1000);
+			return (-1);
+		}
+		usleep(20000);
+	}
+}
+
+int
+qemu_save(const struct desktop *d, char **cause)
+{
+	pid_t pid = qemu_pid(d);
+	struct qmp *q = NULL;
+	char *qmps = desktop_path(d, "qmp.sock"), *tmp = NULL, *st = NULL;
+	char *ram = NULL, *meta = NULL, *quoted = NULL, *uri = NULL;
+	char *full = NULL, *series = NULL, *hash = NULL, *s = NULL;
+	char *ramst = NULL, *sys = NULL, *home = NULL, *c2 = NULL;
+	json_t *j = NULL;
+	int rv = -1, stopped = 0;
+
+	if (pid == 0) {
+		*cause = hb_fmt("desktop '%s' is not running", d->name);
+		goto out;
+	}
+	if (qmps == NULL || (tmp = desktop_path(d, "state.tmp")) == NULL ||
+	    (st = desktop_path(d, "state")) == NULL ||
+	    (ram = desktop_path(d, "ram")) == NULL ||
+	    (meta = desktop_path(d, "state.json")) == NULL ||
+	    (quoted = shell_quote(tmp)) == NULL ||
+	    (uri = hb_fmt("exec:cat > %s", quoted)) == NULL) {
+		*cause = hb_fmt("out of memory");
+		goto out;
+	}
+	if (access(ram, F_OK) != 0) {
+		*cause = hb_fmt("desktop '%s' was started before saved states "
+		                "(no RAM file): stop --shutdown it once",
+		    d->name);
+		goto out;
+	}
+	if (qmp_open(&q, qmps, 30000, cause) != 0 ||
+	    qmp_version(q, &full, &series, cause) != 0)
+		goto out;
+	unlink(tmp);
+	if (qmp_exec(q, "stop", NULL, NULL, cause) != 0)
+		goto out;
+	stopped = 1;
+	if (set_ignore_shared(q, 1, cause) != 0 ||
+	    qmp_exec(q, "migrate", json_pack("{s:s}", "uri", uri), NULL,
+	        cause) != 0 ||
+	    migrate_wait(q, cause) != 0)
+		goto out;
+	/* The VM is saved: from here on it must not run again. */
+	stopped = 0;
+	qemu_end(d, q);
+	qmp_close(q);
+	q = NULL;
+	/* On disk before the state says it can be restored: the RAM file's
+	 * pages are the guest's memory, a state without them is garbage. */
+	if (fsync_path(ram, 1) != 0 || fsync_path(tmp, 0) != 0) {
+		*cause = hb_fmt("cannot sync the saved state: %s",
+		    strerror(errno));
+		goto out;
+	}
+	if ((hash = file_hash(tmp)) == NULL ||
+	    (ramst = file_stamp(d, "ram")) == NULL ||
+	    (sys = file_stamp(d, "system.qcow2")) == NULL ||
+	    (home = file_stamp(d, "home.qcow2")) == NULL) {
+		*cause = hb_fmt("cannot read the saved state '%s': %s", tmp,
+		    strerror(errno));
+		goto out;
+	}
+	j = json_pack("{s:s, s:s, s:s, s:I, s:i, s:I, s:s, s:s, s:s, s:s}",
+	    "qemu", full, "qemu_series", series, "machine", QEMU_MACHINE,
+	    "memory", (json_int_t)d->memory, "cpus", d->cpus, "saved",
+	    (json_int_t)time(NULL), "state_blake2b", hash, "ram", ramst,
+	    "system", sys, "home", home);
+	if (j == NULL || (s = json_dumps(j, JSON_INDENT(2))) == NULL) {
+		*cause = hb_fmt("out of memory");
+		goto out;
+	}
+	if (hb_write_file(meta, s, strlen(s), 0600, cause) != 0)
+		goto out;
+	if (rename(tmp, st) != 0) {
+		*cause = hb_fmt("cannot rename '%s': %s", tmp, strerror(errno));
+		goto out;
+	}
+	fsync_path(d->dir, 0);
+	rv = 0;
+out:
+	if (rv != 0 && stopped) {
+		/* Not saved: the desktop runs on as it was. */
+		set_ignore_shared(q, 0, &c2);
+		free(c2);
+		c2 = NULL;
+		qmp_exec(q, "cont", NULL, NULL, &c2);
+		free(c2);
+	}
+	if (rv != 0 && tmp != NULL)
+		unlink(tmp);
+	qmp_close(q);
+	json_decref(j);
+	free(qmps);
+	free(tmp);
+	free(st);
+	free(ram);
+	free(meta);
+	free(quoted);
+	free(uri);
+	free(full);
+	free(series);
+	free(hash);
+	free(s);
+	free(ramst);
+	free(sys);
+	free(home);
+	return (rv);
+}
+
+/* Does state.json still describe this desktop's files? */
+static int
+state_fits(const struct desktop *d, json_t *j, char **cause)
+{
+	static const char *const stamps[][2] = { { "ram", "ram" },
+		{ "system", "system.qcow2" }, { "home", "home.qcow2" } };
+	const char *m = json_string_value(json_object_get(j, "machine"));
+	const char *h = json_string_value(json_object_get(j, "state_blake2b"));
+	char *p, *hash;
+	int ok;
+
+	if (m == NULL || strcmp(m, QEMU_MACHINE) != 0) {
+		*cause = hb_fmt("it was saved from machine type '%s', this "
+		                "bureau runs '%s'",
+		    m ?: "?", QEMU_MACHINE);
+		return (-1);
+	}
+	if (json_integer_value(json_object_get(j, "memory")) != d->memory ||
+	    json_integer_value(json_object_get(j, "cpus")) != d->cpus) {
+		*cause = hb_fmt("it was saved with other memory or cpus");
+		return (-1);
+	}
+	for (size_t i = 0; i < sizeof stamps / sizeof stamps[0]; i++) {
+		const char *want = json_string_value(
+		    json_object_get(j, stamps[i][0]));
+		char *have = file_stamp(d, stamps[i][1]);
+		ok = want != NULL && have != NULL && strcmp(want, have) == 0;
+		free(have);
+		if (!ok) {
+			*cause = hb_fmt("'%s' changed since it was saved",
+			    stamps[i][1]);
+			return (-1);
+		}
+	}
+	if ((p = desktop_path(d, "state")) == NULL) {
+		*cause = hb_fmt("out of memory");
+		return (-1);
+	}
+	hash = file_hash(p);
+	free(p);
+	ok = hash != NULL && h != NULL && strcmp(hash, h) == 0;
+	free(hash);
+	if (!ok) {
+		*cause = hb_fmt("the state file is damaged: its checksum "
+		                "differs");
+		return (-1);
+	}
+	return (0);
+}
+
+int
+qemu_restore(const struct desktop *d, const struct image *im, const char *accel,
+    char **cause)
+{
+	struct qmp *q = NULL;
+	char *meta = desktop_path(d, "state.json"), *st = NULL, *ms = NULL;
+	char *qmps = NULL, *quoted = NULL, *uri = NULL, *full = NULL;
+	char *series = NULL, *c2 = NULL;
+	const char *was;
+	json_t *j = NULL;
+	json_error_t jerr;
+	int rv = -1, launched = 0;
+	long long deadline;
+
+	if (meta == NULL || (st = desktop_path(d, "state")) == NULL ||
+	    (qmps = desktop_path(d, "qmp.sock")) == NULL ||
+	    (quoted = shell_quote(st)) == NULL ||
+	    (uri = hb_fmt("exec:cat %s", quoted)) == NULL) {
+		*cause = hb_fmt("out of memory");
+		goto out;
+	}
+	if ((j = json_load_file(meta, 0, &jerr)) == NULL) {
+		*cause = hb_fmt("unreadable '%s': %s", meta, jerr.text);
+		goto out;
+	}
+	if (state_fits(d, j, cause) != 0)
+		goto out;
+	if (qemu_launch(d, im, accel, 1, cause) != 0)
+		goto out;
+	launched = 1;
+	if (qmp_open(&q, qmps, 30000, cause) != 0 ||
+	    qmp_version(q, &full, &series, cause) != 0)
+		goto out;
+	/* QEMU keeps a machine type's migration format within a release
+	 * series and across its stable updates; another series may read
+	 * it differently without noticing. */
+	was = json_string_value(json_object_get(j, "qemu_series"));
+	if (was == NULL || strcmp(was, series) != 0) {
+		*cause = hb_fmt("it was saved by QEMU %s, this is QEMU %s",
+		    json_string_value(json_object_get(j, "qemu")) ?: "?", full);
+		goto out;
+	}
+	if (set_ignore_shared(q, 1, cause) != 0 ||
+	    qmp_exec(q, "migrate-incoming", json_pack("{s:s}", "uri", uri),
+	        NULL, cause) != 0)
+		goto out;
+	/* Incoming, the VM is "inmigrate" until the state is in, then
+	 * "paused" (-S); a state QEMU cannot load makes it exit. */
+	deadline = hb_now_ms() + STATE_TIMEOUT_MS;
+	for (;;) {
+		json_t *r = NULL;
+		const char *s;
+
+		if (qmp_exec(q, "query-status", NULL, &r, &c2) != 0) {
+			free(c2);
+			c2 = NULL;
+			if (qemu_pid(d) == 0) {
+				/* Daemonized, QEMU said why on a closed
+				 * stderr. */
+				*cause = hb_fmt("qemu exited while it loaded "
+				                "it (damaged, or not a state "
+				                "this QEMU reads)");
+				goto out;
+			}
+			*cause = hb_fmt("qemu stopped answering while it "
+			                "loaded the state");
+			goto out;
+		}
+		s = json_string_value(json_object_get(r, "status")) ?: "";
+		if (strcmp(s, "inmigrate") != 0) {
+			int ok = strcmp(s, "paused") == 0;
+			if (!ok)
+				*cause = hb_fmt("qemu is '%s' after loading "
+				                "the state",
+				    s);
+			json_decref(r);
+			if (!ok)
+				goto out;
+			break;
+		}
+		json_decref(r);
+		if (hb_now_ms() >= deadline) {
+			*cause = hb_fmt("the restore did not end within %d s",
+			    STATE_TIMEOUT_MS / 1000);
+			goto out;
+		}
+		usleep(20000);
+	}
+	/* Snapshots (snapshot-save) must include the RAM again. */
+	if (set_ignore_shared(q, 0, cause) != 0)
+		goto out;
+	/* Once it runs its RAM moves on: the state is spent. */
+	ms = desktop_path(d, "state.json");
+	unlink(st);
+	if (ms != NULL)
+		unlink(ms);
+	if (qmp_exec(q, "cont", NULL, NULL, cause) != 0)
+		goto out;
+	rv = 0;
+out:
+	if (rv != 0 && launched)
+		qemu_end(d, q);
+	qmp_close(q);
+	json_decref(j);
+	free(meta);
+	free(st);
+	free(ms);
+	free(qmps);
+	free(quoted);
+	free(uri);
+	free(full);
+	free(series);
+	return (rv);
+}

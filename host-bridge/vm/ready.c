@@ -1,0 +1,237 @@
+/*
+ * host-bridge/vm/ready.c: see ready.h. A desktop is ready when an agent's
+ * first screenshot shows it: the daemon answering is not enough, the X
+ * session draws seconds (under TCG a minute) later.
+ */
+#include <jansson.h>
+#include <math.h>
+#include <sodium.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <turbojpeg.h>
+#include <unistd.h>
+
+#include "host-bridge/util/util.h"
+#include "host-bridge/vm/ready.h"
+
+/* A screenshot whose grey levels vary less than this (standard deviation,
+ * 0-255) is one colour: a blank or not yet drawn screen. The pointer alone
+ * on a blank screen stays near 3. */
+#define DRAWN_STDDEV  6.0
+#define SETTLE_MAX_MS 3000
+
+int
+vm_launch(const struct vm_backend *vm, const struct desktop *d,
+    const struct image *im, const char *accel, int *restored, char **fallback,
+    char **cause)
+{
+	char *why = NULL;
+
+	*restored = 0;
+	*fallback = NULL;
+	if (vm->saved(d)) {
+		if (vm->restore(d, im, accel, &why) == 0) {
+			*restored = 1;
+			return (0);
+		}
+		*fallback = why != NULL ? why : hb_fmt("unknown error");
+		vm->discard(d);
+	}
+	return (vm->start(d, im, accel, cause));
+}
+
+/* A call's reply as JSON (NULL when none); *rc the call's result. */
+static json_t *
+call_json(bureau_client *bc, const char *req, double timeout, int *rc)
+{
+	char *reply = NULL;
+	json_t *j;
+
+	*rc = bureau_call_timeout(bc, req, timeout, &reply);
+	j = reply ? json_loads(reply, 0, NULL) : NULL;
+	bureau_free(reply);
+	return (j);
+}
+
+/*
+ * Grey-level spread of a screenshot (a JPEG, decoded at 1/4 size), or -1
+ * when it cannot be read. *frame gets the screen's frame counter.
+ */
+static double
+shot_stddev(json_t *reply, long long *frame)
+{
+	json_t *img = json_object_get(reply, "image");
+	const char *b64 = json_string_value(json_object_get(img, "data"));
+	unsigned char *jpg = NULL, *px = NULL;
+	size_t b64len, len = 0;
+	int w, h, sub, cs, sw, sh;
+	double sum = 0, sq = 0, rv = -1;
+	tjhandle tj = NULL;
+
+	*frame = json_integer_value(json_object_get(img, "frame"));
+	if (b64 == NULL)
+		return (-1);
+	b64len = strlen(b64);
+	if ((jpg = malloc(b64len / 4 * 3 + 3)) == NULL ||
+	    sodium_base642bin(jpg, b64len / 4 * 3 + 3, b64, b64len, NULL, &len,
+	        NULL, sodium_base64_VARIANT_ORIGINAL) != 0)
+		goto out;
+	if ((tj = tjInitDecompress()) == NULL ||
+	    tjDecompressHeader3(tj, jpg, (unsigned long)len, &w, &h, &sub,
+	        &cs) != 0)
+		goto out;
+	sw = TJSCALED(w, ((tjscalingfactor){ 1, 4 }));
+	sh = TJSCALED(h, ((tjscalingfactor){ 1, 4 }));
+	if (sw <= 0 || sh <= 0 || (px = malloc((size_t)sw * sh)) == NULL ||
+	    tjDecompress2(tj, jpg, (unsigned long)len, px, sw, 0, sh, TJPF_GRAY,
+	        0) != 0)
+		goto out;
+	for (size_t i = 0; i < (size_t)sw * sh; i++) {
+		sum += px[i];
+		sq += (double)px[i] * px[i];
+	}
+	sum /= (double)sw * sh;
+	rv = sqrt(fmax(0, sq / ((double)sw * sh) - sum * sum));
+out:
+	if (tj != NULL)
+		tjDestroy(tj);
+	free(jpg);
+	free(px);
+	return (rv);
+}
+
+int
+vm_ready_wait(const struct vm_backend *vm, const struct desktop *d,
+    bureau_client *bc, int restored, long long deadline_ms, struct vm_ready *r,
+    char **cause)
+{
+	/* A restored session drew before it was saved: what it shows now is
+	 * what its agent left, one colour or not (a full-screen terminal). */
+	double need = restored ? 0 : DRAWN_STDDEV;
+	long long t0 = hb_now_ms(), prev_frame = -1, frame, drawn_at = 0;
+	double sd = -1;
+	int rc, answered = 0;
+	char *c2 = NULL;
+
+	memset(r, 0, sizeof *r);
+	while (hb_now_ms() < deadline_ms) {
+		json_t *j;
+
+		if (vm->pid(d) == 0) {
+			*cause = hb_fmt("qemu exited while desktop '%s' %s",
+			    d->name, answered ? "drew its session" : "started");
+			return (-1);
+		}
+		if (!answered) {
+			j = call_json(bc,
+			    "{\"tool\":\"system\",\"action\":\"ping\"}", 2.0,
+			    &rc);
+			json_decref(j);
+			if (rc == BUREAU_ECONNECT || rc == BUREAU_ENOREPLY) {
+				usleep(250000);
+				continue;
+			}
+			if (rc != 0) {
+				*cause = hb_fmt("the daemon refused the ping: "
+				                "%s",
+				    bureau_client_error(bc));
+				return (-1);
+			}
+			answered = 1;
+			r->daemon_ms = hb_now_ms() - t0;
+		}
+		j = call_json(bc,
+		    "{\"tool\":\"computer\",\"action\":\"screenshot\","
+		    "\"format\":\"jpeg\",\"quality\":50}",
+		    10.0, &rc);
+		sd = rc == 0 ? shot_stddev(j, &frame) : -1;
+		json_decref(j);
+		if (sd >= need && drawn_at == 0)
+			drawn_at = hb_now_ms();
+		if (sd < need)
+			drawn_at = 0;
+		/* Settled: the same frame twice; a screen that never stands
+		 * still (a blinking cursor, a clock with seconds) is taken
+		 * as it is once it has been drawn for SETTLE_MAX_MS. */
+		if (sd >= need &&
+		    (frame == prev_frame ||
+		        hb_now_ms() - drawn_at >= SETTLE_MAX_MS)) {
+			r->drawn_ms = hb_now_ms() - t0;
+			break;
+		}
+		prev_frame = sd >= need ? frame : -1;
+		usleep(sd >= need ? 200000 : 500000);
+	}
+	if (r->drawn_ms == 0) {
+		*cause = !answered ?
+		    hb_fmt("the daemon did not answer") :
+		    sd < 0 ?
+		    hb_fmt("the daemon answered but gave no screenshot") :
+		    hb_fmt("the session did not draw (the screen stays one "
+		           "colour: grey levels vary by %.1f)",
+		        sd);
+		return (-1);
+	}
+	if (vm_guest_clock(bc, &r->clock_step_s, &c2) == 0) {
+		r->clock_stepped = 1;
+	} else {
+		fprintf(stderr,
+		    "bureau: warning: the guest's clock of '%s' was not set "
+		    "to the host's: %s\n",
+		    d->name, c2 ? c2 : "unknown error");
+		free(c2);
+	}
+	return (0);
+}
+
+int
+vm_guest_sync(bureau_client *bc, char **cause)
+{
+	int rc = bureau_call_timeout(bc,
+	    "{\"tool\":\"system\",\"action\":\"ping\"}", 5.0, NULL);
+
+	/* A daemon that does not answer at once (still booting, or hung)
+	 * will not sync either: do not hold up the save for it. */
+	if (rc == 0)
+		rc = bureau_call_timeout(bc,
+		    "{\"tool\":\"system\",\"action\":\"sync\"}", 120.0, NULL);
+
+	/* An older bureaud: its shell. */
+	if (rc == BUREAU_EUNKNOWN_ACTION)
+		rc = bureau_call_timeout(bc,
+		    "{\"tool\":\"bash\",\"command\":\"sync\",\"timeout\":110}",
+		    120.0, NULL);
+	if (rc != 0) {
+		*cause = hb_fmt("%s", bureau_client_error(bc));
+		return (-1);
+	}
+	return (0);
+}
+
+int
+vm_guest_clock(bureau_client *bc, double *step, char **cause)
+{
+	struct timespec ts;
+	char req[128];
+	json_t *j;
+	int rc;
+
+	clock_gettime(CLOCK_REALTIME, &ts);
+	snprintf(req, sizeof req,
+	    "{\"tool\":\"system\",\"action\":\"set_clock\",\"time_ns\":%lld}",
+	    (long long)ts.tv_sec * 1000000000LL + ts.tv_nsec);
+	j = call_json(bc, req, 20.0, &rc);
+	if (rc != 0) {
+		*cause = rc == BUREAU_EUNKNOWN_ACTION ?
+		    hb_fmt("its bureaud has no 'system set_clock' (an older "
+		           "image)") :
+		    hb_fmt("%s", bureau_client_error(bc));
+		json_decref(j);
+		return (-1);
+	}
+	*step = json_real_value(json_object_get(j, "stepped_s"));
+	json_decref(j);
+	return (0);
+}

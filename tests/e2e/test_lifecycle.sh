@@ -1,0 +1,257 @@
+#!/bin/sh
+# End-to-end: a desktop's lifecycle like a laptop's lid.
+#
+#   tests/e2e/test_lifecycle.sh BUILDDIR
+#
+# With the minimal image (built as tests/e2e/test_desktop.sh does, cached
+# under $BUREAU_IMAGES), under TCG: the first screenshot after a cold
+# start shows the drawn desktop; `stop` saves and `start` restores: a
+# process started in the guest before is alive after with the same pid, a
+# file in /dev/shm survives, `ls` shows saved; the guest's clock is within
+# 1 s of the host's after a restore from a state saved 20 s earlier and
+# after a resume from a 20 s pause; a damaged saved state falls back to a
+# boot with a message, the data disk intact; `stop --shutdown` powers off
+# (`ls`: stopped, the state gone) and the next start boots (the process
+# and /dev/shm gone). Prints the measured save, restore and ready times
+# and the disk a saved state costs. Three cold boots in all.
+# Prints PASS/FAIL/SKIP lines; exits non-zero on any failure.
+set -u
+
+build=${1:?usage: test_lifecycle.sh BUILDDIR}
+build=$(cd "$build" && pwd)
+top=$(cd "$(dirname "$0")/../.." && pwd)
+bureau=$build/bureau
+images=${BUREAU_IMAGES:-/var/cache/bureau/images}
+if [ -z "${BUREAU_PORTS:-}" ]; then
+	lo=$((20000 + $(od -An -N2 -tu2 /dev/urandom | tr -d ' ') % 400 * 30))
+	export BUREAU_PORTS=$lo-$((lo + 29))
+fi
+name=life
+fails=0 passes=0
+
+pass() { echo "PASS $*"; passes=$((passes + 1)); }
+fail() { echo "FAIL $*"; fails=$((fails + 1)); }
+skip() { echo "SKIP $*"; exit 0; }
+now() { date +%s.%N; }
+since() { echo "$1 $(now)" | awk '{ printf "%.2f", $2 - $1 }'; }
+
+for t in qemu-system-x86_64 qemu-img mke2fs convert python3; do
+	command -v $t >/dev/null 2>&1 || skip "lifecycle e2e: '$t' not installed (make deps)"
+done
+[ -x "$bureau" ] || { fail "no $bureau (make)"; exit 1; }
+if [ ! -e "$images/minimal/image.json" ]; then
+	[ "$(id -u)" = 0 ] || skip "lifecycle e2e: building the image needs root and none is cached in $images"
+	command -v mmdebstrap >/dev/null 2>&1 || skip "lifecycle e2e: 'mmdebstrap' not installed (make deps)"
+fi
+
+home=$(mktemp -d /var/tmp/bureau-life.XXXXXX)
+export BUREAU_HOME=$home
+dir=$home/$name
+cleanup() {
+	for p in "$dir/qemu.pid" "$home/raw/qemu.pid"; do
+		[ -s "$p" ] && kill -9 "$(cat "$p")" 2>/dev/null
+	done
+	rm -rf "$home"
+}
+trap cleanup EXIT INT TERM
+
+# ---- the image (as test_desktop.sh: cached when the package is the same) ----
+deb=$(ls "$build"/bureaud_*.deb 2>/dev/null | tail -n1)
+if [ -z "$deb" ]; then
+	make -s -C "$top" BUILD="$build" deb >"$home/deb.log" 2>&1 ||
+		{ tail -20 "$home/deb.log"; fail "make deb"; exit 1; }
+	deb=$(ls "$build"/bureaud_*.deb | tail -n1)
+fi
+if ! "$bureau" image build --minimal --out "$images" --deb "$deb" >"$home/image.log" 2>&1; then
+	tail -30 "$home/image.log"
+	fail "image build --minimal"
+	exit 1
+fi
+
+"$bureau" create $name --image "$images/minimal" --disk 6G --home 2G \
+    --memory 1536M --cpus 2 >"$home/create.log" 2>&1 ||
+	{ cat "$home/create.log"; fail "create"; exit 1; }
+
+call() { "$bureau" call --timeout "${2:-120}" $name "$1"; }
+json() {
+	python3 -c 'import json,sys
+r=json.load(sys.stdin); v=r
+for k in sys.argv[1].split("."):
+    v=v.get(k) if isinstance(v,dict) else None
+print("" if v is None else (json.dumps(v) if isinstance(v,(dict,list,bool)) else v))' "$1"
+}
+# gsh CMD: its output, through the daemon's bash tool.
+gsh() {
+	req=$(python3 -c 'import json,sys; print(json.dumps({"tool":"bash","command":sys.argv[1],"timeout":120}))' "$1")
+	call "$req" 150 | json output
+}
+state() { "$bureau" ls | awk -v n=$name '$1 == n { print $2 }'; }
+
+# start LABEL: start, print its time; the output in $home/start.out.
+start() {
+	t0=$(now)
+	if "$bureau" start $name --accel tcg --timeout 1200 >"$home/start.out" 2>&1; then
+		took=$(since $t0)
+		pass "start $1 ($took s: $(head -n1 "$home/start.out"))"
+	else
+		cat "$home/start.out"; fail "start $1"; exit 1
+	fi
+}
+
+# shot_ok LABEL: a screenshot taken right now is the drawn desktop, not a
+# single colour (grey levels vary; the minimal session is a blue root
+# window and a terminal).
+shot_ok() {
+	if "$bureau" screenshot $name -o "$home/shot.png" >/dev/null 2>&1; then
+		sd=$(convert "$home/shot.png" -colorspace gray -format '%[fx:standard_deviation]' info:)
+		if python3 -c "import sys; sys.exit(0 if $sd > 0.03 else 1)"; then
+			pass "first screenshot $1 shows the desktop (stddev $sd)"
+		else
+			fail "first screenshot $1 is blank (stddev $sd)"
+		fi
+	else
+		fail "screenshot $1"
+	fi
+}
+
+# clock_ok LABEL: the guest's clock, read through the daemon between two
+# readings of the host's, lies within 1 s of them.
+clock_ok() {
+	h0=$(now)
+	g=$(gsh 'date +%s.%N' | grep -v '^[[:space:]]*$' | tail -n1)
+	h1=$(now)
+	verdict=$(python3 -c '
+import sys
+try:
+    h0, g, h1 = map(float, sys.argv[1:])
+except ValueError:
+    print("no no reading of the guest clock: " + " ".join(sys.argv[1:])); sys.exit()
+off = 0 if h0 <= g <= h1 else (g - h1 if g > h1 else g - h0)
+print("yes" if abs(off) <= 1 else "no", "off by %+.2f s (read in %.2f s)" % (off, h1 - h0))
+' "$h0" "$g" "$h1")
+	case $verdict in
+	yes*) pass "guest clock $1: ${verdict#yes }" ;;
+	*) fail "guest clock $1: ${verdict#no }" ;;
+	esac
+}
+
+# ---- states that must not be restored (no guest needed) ------------------------
+# A second desktop, saved a moment after QEMU started: its state.json
+# claiming another QEMU release series, then a truncated state whose
+# checksum was made to match (QEMU itself refuses it and exits: start once
+# died of SIGPIPE there). Each time start says why and boots instead.
+"$bureau" create raw --image "$images/minimal" --disk 6G --home 2G \
+    --memory 1536M --cpus 2 >/dev/null 2>&1 || fail "create raw"
+refused() {
+	"$bureau" start raw --accel tcg --no-wait >/dev/null 2>&1 &&
+		"$bureau" stop raw >/dev/null 2>&1 && [ -s "$home/raw/state" ] ||
+		{ fail "$1: no saved state to damage"; return; }
+	python3 -c "$2" "$home/raw" || { fail "$1: could not damage it"; return; }
+	"$bureau" start raw --accel tcg --no-wait >"$home/raw.out" 2>&1
+	rc=$?
+	if [ $rc = 0 ] && grep -q "cannot restore.*$3" "$home/raw.out" &&
+	    grep -q '^started' "$home/raw.out"; then
+		pass "$1: booted instead ($(grep 'cannot restore' "$home/raw.out" | cut -c1-150))"
+	else
+		fail "$1: exit $rc: $(cat "$home/raw.out")"
+	fi
+	"$bureau" stop --force raw >/dev/null 2>&1
+}
+refused "a state from another QEMU series" '
+import json, sys
+p = sys.argv[1] + "/state.json"
+j = json.load(open(p)); j["qemu_series"] = "7.1"; j["qemu"] = "7.1.0 (test)"
+open(p, "w").write(json.dumps(j))' "saved by QEMU 7.1.0"
+refused "a truncated state with a matching checksum" '
+import hashlib, json, sys
+d = sys.argv[1]
+s = open(d + "/state", "rb").read()[:-100000]
+open(d + "/state", "wb").write(s)
+p = d + "/state.json"
+j = json.load(open(p)); j["state_blake2b"] = hashlib.blake2b(s, digest_size=32).hexdigest()
+open(p, "w").write(json.dumps(j))' "qemu exited while it loaded"
+"$bureau" rm --force raw >/dev/null 2>&1
+
+# ---- cold start: ready means drawn ---------------------------------------------
+start "(cold boot)"
+cold=$took
+shot_ok "after a cold start"
+
+# A process, a file in /dev/shm, a file in the home directory.
+pid=$(gsh 'setsid sleep 100000 >/dev/null 2>&1 < /dev/null & echo $!' | tr -dc 0-9)
+mark=$(head -c 8 /dev/urandom | od -An -tx1 | tr -d ' \n')
+gsh "echo $mark > /dev/shm/life && echo $mark > ~/life.txt" >/dev/null
+[ -n "$pid" ] && [ "$(gsh 'cat /dev/shm/life')" = "$mark" ] ||
+	fail "setting up: pid '$pid', /dev/shm/life"
+
+# ---- stop saves, start restores ----------------------------------------------
+t0=$(now)
+if "$bureau" stop $name >"$home/stop.out" 2>&1 && grep -q saved "$home/stop.out"; then
+	save=$(since $t0)
+	pass "stop saves ($save s: $(cat "$home/stop.out"))"
+else
+	cat "$home/stop.out"; fail "stop (save)"
+fi
+[ "$(state)" = saved ] && pass "ls shows 'saved'" || fail "ls shows '$(state)' after stop"
+ram_k=$(du -k "$dir/ram" | cut -f1)
+ram_l=$(stat -c %s "$dir/ram")
+state_k=$(du -k "$dir/state" | cut -f1)
+echo "# saved state on disk: RAM file $ram_k KiB used of $((ram_l / 1024)) KiB (sparse), device state $state_k KiB"
+
+# A state saved 20 s ago: the clock must not come back 20 s late.
+sleep 20
+start "(restore)"
+restore=$took
+grep -q '^restored' "$home/start.out" || fail "start did not restore: $(cat "$home/start.out")"
+shot_ok "after a restore"
+clock_ok "after a restore from a state saved 20 s earlier"
+got=$(gsh "ps -o comm= -p $pid; cat /dev/shm/life")
+if [ "$got" = "sleep
+$mark" ]; then
+	pass "process $pid alive after stop/start, /dev/shm survived"
+else
+	fail "after stop/start: process $pid and /dev/shm/life: '$got'"
+fi
+
+# ---- pause, resume: the clock is stepped --------------------------------------
+"$bureau" pause $name >/dev/null || fail "pause"
+sleep 20
+"$bureau" resume $name >"$home/resume.out" 2>&1 || fail "resume: $(cat "$home/resume.out")"
+clock_ok "after a resume from a 20 s pause"
+
+# ---- a damaged state falls back to a boot ---------------------------------------
+"$bureau" stop $name >"$home/stop.out" 2>&1 || fail "stop (save) again: $(cat "$home/stop.out")"
+size=$(stat -c %s "$dir/state")
+printf 'damaged' | dd of="$dir/state" bs=1 seek=$((size / 2)) conv=notrunc 2>/dev/null
+start "(damaged state)"
+if grep -q 'cannot restore' "$home/start.out" && grep -q '^started' "$home/start.out"; then
+	pass "damaged state: booted instead, saying so ($(grep 'cannot restore' "$home/start.out" | head -c 200))"
+else
+	fail "damaged state: $(cat "$home/start.out")"
+fi
+got=$(gsh "cat ~/life.txt; ps -o comm= -p $pid || echo gone")
+[ "$got" = "$mark
+gone" ] && pass "after the fallback boot: the home disk's file intact, the old process gone" ||
+	fail "after the fallback boot: '$got'"
+
+# ---- stop --shutdown: off, the next start boots --------------------------------
+pid=$(gsh 'setsid sleep 100000 >/dev/null 2>&1 < /dev/null & echo $!' | tr -dc 0-9)
+gsh "echo $mark > /dev/shm/life" >/dev/null
+"$bureau" stop --shutdown --timeout 400 $name >"$home/stop.out" 2>&1 && grep -q 'shut down' "$home/stop.out" ||
+	fail "stop --shutdown: $(cat "$home/stop.out")"
+[ "$(state)" = stopped ] && [ ! -e "$dir/state" ] && [ ! -e "$dir/ram" ] &&
+	pass "after stop --shutdown: ls shows 'stopped', no saved state" ||
+	fail "after stop --shutdown: state '$(state)', $(ls "$dir")"
+start "(after --shutdown)"
+grep -q '^started' "$home/start.out" || fail "start after --shutdown did not boot"
+got=$(gsh "ps -o comm= -p $pid || echo gone; cat /dev/shm/life 2>/dev/null || echo none")
+[ "$got" = "gone
+none" ] && pass "after --shutdown and start: a boot (process and /dev/shm gone)" ||
+	fail "after --shutdown and start: '$got'"
+
+"$bureau" stop --force $name >/dev/null
+"$bureau" rm $name >/dev/null || fail "rm"
+
+echo "# lifecycle figures (TCG): cold start to a drawn desktop ${cold} s; stop (save) ${save:-?} s; start from the saved state ${restore} s (ready: daemon, drawn, clock)"
+echo "lifecycle e2e: $passes passed, $fails failed"
+[ $fails = 0 ]
