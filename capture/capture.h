@@ -82,7 +82,7 @@ int cap_crop(const struct cap_image *src, int x, int y, int w, int h,
 int cap_png_encode(const struct cap_image *img, int level, uint8_t **out,
     size_t *outlen, char **cause);
 
-/* What compresses screenshots: "libdeflate 1.14" (static string). */
+/* What compresses screenshots: "libdeflate v1.14" (static string). */
 const char *cap_png_encoder(void);
 
 /* As cap_png_encode, from width x height scanlines, which it filters in

