@@ -213,7 +213,10 @@ mc_web_dir(void)
 	const char *env = getenv("BUREAU_MC_WEB");
 	char *exe = hb_exe_dir(), *p;
 	struct stat st;
+	/* build/bureau and build/san/bureau (the sanitized build) in a
+	 * checkout, PREFIX/bin/bureau installed */
 	const char *cands[] = { "%s/../web/mission-control",
+		"%s/../../web/mission-control",
 		"%s/../share/bureau/mission-control", NULL };
 
 	if (env != NULL && *env != '\0')
