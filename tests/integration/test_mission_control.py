@@ -627,30 +627,30 @@ def test_page_live_view_and_takeover():
     b = browser()
     root_colour("22aa44")
     b.get(BASE + "/desktop/" + NAME)
-    bt.wait_for(lambda: near(canvas_px(600, 450) or [0, 0, 0], "22aa44"), 20,
+    bt.wait_for(lambda: near(canvas_px(600, 450) or [0, 0, 0], "22aa44"), 60,
                 "the live view to show the screen")
     # Compare with the daemon's own screenshot.
     assert near(png_centre(), "22aa44")
     # It follows the screen without a reload.
     root_colour("aa22aa")
-    bt.wait_for(lambda: near(canvas_px(600, 450) or [0, 0, 0], "aa22aa"), 10,
+    bt.wait_for(lambda: near(canvas_px(600, 450) or [0, 0, 0], "aa22aa"), 60,
                 "the live view to follow")
     tk = css('[data-action="takeover"]')
     assert tk.get_attribute("aria-pressed") == "false"
     tk.click()
-    bt.wait_for(lambda: "takeover: on" in must("status", NAME), 10,
+    bt.wait_for(lambda: "takeover: on" in must("status", NAME), 30,
                 "the agent to be told")
     assert tk.get_attribute("aria-pressed") == "true"
     r = A.call(tool="computer", action="left_click", coordinate=[5, 5])
     bt.expect_error(r, "taken_over")
     bt.ok(A.call(tool="computer", action="screenshot"))  # still works
     tk.click()
-    bt.wait_for(lambda: "takeover: off" in must("status", NAME), 10,
+    bt.wait_for(lambda: "takeover: off" in must("status", NAME), 30,
                 "the hand back")
     bt.ok(A.call(tool="computer", action="left_click", coordinate=[5, 5]))
     # The timeline lists that click with its settled screenshot.
     bt.wait_for(lambda: b.find_elements(
-        "css selector", "#log li img"), 10, "a screenshot in the timeline")
+        "css selector", "#log li img"), 30, "a screenshot in the timeline")
 
 
 IMAGE = os.path.join(os.environ.get("BUREAU_IMAGES",
