@@ -644,6 +644,10 @@ def test_page_live_view_and_takeover():
     r = A.call(tool="computer", action="left_click", coordinate=[5, 5])
     bt.expect_error(r, "taken_over")
     bt.ok(A.call(tool="computer", action="screenshot"))  # still works
+    # The page still shows control (a live update taken before the
+    # takeover must not have flipped it back), and the button is usable.
+    bt.wait_for(lambda: tk.is_enabled(), 30, "the button to be usable")
+    assert tk.get_attribute("aria-pressed") == "true"
     tk.click()
     bt.wait_for(lambda: "takeover: off" in must("status", NAME), 30,
                 "the hand back")

@@ -48,8 +48,25 @@ function setTakeover(on) {
   if (rfb) rfb.viewOnly = !on;
 }
 
+// A stream snapshot taken before a takeover POST may arrive after its
+// reply: it must not flip the button back (the next click would then ask
+// for what is already so). While a POST is out the stream's view is
+// ignored; a mismatch after it is checked with a fresh GET, applied only
+// if no click came in between.
+let tkBusy = false, tkGen = 0;
+
+async function verifyTakeover() {
+  const g = tkGen;
+  try {
+    const d = await api("GET", `/api/desktops/${encodeURIComponent(name)}`);
+    if (!tkBusy && g === tkGen && !!d.taken_over !== takenOver) setTakeover(!!d.taken_over);
+  } catch (e) { /* the stream says when the server is gone */ }
+}
+
 tk.addEventListener("click", async () => {
-  if (tk.disabled) return;
+  if (tk.disabled || tkBusy) return;
+  tkBusy = true;
+  tkGen++;
   tk.disabled = true;
   try {
     const r = await api("POST", `/api/desktops/${encodeURIComponent(name)}/takeover`, { on: !takenOver });
@@ -58,6 +75,7 @@ tk.addEventListener("click", async () => {
   } catch (e) {
     alert("takeover: " + e.message);
   }
+  tkBusy = false;
   tk.disabled = false;
 });
 
@@ -144,11 +162,11 @@ stream((s) => {
   const st = document.querySelector('[data-field="state"]');
   st.textContent = d.state;
   st.className = "state " + d.state;
-  if (!!d.taken_over !== takenOver) setTakeover(!!d.taken_over);
+  if (!tkBusy && !!d.taken_over !== takenOver) verifyTakeover();
   const attached = d.kind === "attached";
   for (const what of ["start", "stop", "pause", "resume", "snapshot"])
     document.querySelector(`[data-action="${what}"]`).disabled = attached || !APPLIES[what](d.state);
-  tk.disabled = !d.agent;
+  tk.disabled = tkBusy || !d.agent;
   tk.title = d.agent ? "" : "no host agent runs for this desktop: takeover needs one";
   if (d.state !== state) { state = d.state; refresh(); }
   const seq = d.last_action ? d.last_action.seq : 0;
