@@ -36,9 +36,12 @@
 /* Workers on the endpoint: requests waiting for an approval hold one, so
  * at most AG_WORKERS - AG_FREE wait at once and the rest keep serving
  * screenshots and input. */
-#define AG_WORKERS    16
-#define AG_FREE       6
-#define AG_OP_WORKERS 2
+#define AG_WORKERS 16
+#define AG_FREE    6
+/* Operator ops: state, approvals, decisions are answered at once; a
+ * screenshot or info for Mission Control waits on the guest, and must not
+ * hold the others up while a desktop boots. */
+#define AG_OP_WORKERS 8
 /* A peer that stops reading frees its worker after this long. */
 #define AG_SEND_MS 10000
 /*

@@ -12,6 +12,10 @@
 /* A screenshot or an input action is quick; a daemon that is gone must
  * not hold an operator worker for long. */
 #define MC_CALL_S 15.0
+/* `info` is a quick request: a daemon that does not answer it within
+ * this is not up (a booting desktop), and an operator worker must not
+ * wait longer on it. */
+#define MC_INFO_S 3.0
 
 int
 ops_mc_is(const char *op)
@@ -33,14 +37,14 @@ mc_error(const char *code, const char *msg)
 
 /* Forward req (borrowed) to the daemon; the reply text (malloc'd). */
 static char *
-mc_forward(bureau_client *guest, json_t *req)
+mc_forward(bureau_client *guest, json_t *req, double timeout_s)
 {
 	char *text = json_dumps(req, JSON_COMPACT), *reply = NULL, *r;
 	int rv;
 
 	if (text == NULL)
 		return (mc_error("internal", "out of memory"));
-	rv = bureau_call_timeout(guest, text, MC_CALL_S, &reply);
+	rv = bureau_call_timeout(guest, text, timeout_s, &reply);
 	free(text);
 	if (reply == NULL) {
 		r = hb_fmt("the daemon did not answer: %s",
@@ -67,7 +71,7 @@ mc_screenshot(bureau_client *guest, json_t *req)
 		    "field 'frame' must be a frame number"));
 	fwd = json_pack("{s:s, s:s}", "tool", "computer", "action",
 	    "screenshot");
-	text = fwd ? mc_forward(guest, fwd) : NULL;
+	text = fwd ? mc_forward(guest, fwd, MC_CALL_S) : NULL;
 	json_decref(fwd);
 	if (text == NULL || frame == NULL)
 		return (text);
@@ -117,7 +121,7 @@ mc_input(bureau_client *guest, const char *name, int takeover, json_t *req)
 		return (mc_error("internal", "out of memory"));
 	json_object_del(fwd, "token");
 	json_object_set_new(fwd, "screenshot", json_false());
-	r = mc_forward(guest, fwd);
+	r = mc_forward(guest, fwd, MC_CALL_S);
 	json_decref(fwd);
 	return (r);
 }
@@ -133,7 +137,7 @@ ops_mc_handle(bureau_client *guest, const char *name, int takeover,
 	{
 		json_t *fwd = json_pack("{s:s, s:s}", "tool", "system",
 		    "action", "info");
-		char *r = fwd ? mc_forward(guest, fwd) :
+		char *r = fwd ? mc_forward(guest, fwd, MC_INFO_S) :
 		                mc_error("internal", "out of memory");
 		json_decref(fwd);
 		return (r);
