@@ -229,7 +229,9 @@ if grep -q 'cannot restore' "$home/start.out" && grep -q '^started' "$home/start
 else
 	fail "damaged state: $(cat "$home/start.out")"
 fi
-got=$(gsh "cat ~/life.txt; ps -o comm= -p $pid || echo gone")
+# After a boot the pid may belong to another process (even this ps):
+# gone means no 'sleep 100000' under it.
+got=$(gsh "cat ~/life.txt; [ \"\$(ps -o args= -p $pid)\" = 'sleep 100000' ] && echo alive || echo gone")
 [ "$got" = "$mark
 gone" ] && pass "after the fallback boot: the home disk's file intact, the old process gone" ||
 	fail "after the fallback boot: '$got'"
@@ -244,7 +246,7 @@ gsh "echo $mark > /dev/shm/life" >/dev/null
 	fail "after stop --shutdown: state '$(state)', $(ls "$dir")"
 start "(after --shutdown)"
 grep -q '^started' "$home/start.out" || fail "start after --shutdown did not boot"
-got=$(gsh "ps -o comm= -p $pid || echo gone; cat /dev/shm/life 2>/dev/null || echo none")
+got=$(gsh "[ \"\$(ps -o args= -p $pid)\" = 'sleep 100000' ] && echo alive || echo gone; cat /dev/shm/life 2>/dev/null || echo none")
 [ "$got" = "gone
 none" ] && pass "after --shutdown and start: a boot (process and /dev/shm gone)" ||
 	fail "after --shutdown and start: '$got'"
