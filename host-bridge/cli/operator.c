@@ -69,12 +69,9 @@ op_rm_entry(const char *path, const struct stat *st, int flag, struct FTW *f)
 
 /* ---- the operator socket ---------------------------------------------- */
 
-/*
- * Send req (stolen) to the desktop's agent; *reply is its ok reply.
- * Returns 0, -1 with *cause, or 1 with *cause when no agent runs.
- */
-static int
-op_call(const struct desktop *d, json_t *req, json_t **reply, char **cause)
+int
+op_exchange(const struct desktop *d, json_t *req, int timeout_ms,
+    json_t **reply, char **cause)
 {
 	char *path = desktop_path(d, "operator.sock"), *url = NULL;
 	char *text = json_dumps(req, JSON_COMPACT), *buf = NULL;
@@ -102,8 +99,8 @@ op_call(const struct desktop *d, json_t *req, json_t **reply, char **cause)
 	if ((rv = nng_req0_open(&s)) != 0)
 		goto nng;
 	open = 1;
-	nng_socket_set_ms(s, NNG_OPT_RECVTIMEO, OP_TIMEOUT_MS);
-	nng_socket_set_ms(s, NNG_OPT_SENDTIMEO, OP_TIMEOUT_MS);
+	nng_socket_set_ms(s, NNG_OPT_RECVTIMEO, timeout_ms);
+	nng_socket_set_ms(s, NNG_OPT_SENDTIMEO, timeout_ms);
 	/* The agent is trusted, and an approvals list holds whole requests
 	 * (a file write up to 64 MiB): no cap, whatever libnng's default. */
 	nng_socket_set_size(s, NNG_OPT_RECVMAXSZ, 0);
@@ -117,14 +114,6 @@ op_call(const struct desktop *d, json_t *req, json_t **reply, char **cause)
 		    d->name);
 		goto out;
 	}
-	if (!json_is_true(json_object_get(r, "ok"))) {
-		json_t *e = json_object_get(r, "error");
-		*cause = hb_fmt("%s (%s)",
-		    json_string_value(json_object_get(e, "message")) ?:
-		                                                       "failed",
-		    json_string_value(json_object_get(e, "code")) ?: "?");
-		goto out;
-	}
 	*reply = r;
 	r = NULL;
 	ret = 0;
@@ -132,6 +121,7 @@ op_call(const struct desktop *d, json_t *req, json_t **reply, char **cause)
 nng:
 	*cause = hb_fmt("cannot talk to the host agent of '%s' at '%s': %s",
 	    d->name, url, nng_strerror(rv));
+	ret = OP_UNREACHABLE;
 out:
 	if (buf != NULL)
 		nng_free(buf, len);
@@ -142,6 +132,31 @@ out:
 	free(url);
 	free(path);
 	return (ret);
+}
+
+/*
+ * Send req (stolen) to the desktop's agent; *reply is its ok reply.
+ * Returns 0, -1 with *cause, or 1 with *cause when no agent runs.
+ */
+static int
+op_call(const struct desktop *d, json_t *req, json_t **reply, char **cause)
+{
+	json_t *r = NULL, *e;
+	int rv;
+
+	if ((rv = op_exchange(d, req, OP_TIMEOUT_MS, &r, cause)) != 0)
+		return (rv > 0 ? 1 : -1);
+	if (!json_is_true(json_object_get(r, "ok"))) {
+		e = json_object_get(r, "error");
+		*cause = hb_fmt("%s (%s)",
+		    json_string_value(json_object_get(e, "message")) ?:
+		                                                       "failed",
+		    json_string_value(json_object_get(e, "code")) ?: "?");
+		json_decref(r);
+		return (-1);
+	}
+	*reply = r;
+	return (0);
 }
 
 /* ---- the agent process ------------------------------------------------- */

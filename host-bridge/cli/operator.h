@@ -1,13 +1,24 @@
 /*
- * Private to the desktop commands: what desktop.c asks of operator.c about
- * attached desktops and their host agents.
+ * Private to the bureau command: what desktop.c and Mission Control ask of
+ * operator.c about attached desktops and their host agents.
  */
 #ifndef BUREAU_CLI_OPERATOR_H
 #define BUREAU_CLI_OPERATOR_H
 
+#include <jansson.h>
 #include <sys/types.h>
 
 #include "host-bridge/store/store.h"
+
+/*
+ * One request (req, stolen) on the desktop's operator socket, waiting up to
+ * timeout_ms. 0 with *reply the agent's reply object (ok or not); 1 with
+ * *cause when no host agent runs; OP_UNREACHABLE with *cause when its
+ * socket does not answer; -1 with *cause otherwise (a malformed reply).
+ */
+#define OP_UNREACHABLE (-2)
+int op_exchange(const struct desktop *d, json_t *req, int timeout_ms,
+    json_t **reply, char **cause);
 
 /* -1 with *cause when d is attached and lifecycle command cmd does not
  * apply to it, else 0. */

@@ -18,6 +18,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "host-bridge/cli/operator.h"
 #include "host-bridge/mc/mc.h"
 #include "host-bridge/util/util.h"
 #include "host-bridge/vm/vm.h"
@@ -29,75 +30,34 @@ int
 mc_op(const struct desktop *d, json_t *req, json_t **reply, const char **code,
     char **cause)
 {
-	char *path = desktop_path(d, "operator.sock"), *url = NULL;
-	char *text = json_dumps(req, JSON_COMPACT), *buf = NULL;
-	nng_socket s = NNG_SOCKET_INITIALIZER;
-	size_t len = 0;
-	json_t *r = NULL;
-	int rv, ret = -1, open = 0;
+	static const char *known[] = { "not_found", "invalid_argument",
+		"bad_request", "permission_denied", "timeout", "io_error",
+		"busy", "unknown_action", NULL };
+	json_t *r = NULL, *e;
+	const char *c;
+	int rv;
 
 	*reply = NULL;
 	*code = "internal";
-	json_decref(req);
-	if (path == NULL || text == NULL ||
-	    (url = hb_fmt("ipc://%s", path)) == NULL) {
-		*cause = hb_fmt("out of memory");
-		goto out;
-	}
-	if (store_agent_pid(d) == 0) {
-		*code = "unavailable";
-		*cause = hb_fmt("desktop '%s' has no host agent running",
-		    d->name);
-		goto out;
-	}
-	if ((rv = nng_req0_open(&s)) != 0)
-		goto nng;
-	open = 1;
-	nng_socket_set_ms(s, NNG_OPT_RECVTIMEO, MC_OP_MS);
-	nng_socket_set_ms(s, NNG_OPT_SENDTIMEO, MC_OP_MS);
-	nng_socket_set_size(s, NNG_OPT_RECVMAXSZ, 0); /* the agent is trusted */
-	if ((rv = nng_dial(s, url, NULL, 0)) != 0 ||
-	    (rv = nng_send(s, text, strlen(text), 0)) != 0 ||
-	    (rv = nng_recv(s, &buf, &len, NNG_FLAG_ALLOC)) != 0)
-		goto nng;
-	if ((r = json_loadb(buf, len, 0, NULL)) == NULL ||
-	    !json_is_boolean(json_object_get(r, "ok"))) {
-		*cause = hb_fmt("the host agent of '%s' sent a malformed reply",
-		    d->name);
-		goto out;
+	if ((rv = op_exchange(d, req, MC_OP_MS, &r, cause)) != 0) {
+		if (rv == 1 || rv == OP_UNREACHABLE)
+			*code = "unavailable";
+		return (-1);
 	}
 	if (!json_is_true(json_object_get(r, "ok"))) {
-		json_t *e = json_object_get(r, "error");
-		const char *c = json_string_value(json_object_get(e, "code"));
-		static const char *known[] = { "not_found", "invalid_argument",
-			"bad_request", "permission_denied", "timeout",
-			"io_error", "busy", "unknown_action", NULL };
+		e = json_object_get(r, "error");
+		c = json_string_value(json_object_get(e, "code"));
 		for (int i = 0; c != NULL && known[i] != NULL; i++)
 			if (strcmp(c, known[i]) == 0)
 				*code = known[i];
 		*cause = hb_fmt("%s",
 		    json_string_value(json_object_get(e, "message")) ?:
 		                                                       "failed");
-		goto out;
+		json_decref(r);
+		return (-1);
 	}
 	*reply = r;
-	r = NULL;
-	ret = 0;
-	goto out;
-nng:
-	*code = "unavailable";
-	*cause = hb_fmt("cannot talk to the host agent of '%s': %s", d->name,
-	    nng_strerror(rv));
-out:
-	if (buf != NULL)
-		nng_free(buf, len);
-	if (open)
-		nng_close(s);
-	json_decref(r);
-	free(text);
-	free(url);
-	free(path);
-	return (ret);
+	return (0);
 }
 
 /* ---- resource figures ------------------------------------------------- */
