@@ -755,18 +755,6 @@ cmd_resume(int argc, char **argv)
 /* ---- status, ls -----------------------------------------------------------
  */
 
-static long long
-file_blocks(const struct desktop *d, const char *file)
-{
-	struct stat st;
-	char *p = desktop_path(d, file);
-	long long n = p && stat(p, &st) == 0 ? (long long)st.st_blocks * 512 :
-	                                       0;
-
-	free(p);
-	return (n);
-}
-
 static void
 human(char *buf, size_t len, long long bytes)
 {
@@ -861,8 +849,8 @@ cmd_status(int argc, char **argv)
 	}
 	state = vm_backend()->state(d, &pid);
 	uptime_str(d, pid, up, sizeof up);
-	human(sys, sizeof sys, file_blocks(d, "system.qcow2"));
-	human(home, sizeof home, file_blocks(d, "home.qcow2"));
+	human(sys, sizeof sys, desktop_file_bytes(d, "system.qcow2"));
+	human(home, sizeof home, desktop_file_bytes(d, "home.qcow2"));
 	ap = desktop_path(d, "accel");
 	accel = ap ? hb_read_file(ap) : NULL;
 	printf("name: %s\nstate: %s\n", d->name, state ? state : "unknown");
@@ -872,8 +860,8 @@ cmd_status(int argc, char **argv)
 	vm_agent_status(d, pid);
 	if (state != NULL && strcmp(state, "saved") == 0) {
 		char ram[16], dev[16];
-		human(ram, sizeof ram, file_blocks(d, "ram"));
-		human(dev, sizeof dev, file_blocks(d, "state"));
+		human(ram, sizeof ram, desktop_file_bytes(d, "ram"));
+		human(dev, sizeof dev, desktop_file_bytes(d, "state"));
 		printf("saved state: RAM file %s on disk (sparse, %ldM "
 		       "virtual), device state %s\n",
 		    ram, d->memory, dev);
@@ -913,7 +901,8 @@ ls_one(const char *name, void *arg)
 	state = vm_backend()->state(d, &pid);
 	uptime_str(d, pid, up, sizeof up);
 	human(disk, sizeof disk,
-	    file_blocks(d, "system.qcow2") + file_blocks(d, "home.qcow2"));
+	    desktop_file_bytes(d, "system.qcow2") +
+	        desktop_file_bytes(d, "home.qcow2"));
 	snprintf(ep, sizeof ep, "tcp://127.0.0.1:%d", d->port);
 	snprintf(vnc, sizeof vnc, "127.0.0.1:%d", d->port + 2);
 	printf("%-16s %-8s %-9s %-22s %-16s %s\n", d->name, state ? state : "?",

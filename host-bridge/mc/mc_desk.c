@@ -62,18 +62,6 @@ mc_op(const struct desktop *d, json_t *req, json_t **reply, const char **code,
 
 /* ---- resource figures ------------------------------------------------- */
 
-static long long
-mc_file_bytes(const struct desktop *d, const char *file)
-{
-	struct stat st;
-	char *p = desktop_path(d, file);
-	long long n = p && stat(p, &st) == 0 ? (long long)st.st_blocks * 512 :
-	                                       0;
-
-	free(p);
-	return (n);
-}
-
 static time_t
 mc_mtime(const struct desktop *d, const char *file)
 {
@@ -305,8 +293,8 @@ mc_desktop(const char *name, int detail, char **cause)
 			cpu = mc_cpu_percent(pid);
 			rss = mc_proc_rss(pid);
 		}
-		disk = mc_file_bytes(d, "system.qcow2") +
-		    mc_file_bytes(d, "home.qcow2");
+		disk = desktop_file_bytes(d, "system.qcow2") +
+		    desktop_file_bytes(d, "home.qcow2");
 		if ((p = desktop_path(d, "accel")) != NULL) {
 			accel = hb_read_file(p);
 			if (accel != NULL)

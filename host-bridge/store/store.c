@@ -60,6 +60,18 @@ desktop_path(const struct desktop *d, const char *file)
 	return (hb_fmt("%s/%s", d->dir, file));
 }
 
+long long
+desktop_file_bytes(const struct desktop *d, const char *file)
+{
+	struct stat st;
+	char *p = desktop_path(d, file);
+	long long n = p && stat(p, &st) == 0 ? (long long)st.st_blocks * 512 :
+	                                       0;
+
+	free(p);
+	return (n);
+}
+
 void
 desktop_free(struct desktop *d)
 {

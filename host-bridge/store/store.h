@@ -64,6 +64,10 @@ char *store_dir(const char *name, const char *file);
 /* d->dir/file; malloc'd, NULL when out of memory. */
 char *desktop_path(const struct desktop *d, const char *file);
 
+/* Bytes d->dir/file takes on disk (its blocks: sparse files count what
+ * they use), 0 when it is not there. */
+long long desktop_file_bytes(const struct desktop *d, const char *file);
+
 /* Read desktop.json of NAME into a new *out (desktop_free it). */
 int desktop_load(const char *name, struct desktop **out, char **cause);
 void desktop_free(struct desktop *d);
