@@ -71,9 +71,47 @@ sys_ping(struct tool_call *call)
 	return (0);
 }
 
+/* The machine's own load and memory, as the host cannot see them from
+ * outside a VM: /proc/loadavg and /proc/meminfo's MemAvailable (the
+ * kernel's estimate of what can be had without swapping, which
+ * sysinfo(2)'s freeram is not). NULL where /proc cannot be read. */
+static json_t *
+sys_load(void)
+{
+	double l[3];
+	FILE *f = fopen("/proc/loadavg", "re");
+	int n = f ? fscanf(f, "%lf %lf %lf", &l[0], &l[1], &l[2]) : 0;
+
+	if (f != NULL)
+		fclose(f);
+	return (n == 3 ? json_pack("[f, f, f]", l[0], l[1], l[2]) : NULL);
+}
+
+static json_t *
+sys_memory(void)
+{
+	char line[256];
+	long long total = -1, avail = -1, kb;
+	FILE *f = fopen("/proc/meminfo", "re");
+
+	while (f != NULL && fgets(line, sizeof line, f) != NULL) {
+		if (sscanf(line, "MemTotal: %lld kB", &kb) == 1)
+			total = kb * 1024;
+		else if (sscanf(line, "MemAvailable: %lld kB", &kb) == 1)
+			avail = kb * 1024;
+	}
+	if (f != NULL)
+		fclose(f);
+	if (total < 0 || avail < 0)
+		return (NULL);
+	return (json_pack("{s:I, s:I}", "total_bytes", (json_int_t)total,
+	    "available_bytes", (json_int_t)avail));
+}
+
 static int
 sys_info(struct tool_call *call)
 {
+	json_t *v;
 	const char *display, *cause;
 	int sw, sh, dw, dh;
 
@@ -86,6 +124,10 @@ sys_info(struct tool_call *call)
 	tool_set_json(call, "uptime_s",
 	    json_real((double)(tool_now_ns() - sys_started_ns) / 1e9));
 	tool_set_json(call, "capabilities", sys_capabilities());
+	if ((v = sys_load()) != NULL)
+		tool_set_json(call, "load", v);
+	if ((v = sys_memory()) != NULL)
+		tool_set_json(call, "memory", v);
 	/* the screenshot code chosen for this CPU and build */
 	tool_set_json(call, "screenshots",
 	    json_pack("{s:s, s:s, s:i}", "scale", cap_scale_simd(-1), "png",

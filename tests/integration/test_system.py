@@ -22,6 +22,36 @@ def test_capabilities():
     assert "sync" in caps["system"] and "set_clock" in caps["system"], caps
 
 
+def proc_meminfo():
+    m = {}
+    with open("/proc/meminfo") as f:
+        for line in f:
+            k, v = line.split(":", 1)
+            m[k] = int(v.split()[0]) * 1024
+    return m
+
+
+def test_info_load_and_memory():
+    # The machine's own figures, which a host cannot see inside a VM:
+    # checked against /proc read here (the daemon runs on this machine).
+    with open("/proc/loadavg") as f:
+        before = [float(x) for x in f.read().split()[:3]]
+    r = bt.ok(D.call(tool="system", action="info"))
+    with open("/proc/loadavg") as f:
+        after = [float(x) for x in f.read().split()[:3]]
+    load, mem = r["load"], r["memory"]
+    assert isinstance(load, list) and len(load) == 3, r
+    for i in range(3):
+        lo, hi = sorted((before[i], after[i]))
+        assert lo - 0.01 <= load[i] <= hi + 0.01, (load, before, after)
+    m = proc_meminfo()
+    assert mem["total_bytes"] == m["MemTotal"], (mem, m["MemTotal"])
+    assert 0 < mem["available_bytes"] <= mem["total_bytes"], mem
+    # MemAvailable moves with the page cache: within 10 % of the total
+    assert abs(mem["available_bytes"] - m["MemAvailable"]) < \
+        m["MemTotal"] // 10, (mem, m["MemAvailable"])
+
+
 def test_set_clock_bad_input():
     now = time.time_ns()
     # Missing or of another type: bad_request; out of range (2001-2255
