@@ -756,19 +756,6 @@ cmd_resume(int argc, char **argv)
  */
 
 static void
-human(char *buf, size_t len, long long bytes)
-{
-	const char *u = "BKMGT";
-	double v = (double)bytes;
-
-	while (v >= 1024 && u[1]) {
-		v /= 1024;
-		u++;
-	}
-	snprintf(buf, len, *u == 'B' ? "%.0f%c" : "%.1f%c", v, *u);
-}
-
-static void
 uptime_str(const struct desktop *d, pid_t pid, char *buf, size_t len)
 {
 	struct stat st;
@@ -849,8 +836,8 @@ cmd_status(int argc, char **argv)
 	}
 	state = vm_backend()->state(d, &pid);
 	uptime_str(d, pid, up, sizeof up);
-	human(sys, sizeof sys, desktop_file_bytes(d, "system.qcow2"));
-	human(home, sizeof home, desktop_file_bytes(d, "home.qcow2"));
+	hb_human(sys, sizeof sys, desktop_file_bytes(d, "system.qcow2"));
+	hb_human(home, sizeof home, desktop_file_bytes(d, "home.qcow2"));
 	ap = desktop_path(d, "accel");
 	accel = ap ? hb_read_file(ap) : NULL;
 	printf("name: %s\nstate: %s\n", d->name, state ? state : "unknown");
@@ -860,8 +847,8 @@ cmd_status(int argc, char **argv)
 	vm_agent_status(d, pid);
 	if (state != NULL && strcmp(state, "saved") == 0) {
 		char ram[16], dev[16];
-		human(ram, sizeof ram, desktop_file_bytes(d, "ram"));
-		human(dev, sizeof dev, desktop_file_bytes(d, "state"));
+		hb_human(ram, sizeof ram, desktop_file_bytes(d, "ram"));
+		hb_human(dev, sizeof dev, desktop_file_bytes(d, "state"));
 		printf("saved state: RAM file %s on disk (sparse, %ldM "
 		       "virtual), device state %s\n",
 		    ram, d->memory, dev);
@@ -878,13 +865,37 @@ cmd_status(int argc, char **argv)
 	return (0);
 }
 
+/* `ls` samples every running VM's CPU time once before it prints, so
+ * one 200 ms wait serves all rows. */
+static int
+ls_prime(const char *name, void *arg)
+{
+	struct desktop *d;
+	struct vm_stats st;
+	char *cause = NULL;
+	int *running = arg;
+
+	if (desktop_load(name, &d, &cause) != 0) {
+		free(cause);
+		return (0);
+	}
+	if (!d->attached && vm_backend()->stats(d, &st) == 0 && st.pid != 0) {
+		vm_cpu_percent(d->name, st.pid, st.cpu_ns);
+		(*running)++;
+	}
+	desktop_free(d);
+	return (0);
+}
+
 static int
 ls_one(const char *name, void *arg)
 {
 	struct desktop *d;
+	struct vm_stats st = { 0, -1, -1, -1 };
 	char *cause = NULL, *state;
-	char up[32], disk[16], ep[40], vnc[24];
+	char up[32], disk[16], ep[40], cpu[16], mem[16], guest[48];
 	int *count = arg;
+	double pct = -1;
 	pid_t pid;
 
 	if (desktop_load(name, &d, &cause) != 0) {
@@ -900,13 +911,24 @@ ls_one(const char *name, void *arg)
 	}
 	state = vm_backend()->state(d, &pid);
 	uptime_str(d, pid, up, sizeof up);
-	human(disk, sizeof disk,
-	    desktop_file_bytes(d, "system.qcow2") +
-	        desktop_file_bytes(d, "home.qcow2"));
+	if (vm_backend()->stats(d, &st) == 0 && st.pid != 0)
+		pct = vm_cpu_percent_now(d, &st);
+	hb_human(disk, sizeof disk, st.disk_bytes);
+	if (pct >= 0)
+		snprintf(cpu, sizeof cpu, "%.0f%%", pct);
+	else
+		snprintf(cpu, sizeof cpu, "-");
+	if (st.memory_bytes >= 0)
+		hb_human(mem, sizeof mem, st.memory_bytes);
+	else
+		snprintf(mem, sizeof mem, "-");
+	if (state != NULL && strcmp(state, "running") == 0)
+		ls_guest(d, guest, sizeof guest);
+	else
+		snprintf(guest, sizeof guest, "-");
 	snprintf(ep, sizeof ep, "tcp://127.0.0.1:%d", d->port);
-	snprintf(vnc, sizeof vnc, "127.0.0.1:%d", d->port + 2);
-	printf("%-16s %-8s %-9s %-22s %-16s %s\n", d->name, state ? state : "?",
-	    up, ep, vnc, disk);
+	printf(LS_ROW, d->name, state ? state : "?", up, cpu, mem, disk, guest,
+	    ep);
 	free(state);
 	desktop_free(d);
 	(*count)++;
@@ -916,15 +938,18 @@ ls_one(const char *name, void *arg)
 static int
 cmd_ls(int argc, char **argv)
 {
-	int count = 0;
+	int count = 0, running = 0;
 
 	(void)argv;
 	if (argc != 1) {
 		usage_err("ls", "no arguments expected");
 		return (2);
 	}
-	printf("%-16s %-8s %-9s %-22s %-16s %s\n", "NAME", "STATE", "UPTIME",
-	    "ENDPOINT", "VNC", "DISK");
+	store_each(ls_prime, &running);
+	if (running > 0)
+		usleep(200000);
+	printf(LS_ROW, "NAME", "STATE", "UPTIME", "CPU", "MEM", "DISK",
+	    "GUEST LOAD, MEM", "ENDPOINT");
 	store_each(ls_one, &count);
 	return (0);
 }

@@ -654,10 +654,39 @@ attached_ls_row(const struct desktop *d)
 	pid_t pid = store_agent_pid(d);
 	char up[32], ep[40];
 
+	char guest[48] = "-";
+
 	agent_uptime(d, pid, up, sizeof up);
 	snprintf(ep, sizeof ep, "tcp://127.0.0.1:%d", d->port);
-	printf("%-16s %-8s %-9s %-22s %-16s %s\n", d->name,
-	    pid ? "attached" : "detached", up, ep, "-", "-");
+	if (pid != 0)
+		ls_guest(d, guest, sizeof guest);
+	printf(LS_ROW, d->name, pid ? "attached" : "detached", up, "-", "-",
+	    "-", guest, ep);
+}
+
+void
+ls_guest(const struct desktop *d, char *buf, size_t len)
+{
+	json_t *r = NULL, *load, *mem;
+	char *cause = NULL, used[16], total[16];
+	json_int_t t, a;
+
+	snprintf(buf, len, "-");
+	if (op_exchange(d, json_pack("{s:s}", "op", "info"), 1500, &r,
+	        &cause) == 0 &&
+	    json_is_true(json_object_get(r, "ok")) &&
+	    json_is_number(
+	        load = json_array_get(json_object_get(r, "load"), 0)) &&
+	    json_is_object(mem = json_object_get(r, "memory"))) {
+		t = json_integer_value(json_object_get(mem, "total_bytes"));
+		a = json_integer_value(json_object_get(mem, "available_bytes"));
+		hb_human(used, sizeof used, (long long)(t - a));
+		hb_human(total, sizeof total, (long long)t);
+		snprintf(buf, len, "%.2f %s/%s", json_number_value(load), used,
+		    total);
+	}
+	json_decref(r);
+	free(cause);
 }
 
 /* ---- takeover, approvals, approve, deny --------------------------------- */

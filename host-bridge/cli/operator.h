@@ -24,6 +24,15 @@ int op_exchange(const struct desktop *d, json_t *req, int timeout_ms,
  * apply to it, else 0. */
 int attached_refuse(const struct desktop *d, const char *cmd, char **cause);
 
+/* One `bureau ls` row: name, state, uptime, the VM's CPU %, memory and
+ * disk on the host, the guest's own load and memory, the endpoint. */
+#define LS_ROW "%-16s %-9s %-9s %-5s %-7s %-7s %-19s %s\n"
+
+/* The guest's own figures for `ls` ("0.15 312M/1.4G": its 1-minute load,
+ * memory in use and in all, from `system info` through the host agent),
+ * or "-" when its agent or daemon does not answer within 1.5 s. */
+void ls_guest(const struct desktop *d, char *buf, size_t len);
+
 /* `bureau status` and one `bureau ls` row of an attached desktop. */
 void attached_status(const struct desktop *d);
 void attached_ls_row(const struct desktop *d);

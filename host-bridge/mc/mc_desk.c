@@ -73,91 +73,6 @@ mc_mtime(const struct desktop *d, const char *file)
 	return (t);
 }
 
-/* utime + stime of pid in clock ticks, or -1. */
-static long long
-mc_proc_ticks(pid_t pid)
-{
-	char path[64], buf[1024], *p;
-	unsigned long long ut, st;
-	int fd;
-	ssize_t n;
-
-	snprintf(path, sizeof path, "/proc/%d/stat", (int)pid);
-	if ((fd = open(path, O_RDONLY | O_CLOEXEC)) < 0)
-		return (-1);
-	n = read(fd, buf, sizeof buf - 1);
-	close(fd);
-	if (n <= 0)
-		return (-1);
-	buf[n] = '\0';
-	/* The command name may hold spaces and parentheses: fields count
-	 * from the last ')'. utime and stime are fields 14 and 15. */
-	if ((p = strrchr(buf, ')')) == NULL ||
-	    sscanf(p + 2,
-	        "%*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %llu %llu", &ut,
-	        &st) != 2)
-		return (-1);
-	return ((long long)(ut + st));
-}
-
-static long long
-mc_proc_rss(pid_t pid)
-{
-	char path[64], *s, *p;
-	long long kb = -1;
-
-	snprintf(path, sizeof path, "/proc/%d/status", (int)pid);
-	if ((s = hb_read_file(path)) == NULL)
-		return (-1);
-	if ((p = strstr(s, "\nVmRSS:")) != NULL)
-		kb = strtoll(p + 7, NULL, 10);
-	free(s);
-	return (kb < 0 ? -1 : kb * 1024);
-}
-
-/* CPU % of pid since the previous call for the same pid (the first call
- * measures over 200 ms). */
-static double
-mc_cpu_percent(pid_t pid)
-{
-	static pthread_mutex_t lk = PTHREAD_MUTEX_INITIALIZER;
-	static struct {
-		pid_t pid;
-		long long ticks, ms;
-	} last[64];
-	long long t0, t1, m0, m1, hz = sysconf(_SC_CLK_TCK);
-	int slot = -1, i;
-
-	pthread_mutex_lock(&lk);
-	for (i = 0; i < 64; i++)
-		if (last[i].pid == pid)
-			slot = i;
-	if (slot >= 0 && hb_now_ms() - last[slot].ms >= 200) {
-		t0 = last[slot].ticks;
-		m0 = last[slot].ms;
-		pthread_mutex_unlock(&lk);
-	} else {
-		pthread_mutex_unlock(&lk);
-		t0 = mc_proc_ticks(pid);
-		m0 = hb_now_ms();
-		usleep(200000);
-	}
-	t1 = mc_proc_ticks(pid);
-	m1 = hb_now_ms();
-	if (t0 < 0 || t1 < 0 || m1 <= m0)
-		return (-1);
-	pthread_mutex_lock(&lk);
-	if (slot < 0)
-		for (slot = 0; slot < 63 && last[slot].pid != 0; slot++)
-			;
-	last[slot].pid = pid;
-	last[slot].ticks = t1;
-	last[slot].ms = m1;
-	pthread_mutex_unlock(&lk);
-	return ((double)(t1 - t0) * 1000.0 / (double)hz / (double)(m1 - m0) *
-	    100.0);
-}
-
 /* ---- the audit trail --------------------------------------------------- */
 
 /* Lines of d's audit trail (both files) with seq > since, the last max. */
@@ -287,14 +202,16 @@ mc_desktop(const char *name, int detail, char **cause)
 		if (agent)
 			since = mc_mtime(d, "agent.pid");
 	} else {
+		struct vm_stats st;
+
 		state = vm_backend()->state(d, &pid);
 		if (pid != 0) {
 			since = mc_mtime(d, "qemu.pid");
-			cpu = mc_cpu_percent(pid);
-			rss = mc_proc_rss(pid);
-		}
-		disk = desktop_file_bytes(d, "system.qcow2") +
-		    desktop_file_bytes(d, "home.qcow2");
+			cpu = vm_cpu_percent_now(d, &st);
+			rss = st.memory_bytes;
+		} else
+			vm_backend()->stats(d, &st);
+		disk = st.disk_bytes;
 		if ((p = desktop_path(d, "accel")) != NULL) {
 			accel = hb_read_file(p);
 			if (accel != NULL)

@@ -314,3 +314,16 @@ hb_qemu_escape(const char *s)
 	*p = '\0';
 	return (r);
 }
+
+void
+hb_human(char *buf, size_t len, long long bytes)
+{
+	const char *u = "BKMGT";
+	double v = (double)bytes;
+
+	while (v >= 1024 && u[1]) {
+		v /= 1024;
+		u++;
+	}
+	snprintf(buf, len, *u == 'B' ? "%.0f%c" : "%.1f%c", v, *u);
+}

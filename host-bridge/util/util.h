@@ -62,4 +62,7 @@ long long hb_now_ms(void);
  */
 char *hb_qemu_escape(const char *s);
 
+/* bytes as "512B", "1.5K", "3.2G" (powers of 1024) into buf. */
+void hb_human(char *buf, size_t len, long long bytes);
+
 #endif

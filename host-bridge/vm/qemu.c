@@ -904,6 +904,7 @@ const struct vm_backend vm_qemu = {
 	.restore = qemu_restore,
 	.saved = qemu_saved,
 	.discard = qemu_discard,
+	.stats = qemu_stats,
 };
 
 const struct vm_backend *

@@ -10,6 +10,7 @@
 #include <sys/types.h>
 
 #include "host-bridge/store/store.h"
+#include "host-bridge/vm/vm.h"
 
 /* The machine type, pinned: a saved state restores only into the machine
  * it was saved from, and plain "q35" changes with every QEMU release. */
@@ -34,5 +35,8 @@ int qemu_saved(const struct desktop *d);
 void qemu_discard(const struct desktop *d);
 /* Remove the RAM file (a boot starts without it). */
 void qemu_drop_ram(const struct desktop *d);
+
+/* stats.c: see vm.h's stats. */
+int qemu_stats(const struct desktop *d, struct vm_stats *st);
 
 #endif

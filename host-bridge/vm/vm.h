@@ -14,6 +14,14 @@
 
 #include "host-bridge/store/store.h"
 
+/* A VM's resource figures as the host sees them; -1 where not known. */
+struct vm_stats {
+	pid_t pid;              /* the VM's process, 0 when not running */
+	long long cpu_ns;       /* CPU time that process has used so far */
+	long long memory_bytes; /* its resident memory */
+	long long disk_bytes;   /* what the desktop's disks use on the host */
+};
+
 struct vm_backend {
 	const char *name;
 	/* The disks of a new desktop: the system disk (copy-on-write on the
@@ -56,10 +64,21 @@ struct vm_backend {
 	int (*saved)(const struct desktop *d);
 	/* Forget the saved state (the next start boots). */
 	void (*discard)(const struct desktop *d);
+	/* The VM's resource figures now (never blocks on the guest). */
+	int (*stats)(const struct desktop *d, struct vm_stats *st);
 };
 
 /* The QEMU/QMP backend. */
 extern const struct vm_backend vm_qemu;
+
+/* CPU % of the VM of desktop name (process pid) from its CPU time now:
+ * over the time since this process's previous sample of it if that was
+ * at least 200 ms ago, else -1 (the earlier sample is kept: ask again
+ * later). Thread-safe; keeps the last 256 desktops' samples. */
+double vm_cpu_percent(const char *name, pid_t pid, long long cpu_ns);
+/* The backend's stats of d into *st and its CPU %, sampling again after
+ * 200 ms when there is no usable earlier sample; -1 when not running. */
+double vm_cpu_percent_now(const struct desktop *d, struct vm_stats *st);
 
 /* The backend desktops run on. */
 const struct vm_backend *vm_backend(void);

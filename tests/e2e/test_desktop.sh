@@ -146,6 +146,36 @@ esac
 "$bureau" status $name >"$home/status" 2>&1
 grep -q "$gtok" "$home/status" "$home/start.log" && fail "the guest token was printed"
 
+# `bureau ls`: the VM's CPU, memory and disks as the host sees them (read
+# again here from /proc and du), the guest's own load and memory (its
+# MemTotal lies a little under --memory 1536M: the kernel keeps some).
+"$bureau" ls >"$home/ls" 2>&1
+qpid=$(cat "$dir/qemu.pid")
+if python3 - "$name" "$home/ls" "$qpid" "$dir" <<'PY'
+import os, re, sys
+name, ls, pid, d = sys.argv[1:]
+def size(s):
+    m = re.fullmatch(r"([0-9.]+)([BKMGT])", s)
+    return float(m.group(1)) * 1024 ** "BKMGT".index(m.group(2))
+row = [l.split() for l in open(ls) if l.split()[:1] == [name]][0]
+_, state, _, cpu, mem, disk, load, guest, ep = row
+rss = int(re.search(r"VmRSS:\s+(\d+)", open("/proc/%s/status" % pid).read()).group(1)) * 1024
+du = sum(os.stat(os.path.join(d, f)).st_blocks * 512 for f in ("system.qcow2", "home.qcow2"))
+used, total = (size(x) for x in guest.split("/"))
+ok = (state == "running" and re.fullmatch(r"\d+%", cpu)
+      and 0.7 * rss <= size(mem) <= 1.3 * rss
+      and 0.9 * du <= size(disk) <= 1.1 * du + 1024 * 1024
+      and re.fullmatch(r"\d+\.\d\d", load)
+      and 1.2 * 2**30 <= total <= 1.5 * 2**30 and 0 < used < total)
+print(" ".join(row), "| host rss %d du %d" % (rss, du))
+sys.exit(0 if ok else 1)
+PY
+then
+	pass "bureau ls: the VM's CPU, memory and disks, the guest's load and memory ($(awk -v n=$name '$1 == n { print $4, $5, $6, $7, $8 }' "$home/ls"))"
+else
+	cat "$home/ls"; fail "bureau ls figures"
+fi
+
 # The desktop, not a black screen: the session draws a few seconds after
 # the daemon answers (a minute and more under TCG on a busy machine), so
 # look for up to 300 s. With xterm: until the minimal session's terminal

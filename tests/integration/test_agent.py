@@ -103,7 +103,19 @@ def test_attach():
         assert mode == 0o600, (f, oct(mode))
     assert read("guest-token") == D.token
     assert read("token") != D.token and len(read("token")) >= 32
-    assert re.search(r"^%s\s+attached\s" % NAME, must("ls"), re.M)
+    # The guest's own load and memory (here this machine's: the daemon
+    # runs on it), through the agent; no VM figures for an attached one.
+    row = re.search(r"^%s\s+attached\s.*$" % NAME, must("ls"), re.M)
+    assert row, must("ls")
+    f = row.group(0).split()
+    assert f[3:6] == ["-", "-", "-"], f
+    assert re.fullmatch(r"\d+\.\d\d", f[6]), f
+    with open("/proc/meminfo") as mi:
+        total = int(re.search(r"MemTotal:\s+(\d+)", mi.read()).group(1)) * 1024
+    t = re.fullmatch(r"([0-9.]+)([BKMGT])", f[7].split("/")[1])
+    shown = float(t.group(1)) * 1024 ** "BKMGT".index(t.group(2))
+    assert abs(shown - total) <= 0.05 * total, (f, total)
+    assert f[8] == A.url, f
     assert "state: attached" in must("status", NAME)
     for cmd in (["start", NAME], ["stop", NAME], ["pause", NAME],
                 ["snapshot", NAME, "t1"]):

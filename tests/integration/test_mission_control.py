@@ -329,6 +329,11 @@ def test_api():
     assert st == 200 and one["taken_over"] is False
     assert one["approvals"] == [] and one["guest"]["screen"] == {
         "width": 800, "height": 600}
+    # the guest's own figures: here this machine's, where the daemon runs
+    with open("/proc/meminfo") as f:
+        total = int(f.read().split("MemTotal:")[1].split()[0]) * 1024
+    assert one["guest"]["memory"]["total_bytes"] == total, one["guest"]
+    assert len(one["guest"]["load"]) == 3, one["guest"]
     # The screenshot is the screen now, decoded by ImageMagick.
     bt.wait_for(lambda: near(png_centre(), "3366cc"), 10, "the new colour")
     # The log: what the agent did, after a sequence number.

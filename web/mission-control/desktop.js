@@ -104,6 +104,9 @@ function facts(d) {
     ["memory", human(d.memory_bytes)], ["disk", human(d.disk_bytes)],
     ["accel", d.accel || "–"], ["endpoint", d.endpoint],
     ["screen", g.screen ? `${g.screen.width}×${g.screen.height}` : "–"],
+    ["guest load", g.load ? g.load.map((x) => x.toFixed(2)).join(" ") : "–"],
+    ["guest memory", g.memory ?
+      `${human(g.memory.total_bytes - g.memory.available_bytes)} of ${human(g.memory.total_bytes)}` : "–"],
     ["allow", d.allow || "everything"], ["approve", d.approve || "nothing"],
     ["kind", d.kind === "attached" ? "attached" : "VM"],
     ["pending", String(d.pending || 0)],

@@ -1,0 +1,136 @@
+/*
+ * host-bridge/vm/stats.c: a desktop VM's resource figures as the host sees
+ * them (the QEMU backend's `stats`), and CPU % from two samples, for
+ * `bureau ls`, `status` and Mission Control alike.
+ */
+#include <fcntl.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "host-bridge/util/util.h"
+#include "host-bridge/vm/qemu_int.h"
+#include "host-bridge/vm/vm.h"
+
+/* utime + stime of pid in ns, or -1. */
+static long long
+stats_cpu_ns(pid_t pid)
+{
+	char path[64], buf[1024], *p;
+	unsigned long long ut, st;
+	long hz = sysconf(_SC_CLK_TCK);
+	int fd;
+	ssize_t n;
+
+	snprintf(path, sizeof path, "/proc/%d/stat", (int)pid);
+	if (hz <= 0 || (fd = open(path, O_RDONLY | O_CLOEXEC)) < 0)
+		return (-1);
+	n = read(fd, buf, sizeof buf - 1);
+	close(fd);
+	if (n <= 0)
+		return (-1);
+	buf[n] = '\0';
+	/* The command name may hold spaces and parentheses: fields count
+	 * from the last ')'. utime and stime are fields 14 and 15. */
+	if ((p = strrchr(buf, ')')) == NULL ||
+	    sscanf(p + 2,
+	        "%*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %llu %llu", &ut,
+	        &st) != 2)
+		return (-1);
+	return ((long long)((ut + st) * (1000000000ULL / (unsigned long)hz)));
+}
+
+/* VmRSS of pid in bytes, or -1. */
+static long long
+stats_rss(pid_t pid)
+{
+	char path[64], *s, *p;
+	long long kb = -1;
+
+	snprintf(path, sizeof path, "/proc/%d/status", (int)pid);
+	if ((s = hb_read_file(path)) == NULL)
+		return (-1);
+	if ((p = strstr(s, "\nVmRSS:")) != NULL)
+		kb = strtoll(p + 7, NULL, 10);
+	free(s);
+	return (kb < 0 ? -1 : kb * 1024);
+}
+
+int
+qemu_stats(const struct desktop *d, struct vm_stats *st)
+{
+	st->pid = qemu_pid(d);
+	st->cpu_ns = st->pid ? stats_cpu_ns(st->pid) : -1;
+	st->memory_bytes = st->pid ? stats_rss(st->pid) : -1;
+	st->disk_bytes = desktop_file_bytes(d, "system.qcow2") +
+	    desktop_file_bytes(d, "home.qcow2");
+	return (0);
+}
+
+#define STATS_SLOTS 256
+
+double
+vm_cpu_percent(const char *name, pid_t pid, long long cpu_ns)
+{
+	static pthread_mutex_t lk = PTHREAD_MUTEX_INITIALIZER;
+	static struct {
+		char name[65]; /* store_valid_name: at most 64 */
+		pid_t pid;
+		long long cpu_ns, at_ms;
+	} last[STATS_SLOTS];
+	long long now = hb_now_ms();
+	double pct = -1;
+	int slot = -1, i;
+
+	if (pid == 0 || cpu_ns < 0)
+		return (-1);
+	pthread_mutex_lock(&lk);
+	for (i = 0; i < STATS_SLOTS && slot < 0; i++)
+		if (strcmp(last[i].name, name) == 0)
+			slot = i;
+	if (slot >= 0 && last[slot].pid == pid && cpu_ns >= last[slot].cpu_ns) {
+		if (now - last[slot].at_ms < 200) {
+			/* too close to the previous sample: keep it */
+			pthread_mutex_unlock(&lk);
+			return (-1);
+		}
+		pct = (double)(cpu_ns - last[slot].cpu_ns) / 1e6 /
+		    (double)(now - last[slot].at_ms) * 100.0;
+	}
+	if (slot < 0) {
+		/* a free slot, else the oldest sample */
+		slot = 0;
+		for (i = 0; i < STATS_SLOTS; i++) {
+			if (last[i].name[0] == '\0') {
+				slot = i;
+				break;
+			}
+			if (last[i].at_ms < last[slot].at_ms)
+				slot = i;
+		}
+		snprintf(last[slot].name, sizeof last[slot].name, "%s", name);
+	}
+	last[slot].pid = pid;
+	last[slot].cpu_ns = cpu_ns;
+	last[slot].at_ms = now;
+	pthread_mutex_unlock(&lk);
+	return (pct);
+}
+
+double
+vm_cpu_percent_now(const struct desktop *d, struct vm_stats *st)
+{
+	const struct vm_backend *vm = vm_backend();
+	double pct;
+
+	if (vm->stats(d, st) != 0 || st->pid == 0)
+		return (-1);
+	if ((pct = vm_cpu_percent(d->name, st->pid, st->cpu_ns)) >= 0)
+		return (pct);
+	usleep(200000);
+	if (vm->stats(d, st) != 0)
+		return (-1);
+	return (vm_cpu_percent(d->name, st->pid, st->cpu_ns));
+}
