@@ -410,8 +410,24 @@ ag_info(char *reply)
 	return (s);
 }
 
-/* One request on the endpoint: the reply to send (malloc'd). */
-static char *
+/* A reply text (malloc'd, taken) as a message to send; NULL for none. */
+static nng_msg *
+ag_msg(char *text)
+{
+	nng_msg *m = NULL;
+
+	if (text != NULL &&
+	    (nng_msg_alloc(&m, 0) != 0 ||
+	        nng_msg_append(m, text, strlen(text)) != 0)) {
+		nng_msg_free(m);
+		m = NULL;
+	}
+	free(text);
+	return (m);
+}
+
+/* One request on the endpoint: the reply to send. */
+static nng_msg *
 ag_handle(struct agent *ag, const char *buf, size_t len)
 {
 	long long t0 = ag_now_us();
@@ -421,6 +437,8 @@ ag_handle(struct agent *ag, const char *buf, size_t len)
 	char *reply = NULL, *cause = NULL, code[48];
 	void *png = NULL;
 	size_t pnglen = 0, rlen = 0;
+	nng_msg *msg = NULL;
+	const char *body;
 	int input, rv;
 
 	/* Duplicate keys are refused as bureaud does, and what goes on is
@@ -428,13 +446,13 @@ ag_handle(struct agent *ag, const char *buf, size_t len)
 	req = json_loadb(buf, len, JSON_REJECT_DUPLICATES | JSON_DECODE_ANY,
 	    &jerr);
 	if (req == NULL)
-		return (ag_error(NULL, "bad_request",
+		return (ag_msg(ag_error(NULL, "bad_request",
 		    "request is not valid JSON: %s (at byte %d)", jerr.text,
-		    jerr.position));
+		    jerr.position)));
 	if (!json_is_object(req)) {
 		json_decref(req);
-		return (ag_error(NULL, "bad_request",
-		    "request must be a JSON object"));
+		return (ag_msg(ag_error(NULL, "bad_request",
+		    "request must be a JSON object")));
 	}
 	if (json_object_get(req, "token") == NULL) {
 		reply = ag_error(NULL, "unauthorized",
@@ -444,7 +462,7 @@ ag_handle(struct agent *ag, const char *buf, size_t len)
 		audit_record(ag->audit, NULL, NULL, NULL, "unauthorized",
 		    ag_ms_since(t0), NULL, 0);
 		json_decref(req);
-		return (reply);
+		return (ag_msg(reply));
 	}
 	if (!ag_token_ok(ag, json_object_get(req, "token"))) {
 		reply = ag_error(NULL, "unauthorized",
@@ -452,7 +470,7 @@ ag_handle(struct agent *ag, const char *buf, size_t len)
 		audit_record(ag->audit, NULL, NULL, NULL, "unauthorized",
 		    ag_ms_since(t0), NULL, 0);
 		json_decref(req);
-		return (reply);
+		return (ag_msg(reply));
 	}
 	json_object_del(req, "token");
 	id = json_object_get(req, "id");
@@ -516,25 +534,36 @@ ag_handle(struct agent *ag, const char *buf, size_t len)
 	/* libbureau adds the guest token (and an id when there is none) to
 	 * this parse and sends it; the reply comes back unparsed. */
 	rv = bc_relay(ag->guest, req,
-	    (int)(ag_forward_timeout(req, tool) * 1000), &reply, &rlen);
+	    (int)(ag_forward_timeout(req, tool) * 1000), &msg);
 	json_object_del(req, "token");
 	atomic_store(&ag->guest_down, rv == BUREAU_ECONNECT);
 	if (rv == 0) {
+		/* nng's message of the reply goes back as it came, neither
+		 * copied nor scanned: for a 1.4 MB screenshot reply that
+		 * cut the agent's CPU time per request from 2.5-3.3 ms to
+		 * 0.9-1.05 ms (two copies into fresh buffers and a strlen;
+		 * measured from /proc/PID/task/x/schedstat, 300 requests). */
+		body = nng_msg_body(msg);
+		rlen = nng_msg_len(msg);
 		/* The daemon's reply goes back verbatim. Only an input
 		 * action's reply is parsed, for its screenshot, and system
 		 * info's, for the endpoint's own limit: parsing a
 		 * screenshot's base64 costs milliseconds, the hop's budget. */
 		if (input) {
-			r = json_loadb(reply, rlen, JSON_ALLOW_NUL, NULL);
+			r = json_loadb(body, rlen, JSON_ALLOW_NUL, NULL);
 			err = r != NULL ? ag_reply_png(r, &png, &pnglen) :
 			                  "malformed_reply";
 		} else if (strcmp(tool, "system") == 0 && action != NULL &&
 		    strcmp(action, "info") == 0) {
-			reply = ag_info(reply);
-			err = ag_reply_code(reply, strlen(reply), code,
-			    sizeof code);
+			reply = ag_info(strndup(body, rlen));
+			nng_msg_free(msg);
+			msg = NULL;
+			err = reply != NULL ?
+			    ag_reply_code(reply, strlen(reply), code,
+			        sizeof code) :
+			    "internal";
 		} else
-			err = ag_reply_code(reply, rlen, code, sizeof code);
+			err = ag_reply_code(body, rlen, code, sizeof code);
 	} else if (rv == BUREAU_ENOREPLY) {
 		reply = ag_refuse(&err, id, "timeout",
 		    "the daemon of desktop '%s' did not answer in time: %s",
@@ -554,7 +583,7 @@ done:
 	json_decref(req);
 	free(png);
 	free(cause);
-	return (reply);
+	return (msg != NULL ? msg : ag_msg(reply));
 }
 
 /* ---- the operator socket --------------------------------------------- */
@@ -811,7 +840,6 @@ ag_worker_main(void *arg)
 
 	for (;;) {
 		nng_msg *msg, *out;
-		char *reply;
 		int rv;
 
 		nng_aio_set_timeout(w->aio, NNG_DURATION_INFINITE);
@@ -823,18 +851,13 @@ ag_worker_main(void *arg)
 			continue;
 		}
 		msg = nng_aio_get_msg(w->aio);
-		reply = w->op ?
-		    ag_op_handle(w->ag, nng_msg_body(msg), nng_msg_len(msg)) :
+		out = w->op ?
+		    ag_msg(ag_op_handle(w->ag, nng_msg_body(msg),
+		        nng_msg_len(msg))) :
 		    ag_handle(w->ag, nng_msg_body(msg), nng_msg_len(msg));
 		nng_msg_free(msg);
-		if (reply == NULL)
+		if (out == NULL)
 			continue;
-		if (nng_msg_alloc(&out, 0) != 0 ||
-		    nng_msg_append(out, reply, strlen(reply)) != 0) {
-			free(reply);
-			continue;
-		}
-		free(reply);
 		nng_aio_set_msg(w->aio, out);
 		nng_aio_set_timeout(w->aio, AG_SEND_MS);
 		nng_ctx_send(w->ctx, w->aio);

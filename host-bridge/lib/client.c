@@ -354,7 +354,7 @@ bc_transport_fail(bureau_client *c, int rv, int timeout_ms)
 /* Send buf, wait for the reply; *out is malloc'd with a NUL after *outlen. */
 static int
 bc_roundtrip(bureau_client *c, const char *buf, size_t len, int timeout_ms,
-    char **out, size_t *outlen)
+    nng_msg **out)
 {
 	nng_ctx ctx;
 	nng_aio *aio = NULL;
@@ -391,16 +391,7 @@ bc_roundtrip(bureau_client *c, const char *buf, size_t len, int timeout_ms,
 		ret = bc_transport_fail(c, rv, timeout_ms);
 		goto fail;
 	}
-	msg = nng_aio_get_msg(aio);
-	*outlen = nng_msg_len(msg);
-	if ((*out = malloc(*outlen + 1)) == NULL) {
-		ret = bc_fail(BUREAU_ENOMEM,
-		    "out of memory for a %zu-byte reply", *outlen);
-		goto fail;
-	}
-	memcpy(*out, nng_msg_body(msg), *outlen);
-	(*out)[*outlen] = '\0';
-	nng_msg_free(msg);
+	*out = nng_aio_get_msg(aio);
 	nng_aio_free(aio);
 	nng_ctx_close(ctx);
 	return (0);
@@ -560,7 +551,7 @@ bc_parse_image_reply(char *in, size_t inlen)
  * the request's id (borrowed from req). */
 static int
 bc_exchange(bureau_client *c, json_t *req, int timeout_ms, json_t **idp,
-    char **in, size_t *inlen)
+    nng_msg **in)
 {
 	json_t *id;
 	char *out = NULL;
@@ -603,18 +594,17 @@ bc_exchange(bureau_client *c, json_t *req, int timeout_ms, json_t **idp,
 		    len, max));
 	}
 	*idp = id;
-	rv = bc_roundtrip(c, out, len, timeout_ms, in, inlen);
+	rv = bc_roundtrip(c, out, len, timeout_ms, in);
 	free(out);
 	return (rv);
 }
 
 int
-bc_relay(bureau_client *c, json_t *req, int timeout_ms, char **text,
-    size_t *len)
+bc_relay(bureau_client *c, json_t *req, int timeout_ms, nng_msg **reply)
 {
 	json_t *id;
 
-	return (bc_exchange(c, req, timeout_ms, &id, text, len));
+	return (bc_exchange(c, req, timeout_ms, &id, reply));
 }
 
 int
@@ -631,8 +621,21 @@ bc_request(bureau_client *c, json_t *req, int timeout_ms, json_t **reply,
 		*reply = NULL;
 	if (text != NULL)
 		*text = NULL;
-	if ((rv = bc_exchange(c, req, timeout_ms, &id, &in, &inlen)) != 0)
+	nng_msg *msg;
+
+	if ((rv = bc_exchange(c, req, timeout_ms, &id, &msg)) != 0)
 		return (rv);
+	/* The caller keeps the text (NUL-terminated) and its parse, which
+	 * points into it for an image's base64 while being built. */
+	inlen = nng_msg_len(msg);
+	if ((in = malloc(inlen + 1)) == NULL) {
+		nng_msg_free(msg);
+		return (bc_fail(BUREAU_ENOMEM,
+		    "out of memory for a %zu-byte reply", inlen));
+	}
+	memcpy(in, nng_msg_body(msg), inlen);
+	in[inlen] = '\0';
+	nng_msg_free(msg);
 	if ((r = bc_parse_image_reply(in, inlen)) == NULL &&
 	    (r = json_loadb(in, inlen, JSON_ALLOW_NUL, &jerr)) == NULL) {
 		rv = bc_fail(BUREAU_EMALFORMED, "malformed reply: %s",

@@ -6,6 +6,7 @@
 #define BUREAU_LIB_INTERNAL_H
 
 #include <jansson.h>
+#include <nng/nng.h>
 
 #include "host-bridge/include/bureau.h"
 
@@ -30,11 +31,12 @@ int bc_request(bureau_client *c, json_t *req, int timeout_ms, json_t **reply,
 /*
  * bc_request for a relay (the host agent), which passes the daemon's reply
  * on verbatim: the reply is not parsed (a screenshot's base64 costs
- * milliseconds to parse) nor checked. 0 when a reply arrived, its bytes
- * in *text (malloc'd, NUL after *len); else the transport's error.
+ * milliseconds to parse) nor checked, nor copied: 0 when a reply arrived,
+ * nng's own message of it in *reply (the caller's: send it on, or
+ * nng_msg_free it; its body is not NUL-terminated); else the transport's
+ * error.
  */
-int bc_relay(bureau_client *c, json_t *req, int timeout_ms, char **text,
-    size_t *len);
+int bc_relay(bureau_client *c, json_t *req, int timeout_ms, nng_msg **reply);
 
 /* The client's timeout in milliseconds. */
 int bc_timeout_ms(const bureau_client *c);
