@@ -123,14 +123,23 @@ double
 vm_cpu_percent_now(const struct desktop *d, struct vm_stats *st)
 {
 	const struct vm_backend *vm = vm_backend();
+	struct vm_stats s0;
+	long long t0, dt;
 	double pct;
 
 	if (vm->stats(d, st) != 0 || st->pid == 0)
 		return (-1);
 	if ((pct = vm_cpu_percent(d->name, st->pid, st->cpu_ns)) >= 0)
 		return (pct);
+	/* No usable sample (none yet, or another caller's too recent):
+	 * measure over 200 ms here, then leave the sample for the next. */
+	s0 = *st;
+	t0 = hb_now_ms();
 	usleep(200000);
-	if (vm->stats(d, st) != 0)
+	dt = hb_now_ms() - t0;
+	if (vm->stats(d, st) != 0 || st->pid != s0.pid || s0.cpu_ns < 0 ||
+	    st->cpu_ns < s0.cpu_ns || dt <= 0)
 		return (-1);
-	return (vm_cpu_percent(d->name, st->pid, st->cpu_ns));
+	vm_cpu_percent(d->name, st->pid, st->cpu_ns);
+	return ((double)(st->cpu_ns - s0.cpu_ns) / 1e6 / (double)dt * 100.0);
 }

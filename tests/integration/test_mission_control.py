@@ -645,7 +645,10 @@ def test_page_live_view_and_takeover():
     tk.click()
     bt.wait_for(lambda: "takeover: on" in must("status", NAME), 30,
                 "the agent to be told")
-    assert tk.get_attribute("aria-pressed") == "true"
+    # The agent holds it before Mission Control's reply to the click has
+    # reached the page: the button follows that reply.
+    bt.wait_for(lambda: tk.get_attribute("aria-pressed") == "true", 30,
+                "the button to show control")
     r = A.call(tool="computer", action="left_click", coordinate=[5, 5])
     bt.expect_error(r, "taken_over")
     bt.ok(A.call(tool="computer", action="screenshot"))  # still works
