@@ -239,7 +239,8 @@ cmd_create(int argc, char **argv)
 		why = NULL;
 		goto fail;
 	}
-	if (cl == 0 && vm_backend()->create(&d, &im, disk, home_sz, &cause) != 0)
+	if (cl == 0 &&
+	    vm_backend()->create(&d, &im, disk, home_sz, &cause) != 0)
 		goto fail;
 
 	/* Two tokens: the agent's, for the endpoint, and the guest's, for

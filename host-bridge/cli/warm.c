@@ -44,7 +44,8 @@ static int
 run_self(const char *home, char **args, char **cause)
 {
 	char *exe = hb_exe_dir(), *self = NULL, *av[12];
-	char *old = getenv("BUREAU_HOME") ? strdup(getenv("BUREAU_HOME")) : NULL;
+	char *old = getenv("BUREAU_HOME") ? strdup(getenv("BUREAU_HOME")) :
+	                                    NULL;
 	int n = 0, rv;
 
 	if (exe == NULL || (self = hb_fmt("%s/bureau", exe)) == NULL) {
@@ -116,7 +117,7 @@ image_warm(const char *opt, char **cause)
 		goto out;
 	}
 	for (size_t i = 0; i < sizeof warm_files / sizeof warm_files[0] + 1;
-	    i++) {
+	     i++) {
 		const char *f = i < sizeof warm_files / sizeof warm_files[0] ?
 		    warm_files[i] :
 		    "desktop.json";

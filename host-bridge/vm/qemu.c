@@ -603,7 +603,8 @@ qemu_launch(const struct desktop *d, const struct image *im, const char *accel,
 		memset(hn, '\n', sizeof hn - 1);
 		hn[sizeof hn - 1] = '\0';
 		memcpy(hn, d->name, l < 64 ? l : 64);
-		if (hb_write_file(host_raw, hn, sizeof hn - 1, 0600, &c3) != 0) {
+		if (hb_write_file(host_raw, hn, sizeof hn - 1, 0600, &c3) !=
+		    0) {
 			*cause = c3;
 			goto out;
 		}

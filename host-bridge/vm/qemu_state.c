@@ -435,8 +435,8 @@ qemu_restore(const struct desktop *d, const struct image *im, const char *accel,
 		meta = hb_fmt("%s/state.json", wdir);
 	}
 	if (meta == NULL ||
-	    (st = warm ? hb_fmt("%s/state", wdir) :
-	                 desktop_path(d, "state")) == NULL ||
+	    (st = warm ? hb_fmt("%s/state", wdir) : desktop_path(d, "state")) ==
+	        NULL ||
 	    (qmps = desktop_path(d, "qmp.sock")) == NULL ||
 	    (quoted = shell_quote(st)) == NULL ||
 	    (uri = hb_fmt("exec:cat %s", quoted)) == NULL) {
@@ -520,7 +520,8 @@ qemu_restore(const struct desktop *d, const struct image *im, const char *accel,
 		/* A larger home than the warm state's: grown online (the
 		 * guest's virtio-blk sees the new size, its udev rule grows
 		 * the file system: bureau-growhome). */
-		json_int_t h = json_integer_value(json_object_get(warm, "home"));
+		json_int_t h = json_integer_value(
+		    json_object_get(warm, "home"));
 		json_int_t wh = json_integer_value(
 		    json_object_get(warm, "warm_home"));
 		char *from, *to;

@@ -130,6 +130,15 @@ vm_launch(const struct vm_backend *vm, const struct desktop *d,
 			free(c2);
 		}
 		*fallback = why != NULL ? why : hb_fmt("unknown error");
+		if (clone && *fallback != NULL) {
+			char *w = hb_fmt("it is a clone of the image's warm "
+			                 "state: %s",
+			    *fallback);
+			if (w != NULL) {
+				free(*fallback);
+				*fallback = w;
+			}
+		}
 		vm->discard(d);
 	}
 	return (vm->start(d, im, accel, cause));
