@@ -120,8 +120,21 @@ vm_launch(const struct vm_backend *vm, const struct desktop *d,
 	*restored = 0;
 	*fallback = NULL;
 	if (clone || vm->saved(d)) {
+		long long t0 = hb_now_ms();
+
 		if (vm->restore(d, im, accel, &why) == 0) {
+			long long t1 = hb_now_ms();
+
 			if (!clone || vm_identity_wait(vm, d, &why) == 0) {
+				if (clone)
+					fprintf(stderr,
+					    "bureau: desktop '%s' restored "
+					    "from "
+					    "the image's warm state in %.2f s, "
+					    "took its own identity %.2f s "
+					    "later\n",
+					    d->name, (t1 - t0) / 1000.0,
+					    (hb_now_ms() - t1) / 1000.0);
 				*restored = 1;
 				return (0);
 			}

@@ -13,8 +13,9 @@
 # the other's endpoint; the warm state's guest token and the other clone's
 # are refused by a clone's own daemon (guest.json's port); a file written
 # in one clone is not in the other; a clone with a larger --home sees it
-# (df in the guest); stop/start of a clone restores it (same pid); the
-# warm state's files are untouched by its clones. Prints the create+start
+# (df in the guest); stop/start of a clone restores it (same pid); a warm
+# state of another QEMU boots instead, saying so, and create on an image
+# without one says so; the warm state's files are untouched by its clones. Prints the create+start
 # times and what a clone costs on disk. No cold boot when the warm state
 # is cached.
 set -u
@@ -48,7 +49,7 @@ fi
 home=$(mktemp -d /var/tmp/bureau-warm.XXXXXX)
 export BUREAU_HOME=$home
 cleanup() {
-	for n in wa wb wc; do
+	for n in wa wb wc wd; do
 		"$bureau" stop --force $n >/dev/null 2>&1
 		[ -s "$home/$n/qemu.pid" ] && kill -9 "$(cat "$home/$n/qemu.pid")" 2>/dev/null
 	done
@@ -214,6 +215,38 @@ grep -q '^restored' "$home/start-wa.out" && [ -n "$pid" ] &&
 [ "$(gsh wa 'cat ~/only-wa.txt')" = only-wa ] || fail "the clone's file is gone after stop/start"
 t1=$(now)
 "$bureau" stop wa >/dev/null 2>&1 && t0=$(now) && start wa "(second stop/start: an ordinary saved desktop)"
+
+# ---- a warm state that does not fit: boots instead, saying so -----------------
+# An image beside the real one (its files linked), whose warm state claims
+# another QEMU release series.
+mkdir -p "$home/img/warm"
+for f in "$img"/*; do [ -f "$f" ] && ln -s "$f" "$home/img/"; done
+for f in "$warm"/*; do ln -s "$f" "$home/img/warm/"; done
+rm "$home/img/warm/state.json"
+python3 -c '
+import json, sys
+j = json.load(open(sys.argv[1])); j["qemu_series"] = "7.1"; j["qemu"] = "7.1.0 (test)"
+open(sys.argv[2], "w").write(json.dumps(j))' "$warm/state.json" "$home/img/warm/state.json"
+if "$bureau" create wd --image "$home/img" >"$home/create-wd.out" 2>&1 &&
+    grep -q "cloned from" "$home/create-wd.out"; then
+	"$bureau" start wd --accel tcg --no-wait >"$home/start-wd.out" 2>&1
+	rc=$?
+	if [ $rc = 0 ] && grep -q "cannot restore.*warm state.*saved by QEMU 7.1.0.*booted it instead" "$home/start-wd.out" &&
+	    grep -q '^started' "$home/start-wd.out"; then
+		pass "a warm state QEMU cannot take: booted instead ($(grep 'cannot restore' "$home/start-wd.out" | cut -c1-160))"
+	else
+		fail "a warm state of another QEMU: exit $rc: $(cat "$home/start-wd.out")"
+	fi
+	"$bureau" stop --force wd >/dev/null 2>&1
+else
+	fail "create wd: $(cat "$home/create-wd.out")"
+fi
+# And an image without one: create says so.
+rm -r "$home/img/warm"
+"$bureau" create we --image "$home/img" >"$home/create-we.out" 2>&1 &&
+	grep -q "no warm state (the image has no warm state" "$home/create-we.out" &&
+	pass "an image without a warm state: create says the first start boots" ||
+	fail "create on an image without a warm state: $(cat "$home/create-we.out")"
 
 [ "$(stamp)" = "$warm_before" ] && pass "the warm state's files are as they were" ||
 	fail "the warm state changed: '$warm_before' -> '$(stamp)'"
