@@ -447,6 +447,13 @@ qemu_restore(const struct desktop *d, const struct image *im, const char *accel,
 		*cause = hb_fmt("unreadable '%s': %s", meta, jerr.text);
 		goto out;
 	}
+	if (warm != NULL &&
+	    !json_equal(json_object_get(warm, "state_blake2b"),
+	        json_object_get(j, "state_blake2b"))) {
+		*cause = hb_fmt("the image's warm state was remade since this "
+		                "desktop was created from it");
+		goto out;
+	}
 	if (state_fits(d, warm ? wdir : d->dir, j, cause) != 0)
 		goto out;
 	ram_in_state = json_is_true(json_object_get(j, "ram_in_state"));

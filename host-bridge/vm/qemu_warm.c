@@ -175,8 +175,11 @@ qemu_clone(const struct desktop *d, const struct image *im, long long disk,
 			goto out;
 		}
 	}
-	mark = json_pack("{s:s, s:I, s:I}", "warm", wd, "home",
-	    (json_int_t)home, "warm_home", (json_int_t)whome);
+	/* Which warm state: one remade since (image warm) does not know
+	 * these disks. */
+	mark = json_pack("{s:s, s:I, s:I, s:s?}", "warm", wd, "home",
+	    (json_int_t)home, "warm_home", (json_int_t)whome, "state_blake2b",
+	    json_string_value(json_object_get(st, "state_blake2b")));
 	free(p);
 	if (mark == NULL || (s = json_dumps(mark, 0)) == NULL ||
 	    (p = desktop_path(d, "warm-from")) == NULL) {
