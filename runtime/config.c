@@ -587,6 +587,35 @@ bd_config_token(struct bd_config *cfg, char **cause)
 	return (0);
 }
 
+pthread_rwlock_t bd_token_lock = PTHREAD_RWLOCK_INITIALIZER;
+
+int
+bd_config_reload_token(struct bd_config *cfg, char **cause)
+{
+	const char *path = cfg->token_file;
+	char *tok = NULL, *old;
+	size_t len = 0, oldlen;
+	int same;
+
+	if (path == NULL && cfg->token != NULL &&
+	    access(BD_FWCFG_TOKEN, R_OK) == 0)
+		path = BD_FWCFG_TOKEN;
+	if (path == NULL || cfg->token == NULL)
+		return (0);
+	if (bd_read_token(path, &tok, &len, cause) != 0)
+		return (-1);
+	pthread_rwlock_wrlock(&bd_token_lock);
+	same = len == cfg->token_len && memcmp(tok, cfg->token, len) == 0;
+	old = cfg->token;
+	oldlen = cfg->token_len;
+	cfg->token = tok;
+	cfg->token_len = len;
+	pthread_rwlock_unlock(&bd_token_lock);
+	memset(old, 0, oldlen);
+	free(old);
+	return (same ? 0 : 1);
+}
+
 void
 bd_config_scrub_env(void)
 {

@@ -6,6 +6,8 @@
 #ifndef BUREAU_RUNTIME_CONFIG_H
 #define BUREAU_RUNTIME_CONFIG_H
 
+#include <pthread.h>
+
 #include <stddef.h>
 
 #include "runtime/protocol.h"
@@ -42,6 +44,18 @@ int bd_config_load(struct bd_config *cfg, int argc, char **argv, char **cause);
 
 /* Find the token: --token-file, $BUREAU_TOKEN, then QEMU fw_cfg. */
 int bd_config_token(struct bd_config *cfg, char **cause);
+
+/*
+ * SIGHUP: read the token file (--token-file, else fw_cfg) again and
+ * swap it in under bd_token_lock, so that a desktop cloned from a saved
+ * state (its guest wrote its own token to /run/bureau/token) refuses the
+ * token of the state it was cloned from. A daemon without a token file,
+ * or one started without a token, keeps what it has. 1 when the token
+ * changed, 0 when it stayed, -1 with *cause (the old token stays).
+ */
+int bd_config_reload_token(struct bd_config *cfg, char **cause);
+/* Held (read) while cfg->token is compared, (write) while it changes. */
+extern pthread_rwlock_t bd_token_lock;
 
 /* Remove $BUREAU_TOKEN from the environment and wipe its value from the
  * process's initial environment block (/proc/PID/environ). Call once the

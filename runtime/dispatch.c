@@ -36,8 +36,11 @@ bd_token_ok(const struct bd_config *cfg, const char *raw, size_t rawlen)
 	unsigned char got[crypto_generichash_BYTES];
 	crypto_generichash_state st;
 
+	/* SIGHUP may swap the token (bd_config_reload_token). */
+	pthread_rwlock_rdlock(&bd_token_lock);
 	crypto_generichash(want, sizeof want, (const unsigned char *)cfg->token,
 	    cfg->token_len, NULL, 0);
+	pthread_rwlock_unlock(&bd_token_lock);
 	crypto_generichash_init(&st, NULL, 0, sizeof got);
 	bd_reqscan_unescape(raw, rawlen, bd_hash_sink, &st);
 	crypto_generichash_final(&st, got, sizeof got);

@@ -107,10 +107,26 @@ main(int argc, char **argv)
 	bd_info("bureaud %s ready (%d workers, token %s)", BUREAU_VERSION,
 	    cfg.workers, cfg.token != NULL ? "required" : "off");
 
-	do {
-		if (sigwait(&set, &sig) != 0)
+	for (;;) {
+		char *why = NULL;
+		int r;
+
+		if (sigwait(&set, &sig) != 0 || sig != SIGHUP)
 			break;
-	} while (sig == SIGHUP); /* reserved: reload */
+		/* SIGHUP: the token again (a cloned desktop's guest has
+		 * written its own); the old one is refused from now on. */
+		r = bd_config_reload_token(&cfg, &why);
+		if (r < 0) {
+			bd_warn("SIGHUP: token kept: %s",
+			    why != NULL ? why : "cannot read it");
+		} else if (r > 0) {
+			pthread_rwlock_rdlock(&bd_token_lock);
+			bd_events_rekey(cfg.token, cfg.token_len);
+			pthread_rwlock_unlock(&bd_token_lock);
+			bd_info("SIGHUP: new token in force");
+		}
+		free(why);
+	}
 	bd_info("signal %d: shutting down", sig);
 	/* Waits end first, then the workers are joined, and only then are
 	 * the tools torn down: a worker still in `wait` or a shell command

@@ -104,6 +104,18 @@ bd_events_open(const char *url, const char *token, size_t token_len,
 }
 
 void
+bd_events_rekey(const char *token, size_t token_len)
+{
+	pthread_mutex_lock(&bd_events.lock);
+	if (bd_events.sealed)
+		crypto_generichash(bd_events.key, sizeof bd_events.key,
+		    (const unsigned char *)token, token_len,
+		    (const unsigned char *)BD_EVENTS_CONTEXT,
+		    sizeof BD_EVENTS_CONTEXT - 1);
+	pthread_mutex_unlock(&bd_events.lock);
+}
+
+void
 bd_events_close(void)
 {
 	pthread_mutex_lock(&bd_events.lock);

@@ -17,6 +17,8 @@ struct bd_server;
 int bd_events_open(const char *url, const char *token, size_t token_len,
     char **cause);
 void bd_events_close(void);
+/* A new token (SIGHUP): events are sealed with its key from now on. */
+void bd_events_rekey(const char *token, size_t token_len);
 /* Matches tool_config.publish. */
 void bd_events_publish(const char *topic, const char *json, const void *body,
     size_t bodylen);

@@ -122,8 +122,8 @@ cmd_create(int argc, char **argv)
 	long cpus = 2;
 	int c, created = 0;
 	char *cause = NULL, *token = NULL, *vnc = NULL, *s = NULL, *p = NULL;
-	char *home;
-	int lk = -1;
+	char *home, *why = NULL, *mid = NULL;
+	int lk = -1, cl = 0;
 	struct desktop d = { 0 };
 	struct image im = { 0 };
 	json_t *cfg = NULL;
@@ -230,14 +230,25 @@ cmd_create(int argc, char **argv)
 	created = 1;
 	if (store_pick_port(&d.port, &cause) != 0)
 		goto fail;
-	if (vm_backend()->create(&d, &im, disk, home_sz, &cause) != 0)
+	/* From the image's warm state when it fits (vm.h), else empty. */
+	cl = vm_backend()->clone ?
+	    vm_backend()->clone(&d, &im, disk, home_sz, &why) :
+	    0;
+	if (cl < 0) {
+		cause = why;
+		why = NULL;
+		goto fail;
+	}
+	if (cl == 0 &&
+	    vm_backend()->create(&d, &im, disk, home_sz, &cause) != 0)
 		goto fail;
 
 	/* Two tokens: the agent's, for the endpoint, and the guest's, for
 	 * bureaud in the VM, known to the host agent alone. */
 	if ((token = hb_random_hex(32)) == NULL ||
 	    (gtoken = hb_random_hex(32)) == NULL ||
-	    (vnc = hb_random_hex(4)) == NULL) {
+	    (vnc = hb_random_hex(4)) == NULL ||
+	    (mid = hb_random_hex(16)) == NULL) {
 		cause = hb_fmt("no random bytes: %s", strerror(errno));
 		goto fail;
 	}
@@ -251,6 +262,11 @@ cmd_create(int argc, char **argv)
 	free(p);
 	if ((p = desktop_path(&d, "vnc-password")) == NULL ||
 	    hb_write_file(p, vnc, strlen(vnc), 0600, &cause) != 0)
+		goto fail;
+	free(p);
+	/* The guest's /etc/machine-id (through fw_cfg, as the tokens). */
+	if ((p = desktop_path(&d, "machine-id")) == NULL ||
+	    hb_write_file(p, mid, strlen(mid), 0644, &cause) != 0)
 		goto fail;
 	free(p);
 	if ((s = hb_fmt("tcp://127.0.0.1:%d\n", d.port)) == NULL ||
@@ -278,6 +294,15 @@ cmd_create(int argc, char **argv)
 	       "ports %d-%d, network %s\n",
 	    d.name, disk_s, home_s ? home_s : disk_s, mem_s, d.cpus, d.port,
 	    d.port + 2, net);
+	if (cl > 0)
+		printf("cloned from the image's warm state: the first start "
+		       "restores it as '%s'\n",
+		    d.name);
+	else
+		printf("no warm state (%s): the first start boots\n",
+		    why ? why : "?");
+	free(why);
+	free(mid);
 	free(p);
 	free(s);
 	free(token);
@@ -308,6 +333,8 @@ fail:
 	policy_list_clear(&al);
 	policy_list_clear(&ap);
 	free(vnc);
+	free(why);
+	free(mid);
 	json_decref(cfg);
 	image_clear(&im);
 	free(d.image);

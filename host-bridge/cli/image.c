@@ -69,7 +69,12 @@ image_usage(FILE *f)
 	    "  builds a Debian desktop image with bureaud installed into "
 	    "DIR/<variant>-<key>\n"
 	    "  (default DIR: $BUREAU_HOME/images); DIR/<variant> points at "
-	    "the newest.\n");
+	    "the newest,\n"
+	    "  and makes its warm state (new desktops start from it).\n"
+	    "usage: bureau image warm [DIR]\n"
+	    "  (re)makes the warm state of image DIR (an image directory or "
+	    "DIR/<variant>;\n"
+	    "  default: the image `bureau create` picks).\n");
 }
 
 int
@@ -79,6 +84,22 @@ image_main(int argc, char **argv)
 	int minimal = 0, rebuild = 0, nodaemon = 0, rv = 1;
 	char *recipe = NULL, *deb = NULL, *home = NULL, *outdir = NULL;
 
+	if (argc >= 2 && strcmp(argv[1], "warm") == 0) {
+		char *cause = NULL;
+		if (argc > 3 || (argc == 3 && argv[2][0] == '-')) {
+			image_usage(stderr);
+			return 2;
+		}
+		if (image_warm(argc == 3 ? argv[2] : NULL, &cause) != 0) {
+			fprintf(stderr,
+			    "bureau image warm: %s: the image stays as it "
+			    "was (new desktops boot)\n",
+			    cause ? cause : "failed");
+			free(cause);
+			return 1;
+		}
+		return 0;
+	}
 	if (argc < 2 || strcmp(argv[1], "build") != 0) {
 		image_usage(argc >= 2 && strcmp(argv[1], "help") == 0 ? stdout :
 		                                                        stderr);
@@ -153,6 +174,25 @@ image_main(int argc, char **argv)
 		goto out;
 	}
 	rv = 0;
+	/* The image's warm state, unless it has one (or --no-daemon: no
+	 * daemon, no ready desktop to save). A failure leaves a usable
+	 * image whose desktops boot. */
+	if (!nodaemon) {
+		char *img = hb_fmt("%s/%s", out, minimal ? "minimal" : "full");
+		char *ws = img ? hb_fmt("%s/warm/state.json", img) : NULL;
+
+		if (ws != NULL && (rebuild || access(ws, F_OK) != 0) &&
+		    image_warm(img, &cause) != 0) {
+			fprintf(stderr,
+			    "bureau image: warning: no warm state: %s; the "
+			    "image is usable, its new desktops boot (cold)\n",
+			    cause ? cause : "failed");
+			free(cause);
+			cause = NULL;
+		}
+		free(img);
+		free(ws);
+	}
 out:
 	free(recipe);
 	free(deb);

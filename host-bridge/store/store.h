@@ -8,6 +8,10 @@
  *   system.qcow2   the system disk, an overlay on the image's base.qcow2
  *   home.qcow2     the data disk: an ext4 file system mounted on /home
  *   guest-token, vnc-password   secrets QEMU hands the guest through fw_cfg
+ *   machine-id, hostname   its identity, also through fw_cfg (hostname is
+ *                  written at each start, the name padded to 65 bytes)
+ *   ram, state, state.json   the saved state (vm/qemu_state.c)
+ *   warm-from, warm-ram   a clone of the image's warm state (vm/qemu_warm.c)
  *   token          the agent token (0600), checked by the host agent
  *   endpoint       the host agent's URL (the client commands read it)
  *   qmp.sock, qemu.pid, qemu.log, console.log, accel   while it runs
@@ -25,7 +29,8 @@
  *   token          the agent token (0600), checked by the host agent
  *   endpoint       the host agent's URL
  *   agent.pid, agent.log, operator.sock, audit.log, audit/   the host agent
- * An image is a directory with image.json (see packaging/image).
+ * An image is a directory with image.json (see packaging/image), and
+ * warm/ once `bureau image warm` made its warm state.
  *
  * The store knows files and names, not VMs: the VM backend (vm/vm.h) runs
  * what the store describes.

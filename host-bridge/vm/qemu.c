@@ -345,7 +345,8 @@ qemu_accel(const struct desktop *d, const struct image *im, const char *want,
 /* The files of a running desktop that QEMU is given, escaped for QEMU's
  * option syntax where they go into an option value. */
 struct qemu_files {
-	char *tok, *vnc, *pid, *qmp, *sys, *home, *log, *qlog, *ram;
+	char *tok, *vnc, *pid, *qmp, *sys, *home, *log, *qlog, *ram, *host,
+	    *mid;
 };
 
 static void
@@ -360,6 +361,8 @@ qemu_files_free(struct qemu_files *f)
 	free(f->log);
 	free(f->qlog);
 	free(f->ram);
+	free(f->host);
+	free(f->mid);
 }
 
 static char *
@@ -530,9 +533,10 @@ qemu_launch(const struct desktop *d, const struct image *im, const char *accel,
     int incoming, char **cause)
 {
 	struct qemu_files f = { 0 };
-	char *args[40] = { 0 }; /* strings this function formats */
-	char *argv_q[96], *qmp_raw = NULL, *log_raw = NULL;
-	char *gj = NULL;
+	char *args[48] = { 0 }; /* strings this function formats */
+	char *argv_q[104], *qmp_raw = NULL, *log_raw = NULL;
+	char *gj = NULL, *host_raw = NULL, *mid_raw = NULL;
+	json_t *warm = NULL;
 	int na = 0, n = 0, rv = -1, lfd, st = 0, kvm, api, events;
 	int pfd[2] = { -1, -1 }, net = -1;
 	pid_t pid = -1, passt = -1;
@@ -550,6 +554,10 @@ qemu_launch(const struct desktop *d, const struct image *im, const char *accel,
 	    (f.log = qemu_file(d, "console.log", 1)) == NULL ||
 	    (f.qlog = qemu_file(d, "qemu.log", 0)) == NULL ||
 	    (f.ram = qemu_file(d, "ram", 1)) == NULL ||
+	    (f.host = qemu_file(d, "hostname", 1)) == NULL ||
+	    (f.mid = qemu_file(d, "machine-id", 1)) == NULL ||
+	    (host_raw = qemu_file(d, "hostname", 0)) == NULL ||
+	    (mid_raw = qemu_file(d, "machine-id", 0)) == NULL ||
 	    (qmp_raw = qemu_file(d, "qmp.sock", 0)) == NULL ||
 	    (log_raw = qemu_file(d, "console.log", 0)) == NULL) {
 		*cause = hb_fmt("out of memory");
@@ -569,8 +577,38 @@ qemu_launch(const struct desktop *d, const struct image *im, const char *accel,
 	unlink(f.pid);
 	unlink(qmp_raw);
 	/* A boot starts from fresh (sparse) RAM; a restore from the saved. */
-	if (!incoming)
+	if (!incoming) {
 		qemu_drop_ram(d);
+		qemu_warm_forget(d);
+	}
+	/* A clone's first run: the warm state's RAM, mapped privately. */
+	if (incoming && (warm = qemu_warm_from(d)) != NULL) {
+		char *wr = hb_fmt("%s/ram",
+		    json_string_value(json_object_get(warm, "warm")));
+		free(f.ram);
+		f.ram = wr ? hb_qemu_escape(wr) : NULL;
+		free(wr);
+		if (f.ram == NULL) {
+			*cause = hb_fmt("out of memory");
+			goto out;
+		}
+	}
+	/* The guest's hostname (the desktop's name) through fw_cfg, padded
+	 * to a fixed size: the guest's fw_cfg driver keeps the entries' sizes
+	 * from its boot, and a clone's guest booted as another desktop. */
+	{
+		char hn[66], *c3 = NULL;
+		size_t l = strlen(d->name);
+
+		memset(hn, '\n', sizeof hn - 1);
+		hn[sizeof hn - 1] = '\0';
+		memcpy(hn, d->name, l < 64 ? l : 64);
+		if (hb_write_file(host_raw, hn, sizeof hn - 1, 0600, &c3) !=
+		    0) {
+			*cause = c3;
+			goto out;
+		}
+	}
 
 	/* The guest's daemon and its events, forwarded for the host agent
 	 * only (it holds the guest token); written down for it. */
@@ -612,8 +650,8 @@ qemu_launch(const struct desktop *d, const struct image *im, const char *accel,
 	argv_q[n++] = QEMU_MACHINE ",memory-backend=mem";
 	argv_q[n++] = "-object";
 	argv_q[n++] = A("memory-backend-file,id=mem,size=%ldM,mem-path=%s,"
-	                "share=on",
-	    d->memory, f.ram);
+	                "share=%s",
+	    d->memory, f.ram, warm != NULL ? "off" : "on");
 	argv_q[n++] = "-accel";
 	argv_q[n++] = kvm ? "kvm" : "tcg,thread=multi";
 	argv_q[n++] = "-cpu";
@@ -656,6 +694,17 @@ qemu_launch(const struct desktop *d, const struct image *im, const char *accel,
 	argv_q[n++] = "virtio-net-pci,netdev=net0";
 	argv_q[n++] = "-device";
 	argv_q[n++] = "virtio-rng-pci";
+	/* A new generation id for every QEMU: a guest restored from a state
+	 * saved by another (a clone of a warm state) is told, reseeds its
+	 * RNG and re-reads its identity from fw_cfg (bureau-identity). */
+	argv_q[n++] = "-device";
+	argv_q[n++] = "vmgenid,guid=auto";
+	argv_q[n++] = "-fw_cfg";
+	argv_q[n++] = A("name=opt/bureau/hostname,file=%s", f.host);
+	if (access(mid_raw, R_OK) == 0) {
+		argv_q[n++] = "-fw_cfg";
+		argv_q[n++] = A("name=opt/bureau/machine-id,file=%s", f.mid);
+	}
 	argv_q[n++] = "-fw_cfg";
 	argv_q[n++] = A("name=opt/bureau/token,file=%s", f.tok);
 	argv_q[n++] = "-fw_cfg";
@@ -778,6 +827,9 @@ out:
 	for (int i = 0; i < na; i++)
 		free(args[i]);
 	qemu_files_free(&f);
+	json_decref(warm);
+	free(host_raw);
+	free(mid_raw);
 	free(qmp_raw);
 	free(log_raw);
 	free(gj);
@@ -905,6 +957,9 @@ const struct vm_backend vm_qemu = {
 	.saved = qemu_saved,
 	.discard = qemu_discard,
 	.stats = qemu_stats,
+	.clone = qemu_clone,
+	.cloned = qemu_cloned,
+	.warm_token = qemu_warm_token,
 };
 
 const struct vm_backend *

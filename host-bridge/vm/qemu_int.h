@@ -38,5 +38,17 @@ void qemu_drop_ram(const struct desktop *d);
 
 /* stats.c: see vm.h's stats. */
 int qemu_stats(const struct desktop *d, struct vm_stats *st);
+/* qemu_warm.c: clones of an image's warm state (see there). */
+char *qemu_warm_dir(const char *image);
+int qemu_clone(const struct desktop *d, const struct image *im, long long disk,
+    long long home, char **why);
+int qemu_cloned(const struct desktop *d);
+/* d's warm-from ({"warm", "home", "warm_home"}) or NULL. */
+json_t *qemu_warm_from(const struct desktop *d);
+/* Runs on the warm state's RAM, mapped privately (warm-ram). */
+int qemu_running_warm_ram(const struct desktop *d);
+char *qemu_warm_token(const struct desktop *d);
+/* Remove warm-from and warm-ram (the desktop boots from now on). */
+void qemu_warm_forget(const struct desktop *d);
 
 #endif

@@ -84,10 +84,10 @@ file_hash(const char *path)
 /* "SIZE MTIME_NS" of a desktop file ("-" when missing): the disks and the
  * RAM file must be as the save left them. */
 static char *
-file_stamp(const struct desktop *d, const char *name)
+file_stamp_in(const char *dir, const char *name)
 {
 	struct stat st;
-	char *p = desktop_path(d, name), *s;
+	char *p = hb_fmt("%s/%s", dir, name), *s;
 
 	if (p == NULL)
 		return (NULL);
@@ -98,6 +98,12 @@ file_stamp(const struct desktop *d, const char *name)
 	    strdup("-");
 	free(p);
 	return (s);
+}
+
+static char *
+file_stamp(const struct desktop *d, const char *name)
+{
+	return (file_stamp_in(d->dir, name));
 }
 
 static int
@@ -179,8 +185,10 @@ qemu_discard(const struct desktop *d)
 			unlink(p);
 		free(p);
 	}
-	if (qemu_pid(d) == 0)
+	if (qemu_pid(d) == 0) {
 		qemu_drop_ram(d);
+		qemu_warm_forget(d);
+	}
 }
 
 /* End QEMU without touching the saved state (quit, else SIGKILL). */
@@ -245,7 +253,7 @@ qemu_save(const struct desktop *d, char **cause)
 	char *full = NULL, *series = NULL, *hash = NULL, *s = NULL;
 	char *ramst = NULL, *sys = NULL, *home = NULL, *c2 = NULL;
 	json_t *j = NULL;
-	int rv = -1, stopped = 0;
+	int rv = -1, stopped = 0, inram = 0;
 
 	if (pid == 0) {
 		*cause = hb_fmt("desktop '%s' is not running", d->name);
@@ -260,7 +268,12 @@ qemu_save(const struct desktop *d, char **cause)
 		*cause = hb_fmt("out of memory");
 		goto out;
 	}
-	if (access(ram, F_OK) != 0) {
+	/* A clone on its warm state's RAM (mapped privately) has no RAM
+	 * file of its own: this save writes the RAM into the state. */
+	inram = qemu_running_warm_ram(d);
+	if (inram)
+		unlink(ram);
+	else if (access(ram, F_OK) != 0) {
 		*cause = hb_fmt("desktop '%s' was started before saved states "
 		                "(no RAM file): stop --shutdown it once",
 		    d->name);
@@ -273,7 +286,7 @@ qemu_save(const struct desktop *d, char **cause)
 	if (qmp_exec(q, "stop", NULL, NULL, cause) != 0)
 		goto out;
 	stopped = 1;
-	if (set_ignore_shared(q, 1, cause) != 0 ||
+	if (set_ignore_shared(q, !inram, cause) != 0 ||
 	    qmp_exec(q, "migrate", json_pack("{s:s}", "uri", uri), NULL,
 	        cause) != 0 ||
 	    migrate_wait(q, cause) != 0)
@@ -285,7 +298,7 @@ qemu_save(const struct desktop *d, char **cause)
 	q = NULL;
 	/* On disk before the state says it can be restored: the RAM file's
 	 * pages are the guest's memory, a state without them is garbage. */
-	if (fsync_path(ram, 1) != 0 || fsync_path(tmp, 0) != 0) {
+	if ((!inram && fsync_path(ram, 1) != 0) || fsync_path(tmp, 0) != 0) {
 		*cause = hb_fmt("cannot sync the saved state: %s",
 		    strerror(errno));
 		goto out;
@@ -298,11 +311,12 @@ qemu_save(const struct desktop *d, char **cause)
 		    strerror(errno));
 		goto out;
 	}
-	j = json_pack("{s:s, s:s, s:s, s:I, s:i, s:I, s:s, s:s, s:s, s:s}",
+	j = json_pack("{s:s, s:s, s:s, s:I, s:i, s:I, s:s, s:s, s:s, s:s, "
+	              "s:b}",
 	    "qemu", full, "qemu_series", series, "machine", QEMU_MACHINE,
 	    "memory", (json_int_t)d->memory, "cpus", d->cpus, "saved",
 	    (json_int_t)time(NULL), "state_blake2b", hash, "ram", ramst,
-	    "system", sys, "home", home);
+	    "system", sys, "home", home, "ram_in_state", inram);
 	if (j == NULL || (s = json_dumps(j, JSON_INDENT(2))) == NULL) {
 		*cause = hb_fmt("out of memory");
 		goto out;
@@ -314,6 +328,9 @@ qemu_save(const struct desktop *d, char **cause)
 		goto out;
 	}
 	fsync_path(d->dir, 0);
+	/* Saved whole: an ordinary saved desktop from now on. */
+	if (inram)
+		qemu_warm_forget(d);
 	rv = 0;
 out:
 	if (rv != 0 && stopped) {
@@ -347,7 +364,7 @@ out:
 
 /* Does state.json still describe this desktop's files? */
 static int
-state_fits(const struct desktop *d, json_t *j, char **cause)
+state_fits(const struct desktop *d, const char *dir, json_t *j, char **cause)
 {
 	static const char *const stamps[][2] = { { "ram", "ram" },
 		{ "system", "system.qcow2" }, { "home", "home.qcow2" } };
@@ -370,7 +387,7 @@ state_fits(const struct desktop *d, json_t *j, char **cause)
 	for (size_t i = 0; i < sizeof stamps / sizeof stamps[0]; i++) {
 		const char *want = json_string_value(
 		    json_object_get(j, stamps[i][0]));
-		char *have = file_stamp(d, stamps[i][1]);
+		char *have = file_stamp_in(dir, stamps[i][1]);
 		ok = want != NULL && have != NULL && strcmp(want, have) == 0;
 		free(have);
 		if (!ok) {
@@ -379,7 +396,7 @@ state_fits(const struct desktop *d, json_t *j, char **cause)
 			return (-1);
 		}
 	}
-	if ((p = desktop_path(d, "state")) == NULL) {
+	if ((p = hb_fmt("%s/state", dir)) == NULL) {
 		*cause = hb_fmt("out of memory");
 		return (-1);
 	}
@@ -404,12 +421,22 @@ qemu_restore(const struct desktop *d, const struct image *im, const char *accel,
 	char *qmps = NULL, *quoted = NULL, *uri = NULL, *full = NULL;
 	char *series = NULL, *c2 = NULL;
 	const char *was;
-	json_t *j = NULL;
+	json_t *j = NULL, *warm = NULL;
 	json_error_t jerr;
-	int rv = -1, launched = 0;
+	int rv = -1, launched = 0, ram_in_state = 0;
+	const char *wdir = NULL;
 	long long deadline;
 
-	if (meta == NULL || (st = desktop_path(d, "state")) == NULL ||
+	/* A clone's first start: the warm state of its image, which stays
+	 * (other clones read it), is restored into this desktop's disks. */
+	if ((warm = qemu_warm_from(d)) != NULL) {
+		wdir = json_string_value(json_object_get(warm, "warm"));
+		free(meta);
+		meta = hb_fmt("%s/state.json", wdir);
+	}
+	if (meta == NULL ||
+	    (st = warm ? hb_fmt("%s/state", wdir) : desktop_path(d, "state")) ==
+	        NULL ||
 	    (qmps = desktop_path(d, "qmp.sock")) == NULL ||
 	    (quoted = shell_quote(st)) == NULL ||
 	    (uri = hb_fmt("exec:cat %s", quoted)) == NULL) {
@@ -420,8 +447,16 @@ qemu_restore(const struct desktop *d, const struct image *im, const char *accel,
 		*cause = hb_fmt("unreadable '%s': %s", meta, jerr.text);
 		goto out;
 	}
-	if (state_fits(d, j, cause) != 0)
+	if (warm != NULL &&
+	    !json_equal(json_object_get(warm, "state_blake2b"),
+	        json_object_get(j, "state_blake2b"))) {
+		*cause = hb_fmt("the image's warm state was remade since this "
+		                "desktop was created from it");
 		goto out;
+	}
+	if (state_fits(d, warm ? wdir : d->dir, j, cause) != 0)
+		goto out;
+	ram_in_state = json_is_true(json_object_get(j, "ram_in_state"));
 	if (qemu_launch(d, im, accel, 1, cause) != 0)
 		goto out;
 	launched = 1;
@@ -437,7 +472,9 @@ qemu_restore(const struct desktop *d, const struct image *im, const char *accel,
 		    json_string_value(json_object_get(j, "qemu")) ?: "?", full);
 		goto out;
 	}
-	if (set_ignore_shared(q, 1, cause) != 0 ||
+	/* A state that holds the RAM (a clone's first save) loads it into
+	 * this desktop's RAM file, which x-ignore-shared would refuse. */
+	if (set_ignore_shared(q, !ram_in_state, cause) != 0 ||
 	    qmp_exec(q, "migrate-incoming", json_pack("{s:s}", "uri", uri),
 	        NULL, cause) != 0)
 		goto out;
@@ -486,11 +523,40 @@ qemu_restore(const struct desktop *d, const struct image *im, const char *accel,
 	/* Snapshots (snapshot-save) must include the RAM again. */
 	if (set_ignore_shared(q, 0, cause) != 0)
 		goto out;
-	/* Once it runs its RAM moves on: the state is spent. */
-	ms = desktop_path(d, "state.json");
-	unlink(st);
-	if (ms != NULL)
-		unlink(ms);
+	if (warm != NULL) {
+		/* A larger home than the warm state's: grown online (the
+		 * guest's virtio-blk sees the new size, its udev rule grows
+		 * the file system: bureau-growhome). */
+		json_int_t h = json_integer_value(
+		    json_object_get(warm, "home"));
+		json_int_t wh = json_integer_value(
+		    json_object_get(warm, "warm_home"));
+		char *from, *to;
+
+		if (h > wh &&
+		    qmp_exec(q, "block_resize",
+		        json_pack("{s:s, s:I}", "node-name", "home", "size", h),
+		        NULL, cause) != 0)
+			goto out;
+		/* From here on it runs on the warm RAM, privately. */
+		from = desktop_path(d, "warm-from");
+		to = desktop_path(d, "warm-ram");
+		if (from == NULL || to == NULL || rename(from, to) != 0) {
+			*cause = hb_fmt("cannot mark the clone: %s",
+			    strerror(errno));
+			free(from);
+			free(to);
+			goto out;
+		}
+		free(from);
+		free(to);
+	} else {
+		/* Once it runs its RAM moves on: the state is spent. */
+		ms = desktop_path(d, "state.json");
+		unlink(st);
+		if (ms != NULL)
+			unlink(ms);
+	}
 	if (qmp_exec(q, "cont", NULL, NULL, cause) != 0)
 		goto out;
 	rv = 0;
@@ -499,6 +565,7 @@ out:
 		qemu_end(d, q);
 	qmp_close(q);
 	json_decref(j);
+	json_decref(warm);
 	free(meta);
 	free(st);
 	free(ms);

@@ -21,22 +21,137 @@
  * on a blank screen stays near 3. */
 #define DRAWN_STDDEV  6.0
 #define SETTLE_MAX_MS 3000
+/* How long a clone's guest may take to read its own identity. */
+#define IDENTITY_WAIT_MS 90000
+
+/* A client of d's own bureaud with token (NULL: d's guest-token). */
+static bureau_client *
+guest_bc(const struct desktop *d, const char *token, char **cause)
+{
+	char *gp = desktop_path(d, "guest.json"), *tp = NULL, *tok = NULL;
+	json_t *g = gp ? json_load_file(gp, 0, NULL) : NULL;
+	const char *url = json_string_value(json_object_get(g, "url"));
+	bureau_client *bc = NULL;
+
+	if (token == NULL && (tp = desktop_path(d, "guest-token")) != NULL &&
+	    (tok = hb_read_file(tp)) != NULL)
+		tok[strcspn(tok, "\r\n")] = '\0';
+	if (url == NULL || (token == NULL && tok == NULL))
+		*cause = hb_fmt("no guest address or token for '%s'", d->name);
+	else if (bureau_connect(url, token ? token : tok, 2.0, &bc) != 0)
+		*cause = hb_fmt("cannot make a client for '%s'", url);
+	if (tok != NULL)
+		sodium_memzero(tok, strlen(tok));
+	free(tok);
+	free(tp);
+	free(gp);
+	json_decref(g);
+	return (bc);
+}
+
+/*
+ * A clone wakes with the warm desktop's memory, its daemon holding the
+ * warm state's token. Its guest re-reads its own identity from fw_cfg on
+ * the VM generation change (bureau-identity, from udev) and SIGHUPs
+ * bureaud: wait until the daemon takes this desktop's guest token, then
+ * check that it refuses the warm state's.
+ */
+static int
+vm_identity_wait(const struct vm_backend *vm, const struct desktop *d,
+    char **cause)
+{
+	long long deadline = hb_now_ms() + IDENTITY_WAIT_MS;
+	bureau_client *bc = NULL, *old = NULL;
+	char *wt = vm->warm_token ? vm->warm_token(d) : NULL;
+	int rc = BUREAU_ECONNECT, rv = -1;
+
+	if ((bc = guest_bc(d, NULL, cause)) == NULL)
+		goto out;
+	while (hb_now_ms() < deadline) {
+		if (vm->pid(d) == 0) {
+			*cause = hb_fmt("qemu exited while the clone took its "
+			                "identity");
+			goto out;
+		}
+		rc = bureau_call_timeout(bc,
+		    "{\"tool\":\"system\",\"action\":\"ping\"}", 2.0, NULL);
+		if (rc == 0)
+			break;
+		usleep(rc == BUREAU_EUNAUTH ? 50000 : 200000);
+	}
+	if (rc != 0) {
+		*cause = hb_fmt("its daemon did not take its own token within "
+		                "%d s (%s): an image without bureau-identity?",
+		    IDENTITY_WAIT_MS / 1000,
+		    rc == BUREAU_EUNAUTH ? "it still holds the warm state's" :
+		                           bureau_client_error(bc));
+		goto out;
+	}
+	if (wt != NULL) {
+		if ((old = guest_bc(d, wt, cause)) == NULL)
+			goto out;
+		rc = bureau_call_timeout(old,
+		    "{\"tool\":\"system\",\"action\":\"ping\"}", 5.0, NULL);
+		if (rc != BUREAU_EUNAUTH) {
+			*cause = hb_fmt("its daemon did not refuse the warm "
+			                "state's token (%s)",
+			    rc == 0 ? "it answered" : bureau_client_error(old));
+			goto out;
+		}
+	}
+	rv = 0;
+out:
+	if (wt != NULL)
+		sodium_memzero(wt, strlen(wt));
+	free(wt);
+	bureau_close(bc);
+	bureau_close(old);
+	return (rv);
+}
 
 int
 vm_launch(const struct vm_backend *vm, const struct desktop *d,
     const struct image *im, const char *accel, int *restored, char **fallback,
     char **cause)
 {
-	char *why = NULL;
+	char *why = NULL, *c2 = NULL;
+	int clone = vm->cloned != NULL && vm->cloned(d);
 
 	*restored = 0;
 	*fallback = NULL;
-	if (vm->saved(d)) {
+	if (clone || vm->saved(d)) {
+		long long t0 = hb_now_ms();
+
 		if (vm->restore(d, im, accel, &why) == 0) {
-			*restored = 1;
-			return (0);
+			long long t1 = hb_now_ms();
+
+			if (!clone || vm_identity_wait(vm, d, &why) == 0) {
+				if (clone)
+					fprintf(stderr,
+					    "bureau: desktop '%s' restored "
+					    "from "
+					    "the image's warm state in %.2f s, "
+					    "took its own identity %.2f s "
+					    "later\n",
+					    d->name, (t1 - t0) / 1000.0,
+					    (hb_now_ms() - t1) / 1000.0);
+				*restored = 1;
+				return (0);
+			}
+			/* Never a clone that answers to another's token. */
+			vm->kill(d, &c2);
+			free(c2);
 		}
 		*fallback = why != NULL ? why : hb_fmt("unknown error");
+		if (clone && *fallback != NULL) {
+			char *w = hb_fmt("it is a clone of the image's warm "
+			                 "state: %s",
+			    *fallback);
+			if (w != NULL) {
+				free(*fallback);
+				*fallback = w;
+			}
+		}
 		vm->discard(d);
 	}
 	return (vm->start(d, im, accel, cause));

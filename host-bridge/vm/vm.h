@@ -66,6 +66,18 @@ struct vm_backend {
 	void (*discard)(const struct desktop *d);
 	/* The VM's resource figures now (never blocks on the guest). */
 	int (*stats)(const struct desktop *d, struct vm_stats *st);
+	/* The disks of a new desktop cloned from its image's warm state
+	 * (instead of create): 1 done, the first start restores the warm
+	 * state under the desktop's own identity; 0 when there is no warm
+	 * state that fits (*why says why: the caller creates it as usual);
+	 * -1 on error. */
+	int (*clone)(const struct desktop *d, const struct image *im,
+	    long long disk_bytes, long long home_bytes, char **why);
+	/* A clone not started yet: restore starts it from the warm state. */
+	int (*cloned)(const struct desktop *d);
+	/* The warm state's guest token (malloc'd), which a clone's daemon
+	 * must refuse once it runs, or NULL. */
+	char *(*warm_token)(const struct desktop *d);
 };
 
 /* The QEMU/QMP backend. */

@@ -1,8 +1,10 @@
 #!/bin/sh
 # Desktop bench: the time from `bureau start` to the first screenshot
-# (cold boot, TCG unless BUREAU_ACCEL says otherwise) and the disk space a
-# new desktop costs, on the minimal image (cached in $BUREAU_IMAGES,
-# default /var/cache/bureau/images).
+# (cold boot, TCG unless BUREAU_ACCEL says otherwise), `stop` (save),
+# `start` from the saved state, `create`+`start` of a clone of the image's
+# warm state, and the disk space each costs, on the minimal image (cached
+# in $BUREAU_IMAGES, default /var/cache/bureau/images), as ratios against
+# the cold boot of the same run.
 #
 #   tests/bench/desktop_bench.sh BUILDDIR
 set -u
@@ -17,13 +19,17 @@ command -v qemu-system-x86_64 >/dev/null || { echo "desktop bench: SKIP (no qemu
 home=$(mktemp -d /var/tmp/bureau-bench.XXXXXX)
 export BUREAU_HOME=$home
 cleanup() {
-	[ -s "$home/b/qemu.pid" ] && kill -9 "$(cat "$home/b/qemu.pid")" 2>/dev/null
+	for n in b c; do
+		[ -s "$home/$n/qemu.pid" ] && kill -9 "$(cat "$home/$n/qemu.pid")" 2>/dev/null
+	done
 	rm -rf "$home"
 }
 trap cleanup EXIT INT TERM
 
 ms() { date +%s%3N; }
 secs() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.1f", (b - a) / 1000 }'; }
+ratio() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.3f", a / b }'; }
+kib() { du -sk "$@" | awk '{ s += $1 } END { print s }'; }
 
 deb=$(ls "$build"/bureaud_*.deb 2>/dev/null | tail -n1)
 t0=$(ms)
@@ -55,13 +61,46 @@ t3=$(ms)
 echo "desktop start -> daemon answers ($accel, cold): $(secs "$t0" "$t1") s"
 echo "desktop start -> first screenshot ($accel, cold): $(secs "$t0" "$t2") s"
 echo "desktop start -> screenshot of the drawn desktop ($accel, cold): $(secs "$t0" "$t3") s"
+cold=$((t3 - t0))
+cold_k=$(kib "$home/b")
 t0=$(ms)
 "$bureau" stop b >/dev/null
-echo "desktop stop (save): $(secs "$t0" "$(ms)") s"
+save=$(( $(ms) - t0 ))
+echo "desktop stop (save): $(secs 0 "$save") s"
 echo "desktop saved state on disk: RAM file $(du -h "$home/b/ram" | cut -f1) used of $(ls -lh "$home/b/ram" | awk '{ print $5 }') (sparse), device state $(du -h "$home/b/state" | cut -f1)"
+saved_k=$(kib "$home/b/ram" "$home/b/state")
 t0=$(ms)
 "$bureau" start b --accel "$accel" >/dev/null || exit 1
-echo "desktop start from the saved state -> ready (daemon, drawn, clock): $(secs "$t0" "$(ms)") s"
+restore=$(( $(ms) - t0 ))
+echo "desktop start from the saved state -> ready (daemon, drawn, clock): $(secs 0 "$restore") s"
+
+# A new desktop from the image's warm state (made here when missing: one
+# more cold boot, not timed as the clone's).
+img=$(cd "$images/minimal" && pwd -P)
+if [ ! -s "$img/warm/state.json" ]; then
+	"$bureau" image warm "$img" >"$home/warm.log" 2>&1 ||
+		{ tail -20 "$home/warm.log"; echo "desktop bench: image warm failed"; }
+fi
+clone=
+if [ -s "$img/warm/state.json" ]; then
+	t0=$(ms)
+	"$bureau" create c --image "$img" >"$home/create-c.log" || exit 1
+	t1=$(ms)
+	"$bureau" start c --accel "$accel" --timeout 900 >"$home/start-c.log" 2>&1 ||
+		{ cat "$home/start-c.log"; exit 1; }
+	clone=$(( $(ms) - t0 ))
+	grep -q '^restored' "$home/start-c.log" || echo "desktop bench: the clone booted: $(head -n1 "$home/start-c.log")"
+	clone_k=$(kib "$home/c")
+	sed -n 's/^bureau: desktop .c. restored from the image.s warm state in \(.*\) s, took its own identity \(.*\) s later$/desktop clone: the warm state restored in \1 s, its own identity taken \2 s later (host agent)/p' "$home/c/agent.log"
+	echo "desktop create+start of a clone of the warm state -> ready: $(secs 0 "$clone") s (create $(secs "$t0" "$t1") s)"
+	echo "desktop clone on disk: $clone_k KiB (copies of the warm overlays; the warm RAM, $(kib "$img/warm/ram") KiB, shared)"
+	"$bureau" stop --force c >/dev/null 2>&1
+	"$bureau" rm c >/dev/null 2>&1
+fi
+echo "desktop ratios against the cold boot to a drawn desktop ($(secs 0 "$cold") s, ${cold_k} KiB on disk):" \
+    "save $(ratio "$save" "$cold"), start from saved $(ratio "$restore" "$cold")${clone:+, create+start of a clone $(ratio "$clone" "$cold")};" \
+    "disk: saved state $(ratio "$saved_k" "$cold_k")${clone:+, clone $(ratio "$clone_k" "$cold_k")}" \
+    "(load: $(cut -d' ' -f1-3 /proc/loadavg))"
 t0=$(ms)
 "$bureau" stop --shutdown b >/dev/null
 echo "desktop stop --shutdown (ACPI): $(secs "$t0" "$(ms)") s"

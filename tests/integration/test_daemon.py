@@ -389,6 +389,46 @@ def bureaud_args(args, config=None):
             os.unlink(path)
 
 
+def test_sighup_reloads_token():
+    # A desktop cloned from a saved state writes its own token to the
+    # token file and sends SIGHUP: from then on the old token (the saved
+    # state's) is refused and the new one works, events included; the
+    # daemon keeps its pid and its sessions.
+    D = bt.Daemon(X)
+    try:
+        old = D.token
+        sid = bt.ok(D.call(tool="bash", command="echo $$"))["output"].strip()
+        new = "n3w-%08x" % random.getrandbits(32)
+        with open(D.token_file + ".tmp", "w") as f:
+            f.write(new + "\n")
+        os.rename(D.token_file + ".tmp", D.token_file)
+        D.proc.send_signal(signal.SIGHUP)
+        D.token = new
+
+        def switched():
+            r = D.call(tool="system", action="ping")
+            return r.get("ok") is True
+        bt.wait_for(switched, 10, "the new token to be accepted")
+        r = D.call(tool="system", action="ping", token=old)
+        assert r.get("ok") is False and \
+            r["error"]["code"] == "unauthorized", r
+        assert D.proc.poll() is None, "bureaud ended on SIGHUP"
+        assert bt.ok(D.call(tool="bash", command="echo $$"))[
+            "output"].strip() == sid, "the bash session did not survive"
+        sub = bt.Sub(D.events, b"action ", timeout_ms=5000, token=new)
+        time.sleep(0.5)
+        bt.ok(D.call(tool="bash", command="echo after-hup"))
+        seen = b"\n".join(drain(sub, b"after-hup"))
+        assert b"after-hup" in seen, "no event under the new token's key"
+        # An unreadable token file keeps the token in force.
+        os.unlink(D.token_file)
+        D.proc.send_signal(signal.SIGHUP)
+        time.sleep(0.5)
+        assert D.alive(), "bureaud lost its token on a bad reload"
+    finally:
+        D.stop()
+
+
 def test_strict_numbers():
     # "17179869185G" used to wrap (a signed shift) to 1 GiB and be taken.
     bad = (("17179869185G", "too large"),

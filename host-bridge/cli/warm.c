@@ -1,0 +1,166 @@
+/*
+ * `bureau image warm [DIR]`: make an image's warm state, DIR/warm (see
+ * host-bridge/vm/qemu_warm.c): a desktop named "warm" with the default
+ * sizes of `bureau create`, booted once, its session drawn, synced and
+ * saved, by this very program's create, start and stop in a private
+ * BUREAU_HOME inside DIR (so the files move into DIR/warm by rename, their
+ * times kept, which the state records). A failure leaves the image as it
+ * was: new desktops boot instead.
+ */
+#include <errno.h>
+#include <ftw.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "host-bridge/cli/desktop.h"
+#include "host-bridge/store/store.h"
+#include "host-bridge/util/util.h"
+
+/* What a clone needs of the warm desktop's directory. */
+static const char *const warm_files[] = { "system.qcow2", "home.qcow2", "ram",
+	"state", "state.json", "guest-token" };
+
+static int
+rm_entry(const char *path, const struct stat *st, int flag, struct FTW *f)
+{
+	(void)st;
+	(void)flag;
+	(void)f;
+	return (remove(path));
+}
+
+static void
+rm_tree(const char *path)
+{
+	if (path != NULL && access(path, F_OK) == 0)
+		nftw(path, rm_entry, 16, FTW_DEPTH | FTW_PHYS);
+}
+
+/* Run `bureau ARGS...` (this program) with BUREAU_HOME=home. */
+static int
+run_self(const char *home, char **args, char **cause)
+{
+	char *exe = hb_exe_dir(), *self = NULL, *av[12];
+	char *old = getenv("BUREAU_HOME") ? strdup(getenv("BUREAU_HOME")) :
+	                                    NULL;
+	int n = 0, rv;
+
+	if (exe == NULL || (self = hb_fmt("%s/bureau", exe)) == NULL) {
+		free(exe);
+		free(old);
+		*cause = hb_fmt("cannot find this program");
+		return (-1);
+	}
+	av[n++] = self;
+	for (int i = 0; args[i] != NULL && n < 11; i++)
+		av[n++] = args[i];
+	av[n] = NULL;
+	setenv("BUREAU_HOME", home, 1);
+	setenv("BUREAU_WARM", "0", 1); /* a cold boot, whatever DIR has */
+	fflush(stdout);
+	rv = hb_run(av, 0, cause);
+	if (old != NULL)
+		setenv("BUREAU_HOME", old, 1);
+	else
+		unsetenv("BUREAU_HOME");
+	unsetenv("BUREAU_WARM");
+	free(old);
+	free(exe);
+	free(self);
+	return (rv);
+}
+
+int
+image_warm(const char *opt, char **cause)
+{
+	char *dir = NULL, *tmp = NULL, *wdir = NULL, *nw = NULL, *old = NULL;
+	char *from = NULL, *to = NULL;
+	long long t0 = hb_now_ms();
+	int rv = -1;
+
+	if ((dir = image_dir(opt, cause)) == NULL)
+		return (-1);
+	if ((tmp = hb_fmt("%s/.warm-XXXXXX", dir)) == NULL ||
+	    (wdir = hb_fmt("%s/warm", dir)) == NULL ||
+	    (nw = hb_fmt("%s/warm.new", dir)) == NULL ||
+	    (old = hb_fmt("%s/warm.old", dir)) == NULL) {
+		*cause = hb_fmt("out of memory");
+		goto out;
+	}
+	if (mkdtemp(tmp) == NULL) {
+		*cause = hb_fmt("cannot create '%s': %s", tmp, strerror(errno));
+		free(tmp);
+		tmp = NULL;
+		goto out;
+	}
+	printf("bureau image warm: booting a desktop of '%s' once\n", dir);
+	char *create[] = { "create", "warm", "--image", dir, NULL };
+	char *start[] = { "start", "warm", NULL };
+	char *stop[] = { "stop", "warm", NULL };
+	if (run_self(tmp, create, cause) != 0)
+		goto out;
+	if (run_self(tmp, start, cause) != 0) {
+		char *c2 = NULL;
+		char *kill[] = { "stop", "--force", "warm", NULL };
+		run_self(tmp, kill, &c2);
+		free(c2);
+		goto out;
+	}
+	if (run_self(tmp, stop, cause) != 0)
+		goto out;
+	rm_tree(nw);
+	if (mkdir(nw, 0700) != 0) {
+		*cause = hb_fmt("cannot create '%s': %s", nw, strerror(errno));
+		goto out;
+	}
+	for (size_t i = 0; i < sizeof warm_files / sizeof warm_files[0] + 1;
+	     i++) {
+		const char *f = i < sizeof warm_files / sizeof warm_files[0] ?
+		    warm_files[i] :
+		    "desktop.json";
+		free(from);
+		free(to);
+		from = hb_fmt("%s/warm/%s", tmp, f);
+		to = hb_fmt("%s/%s", nw,
+		    strcmp(f, "desktop.json") == 0 ? "warm.json" : f);
+		if (from == NULL || to == NULL) {
+			*cause = hb_fmt("out of memory");
+			goto out;
+		}
+		if (rename(from, to) != 0) {
+			*cause = hb_fmt("the warm desktop left no '%s' (%s): "
+			                "was it saved?",
+			    f, strerror(errno));
+			goto out;
+		}
+	}
+	rm_tree(old);
+	if (access(wdir, F_OK) == 0 && rename(wdir, old) != 0) {
+		*cause = hb_fmt("cannot move '%s': %s", wdir, strerror(errno));
+		goto out;
+	}
+	if (rename(nw, wdir) != 0) {
+		*cause = hb_fmt("cannot move '%s': %s", nw, strerror(errno));
+		goto out;
+	}
+	rm_tree(old);
+	printf("bureau image warm: '%s' made in %.0f s: new desktops of this "
+	       "image start from it\n",
+	    wdir, (hb_now_ms() - t0) / 1000.0);
+	rv = 0;
+out:
+	rm_tree(tmp);
+	if (rv != 0)
+		rm_tree(nw);
+	free(dir);
+	free(tmp);
+	free(wdir);
+	free(nw);
+	free(old);
+	free(from);
+	free(to);
+	return (rv);
+}

@@ -1,0 +1,257 @@
+#!/bin/sh
+# End-to-end: new desktops cloned from the image's warm state.
+#
+#   tests/e2e/test_warm.sh BUILDDIR
+#
+# With the minimal image (cached under $BUREAU_IMAGES; its warm state made
+# here when the cache lacks one: one cold boot, reused by later runs),
+# under TCG: two desktops created with the defaults are clones (create
+# says so) and start from the warm state, ready (a drawn screen); read in
+# each guest through the bash tool, their machine-ids, hostnames (= their
+# names) and guest tokens (/run/bureau/token) differ, and each guest token
+# is its own desktop's; their agent tokens differ and one's is refused by
+# the other's endpoint; the warm state's guest token and the other clone's
+# are refused by a clone's own daemon (guest.json's port); a file written
+# in one clone is not in the other; a clone with a larger --home sees it
+# (df in the guest); stop/start of a clone restores it (same pid); a warm
+# state of another QEMU boots instead, saying so, and create on an image
+# without one says so; the warm state's files are untouched by its clones. Prints the create+start
+# times and what a clone costs on disk. No cold boot when the warm state
+# is cached.
+set -u
+
+build=${1:?usage: test_warm.sh BUILDDIR}
+build=$(cd "$build" && pwd)
+top=$(cd "$(dirname "$0")/../.." && pwd)
+bureau=$build/bureau
+images=${BUREAU_IMAGES:-/var/cache/bureau/images}
+if [ -z "${BUREAU_PORTS:-}" ]; then
+	lo=$((20000 + $(od -An -N2 -tu2 /dev/urandom | tr -d ' ') % 400 * 30))
+	export BUREAU_PORTS=$lo-$((lo + 29))
+fi
+fails=0 passes=0
+
+pass() { echo "PASS $*"; passes=$((passes + 1)); }
+fail() { echo "FAIL $*"; fails=$((fails + 1)); }
+skip() { echo "SKIP $*"; exit 0; }
+now() { date +%s.%N; }
+since() { echo "$1 $(now)" | awk '{ printf "%.2f", $2 - $1 }'; }
+
+for t in qemu-system-x86_64 qemu-img mke2fs convert python3; do
+	command -v $t >/dev/null 2>&1 || skip "warm e2e: '$t' not installed (make deps)"
+done
+[ -x "$bureau" ] || { fail "no $bureau (make)"; exit 1; }
+if [ ! -e "$images/minimal/image.json" ]; then
+	[ "$(id -u)" = 0 ] || skip "warm e2e: building the image needs root and none is cached in $images"
+	command -v mmdebstrap >/dev/null 2>&1 || skip "warm e2e: 'mmdebstrap' not installed (make deps)"
+fi
+
+home=$(mktemp -d /var/tmp/bureau-warm.XXXXXX)
+export BUREAU_HOME=$home
+cleanup() {
+	for n in wa wb wc wd; do
+		"$bureau" stop --force $n >/dev/null 2>&1
+		[ -s "$home/$n/qemu.pid" ] && kill -9 "$(cat "$home/$n/qemu.pid")" 2>/dev/null
+	done
+	rm -rf "$home"
+}
+trap cleanup EXIT INT TERM
+
+# ---- the image and its warm state ----------------------------------------------
+deb=$(ls "$build"/bureaud_*.deb 2>/dev/null | tail -n1)
+if [ -z "$deb" ]; then
+	make -s -C "$top" BUILD="$build" deb >"$home/deb.log" 2>&1 ||
+		{ tail -20 "$home/deb.log"; fail "make deb"; exit 1; }
+	deb=$(ls "$build"/bureaud_*.deb | tail -n1)
+fi
+if ! "$bureau" image build --minimal --out "$images" --deb "$deb" >"$home/image.log" 2>&1; then
+	tail -30 "$home/image.log"
+	fail "image build --minimal"
+	exit 1
+fi
+img=$(cd "$images/minimal" && pwd -P)
+warm=$img/warm
+if [ ! -s "$warm/state.json" ]; then
+	t0=$(now)
+	"$bureau" image warm "$img" >"$home/warm.log" 2>&1 ||
+		{ tail -30 "$home/warm.log"; fail "image warm"; exit 1; }
+	pass "image warm made the warm state ($(since $t0) s, one cold boot)"
+fi
+stamp() { stat -c '%s %Y' "$warm/ram" "$warm/state" "$warm/system.qcow2" "$warm/home.qcow2" | tr '\n' ' '; }
+warm_before=$(stamp)
+
+call() { "$bureau" call --timeout "${3:-120}" "$1" "$2"; }
+json() {
+	python3 -c 'import json,sys
+r=json.load(sys.stdin); v=r
+for k in sys.argv[1].split("."):
+    v=v.get(k) if isinstance(v,dict) else None
+print("" if v is None else (json.dumps(v) if isinstance(v,(dict,list,bool)) else v))' "$1"
+}
+# gsh NAME CMD: its output, through NAME's daemon's bash tool.
+gsh() {
+	req=$(python3 -c 'import json,sys; print(json.dumps({"tool":"bash","command":sys.argv[1],"timeout":120}))' "$2")
+	call "$1" "$req" 150 | json output
+}
+# ping URL TOKEN: the daemon's answer to a ping with TOKEN: "ok" or the
+# error's code.
+ping() {
+	PYTHONPATH=$top/tests/lib python3 -c '
+import json, sys
+import bt
+r = bt.Req(sys.argv[1], timeout_ms=20000)
+try:
+    a = json.loads(r.rpc(json.dumps({"tool": "system", "action": "ping", "token": sys.argv[2]})))
+finally:
+    r.close()
+print("ok" if a.get("ok") else a.get("error", {}).get("code"))' "$1" "$2"
+}
+guest_url() { json url < "$home/$1/guest.json"; }
+
+# ---- two clones -----------------------------------------------------------------
+# create NAME [ARGS]: a clone (create says so) of the minimal image.
+create() {
+	n=$1; shift
+	if "$bureau" create $n --image "$img" "$@" >"$home/create-$n.out" 2>&1 &&
+	    grep -q "cloned from the image's warm state" "$home/create-$n.out"; then
+		return 0
+	fi
+	cat "$home/create-$n.out"; fail "create $n: not a clone"; exit 1
+}
+# start NAME LABEL: start it, print its time (create+start from $t0).
+start() {
+	if "$bureau" start $1 --accel tcg --timeout 600 >"$home/start-$1.out" 2>&1; then
+		took=$(since $t0)
+		pass "create+start $1 $2 ($took s: $(head -n1 "$home/start-$1.out"))"
+	else
+		cat "$home/start-$1.out"; tail -20 "$home/$1/agent.log"
+		fail "start $1 $2"; exit 1
+	fi
+}
+t0=$(now); create wa; start wa "(clone)"; ta=$took
+t0=$(now); create wb; start wb "(clone)"; tb=$took
+grep -q '^restored' "$home/start-wa.out" && grep -q '^restored' "$home/start-wb.out" &&
+	pass "both started from the warm state (restored, no boot)" ||
+	fail "a clone booted: $(head -n1 "$home/start-wa.out") / $(head -n1 "$home/start-wb.out")"
+
+# A drawn screen at once.
+if "$bureau" screenshot wa -o "$home/shot.png" >/dev/null 2>&1; then
+	sd=$(convert "$home/shot.png" -colorspace gray -format '%[fx:standard_deviation]' info:)
+	python3 -c "import sys; sys.exit(0 if $sd > 0.03 else 1)" &&
+		pass "a clone's first screenshot shows the desktop (stddev $sd)" ||
+		fail "a clone's first screenshot is blank (stddev $sd)"
+else
+	fail "screenshot wa"
+fi
+
+# ---- their identities, read in the guests -----------------------------------
+ida=$(gsh wa 'hostname; cat /etc/machine-id; cat /run/bureau/token')
+idb=$(gsh wb 'hostname; cat /etc/machine-id; cat /run/bureau/token')
+ha=$(echo "$ida" | sed -n 1p) ma=$(echo "$ida" | sed -n 2p) ga=$(echo "$ida" | sed -n 3p)
+hb=$(echo "$idb" | sed -n 1p) mb=$(echo "$idb" | sed -n 2p) gb=$(echo "$idb" | sed -n 3p)
+[ "$ha" = wa ] && [ "$hb" = wb ] && pass "hostnames are the names ($ha, $hb)" ||
+	fail "hostnames '$ha' '$hb' (want wa, wb)"
+[ ${#ma} = 32 ] && [ ${#mb} = 32 ] && [ "$ma" != "$mb" ] &&
+	pass "machine-ids differ ($ma, $mb)" || fail "machine-ids '$ma' '$mb'"
+[ ${#ga} -ge 32 ] && [ "$ga" != "$gb" ] && [ "$ga" = "$(cat "$home/wa/guest-token")" ] &&
+	[ "$gb" = "$(cat "$home/wb/guest-token")" ] &&
+	pass "guest tokens differ, each its own desktop's" ||
+	fail "guest tokens: wa '$ga' wb '$gb'"
+wt=$(cat "$warm/guest-token")
+[ "$ga" != "$wt" ] && [ "$gb" != "$wt" ] || fail "a clone kept the warm state's guest token"
+ta_tok=$(cat "$home/wa/token") tb_tok=$(cat "$home/wb/token")
+[ "$ta_tok" != "$tb_tok" ] && pass "agent tokens differ" || fail "agent tokens are equal"
+
+# One clone's agent token is refused by the other's endpoint.
+ea=$(cat "$home/wa/endpoint") eb=$(cat "$home/wb/endpoint")
+r1=$(ping "$eb" "$ta_tok") r2=$(ping "$eb" "$tb_tok")
+[ "$r1" = unauthorized ] && [ "$r2" = ok ] &&
+	pass "wa's agent token is refused by wb's endpoint ($r1; its own: $r2)" ||
+	fail "wb's endpoint: wa's token '$r1', its own '$r2'"
+# The warm state's guest token and the other clone's are refused by a
+# clone's own daemon.
+ua=$(guest_url wa)
+r1=$(ping "$ua" "$wt") r2=$(ping "$ua" "$gb") r3=$(ping "$ua" "$ga")
+[ "$r1" = unauthorized ] && [ "$r2" = unauthorized ] && [ "$r3" = ok ] &&
+	pass "wa's daemon refuses the warm state's guest token and wb's ($r1, $r2; its own: $r3)" ||
+	fail "wa's daemon: warm token '$r1', wb's '$r2', its own '$r3'"
+
+# ---- their files --------------------------------------------------------------
+gsh wa 'echo only-wa > ~/only-wa.txt && sync' >/dev/null
+[ "$(gsh wa 'cat ~/only-wa.txt')" = only-wa ] &&
+	[ "$(gsh wb 'test -e ~/only-wa.txt && echo there || echo absent')" = absent ] &&
+	pass "a file written in one clone is not in the other" ||
+	fail "the file written in wa: in wa '$(gsh wa 'cat ~/only-wa.txt')', in wb '$(gsh wb 'ls ~')'"
+"$bureau" stop --force wb >/dev/null 2>&1
+
+# ---- a larger home: grown online ----------------------------------------------
+t0=$(now); create wc --home 24G; start wc "(clone, --home 24G)"
+size=0
+for i in $(seq 1 60); do
+	size=$(gsh wc 'df -B1 --output=size /home | tail -n1' | tr -dc 0-9)
+	[ -n "$size" ] && [ "$size" -gt $((22 * 1024 * 1024 * 1024)) ] && break
+	sleep 1
+done
+[ -n "$size" ] && [ "$size" -gt $((22 * 1024 * 1024 * 1024)) ] &&
+	pass "a clone with --home 24G sees it: /home is $size bytes (grown online)" ||
+	fail "a clone with --home 24G: /home is '$size' bytes"
+"$bureau" stop --force wc >/dev/null 2>&1
+
+# ---- stop/start of a clone restores it ----------------------------------------
+pid=$(gsh wa 'setsid sleep 100000 >/dev/null 2>&1 < /dev/null & echo $!' | tr -dc 0-9)
+cost_k=$(du -sk "$home/wa" | cut -f1)
+t1=$(now)
+if "$bureau" stop wa >"$home/stop.out" 2>&1 && grep -q saved "$home/stop.out"; then
+	pass "stop saves a clone ($(since $t1) s, its RAM into the state the first time)"
+else
+	cat "$home/stop.out"; fail "stop wa"
+fi
+saved_k=$(du -sk "$home/wa" | cut -f1)
+t0=$(now); start wa "(stop/start)"
+grep -q '^restored' "$home/start-wa.out" && [ -n "$pid" ] &&
+	[ "$(gsh wa "ps -o comm= -p $pid")" = sleep ] &&
+	pass "the clone was restored: pid $pid is still 'sleep'" ||
+	fail "after stop/start: $(head -n1 "$home/start-wa.out"); pid '$pid': '$(gsh wa "ps -o comm= -p $pid")'"
+[ "$(gsh wa 'cat ~/only-wa.txt')" = only-wa ] || fail "the clone's file is gone after stop/start"
+t1=$(now)
+"$bureau" stop wa >/dev/null 2>&1 && t0=$(now) && start wa "(second stop/start: an ordinary saved desktop)"
+
+# ---- a warm state that does not fit: boots instead, saying so -----------------
+# An image beside the real one (its files linked), whose warm state claims
+# another QEMU release series.
+mkdir -p "$home/img/warm"
+for f in "$img"/*; do [ -f "$f" ] && ln -s "$f" "$home/img/"; done
+for f in "$warm"/*; do ln -s "$f" "$home/img/warm/"; done
+rm "$home/img/warm/state.json"
+python3 -c '
+import json, sys
+j = json.load(open(sys.argv[1])); j["qemu_series"] = "7.1"; j["qemu"] = "7.1.0 (test)"
+open(sys.argv[2], "w").write(json.dumps(j))' "$warm/state.json" "$home/img/warm/state.json"
+if "$bureau" create wd --image "$home/img" >"$home/create-wd.out" 2>&1 &&
+    grep -q "cloned from" "$home/create-wd.out"; then
+	"$bureau" start wd --accel tcg --no-wait >"$home/start-wd.out" 2>&1
+	rc=$?
+	if [ $rc = 0 ] && grep -q "cannot restore.*warm state.*saved by QEMU 7.1.0.*booted it instead" "$home/start-wd.out" &&
+	    grep -q '^started' "$home/start-wd.out"; then
+		pass "a warm state QEMU cannot take: booted instead ($(grep 'cannot restore' "$home/start-wd.out" | cut -c1-160))"
+	else
+		fail "a warm state of another QEMU: exit $rc: $(cat "$home/start-wd.out")"
+	fi
+	"$bureau" stop --force wd >/dev/null 2>&1
+else
+	fail "create wd: $(cat "$home/create-wd.out")"
+fi
+# And an image without one: create says so.
+rm -r "$home/img/warm"
+"$bureau" create we --image "$home/img" >"$home/create-we.out" 2>&1 &&
+	grep -q "no warm state (the image has no warm state" "$home/create-we.out" &&
+	pass "an image without a warm state: create says the first start boots" ||
+	fail "create on an image without a warm state: $(cat "$home/create-we.out")"
+
+[ "$(stamp)" = "$warm_before" ] && pass "the warm state's files are as they were" ||
+	fail "the warm state changed: '$warm_before' -> '$(stamp)'"
+echo "# a clone on disk: $cost_k KiB while it runs on the warm RAM, $saved_k KiB once saved (its own RAM)"
+echo "# create+start of a clone: $ta s, $tb s (load: $(cut -d' ' -f1-3 /proc/loadavg))"
+
+echo "# $passes passed, $fails failed"
+[ $fails = 0 ]
