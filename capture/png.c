@@ -21,6 +21,8 @@
 
 #include "capture/capture.h"
 #include "capture/png_tune.h"
+#include "capture/sdeflate.h"
+#include <unistd.h>
 
 /*
  * The settings of the libpng path (small images), chosen with `capbench -m`
@@ -256,6 +258,33 @@ cap_png_encode_tuned(const struct cap_image *img, int level, int filters,
  * the stream is written straight into the PNG's IDAT.
  */
 static pthread_once_t capng_once = PTHREAD_ONCE_INIT;
+static int capng_engine = CAPNG_SDEFLATE, capng_nthreads = -1;
+
+int
+cap_png_engine(int engine, int threads)
+{
+	if (engine == CAPNG_SDEFLATE || engine == CAPNG_LIBDEFLATE)
+		capng_engine = engine;
+	if (threads != 0)
+		capng_nthreads = threads;
+	return capng_engine;
+}
+
+/* Below this many scanline bytes one thread (see the table above). */
+#define CAPNG_PAR_MIN ((size_t)4 << 20)
+
+/* Threads for one stream of n bytes: 2 for big ones where there are 2
+ * CPUs, unless set. */
+static int
+capng_threads(size_t n)
+{
+	long cpus;
+
+	if (capng_nthreads > 0)
+		return capng_nthreads;
+	cpus = sysconf(_SC_NPROCESSORS_ONLN);
+	return n >= CAPNG_PAR_MIN && cpus >= SD_PARTS ? SD_PARTS : 1;
+}
 
 /* libdeflate's hash tables (about 1 MB at level 2) are frame-sized too. */
 static void
@@ -378,15 +407,18 @@ capng_deflate(uint8_t *raw, int width, int height, int level, uint8_t **out,
     size_t *outlen, char **cause)
 {
 	size_t rawlen = CAP_SCANLINE(width) * (size_t)height, bound, zlen;
-	struct libdeflate_compressor *c;
+	struct libdeflate_compressor *c = NULL;
 	uint8_t *buf = NULL, *p;
 	int rc = -1;
 
 	pthread_once(&capng_once, capng_init);
-	if ((c = libdeflate_alloc_compressor(level)) == NULL)
-		goto fail;
+	if (capng_engine == CAPNG_LIBDEFLATE) {
+		if ((c = libdeflate_alloc_compressor(level)) == NULL)
+			goto fail;
+		bound = libdeflate_zlib_compress_bound(c, rawlen);
+	} else
+		bound = sd_bound(rawlen) + 6;
 	capng_filter(raw, width, height);
-	bound = libdeflate_zlib_compress_bound(c, rawlen);
 	/* signature, IHDR (25), IDAT head and CRC (12), IEND (12) */
 	if ((buf = cap_alloc(8 + 25 + 12 + bound + 12)) == NULL)
 		goto fail;
@@ -396,7 +428,11 @@ capng_deflate(uint8_t *raw, int width, int height, int level, uint8_t **out,
 	capng_put32(p + 12, (uint32_t)height);
 	memcpy(p + 16, "\x08\x02\x00\x00\x00", 5); /* 8-bit RGB, no interlace */
 	p = capng_chunk(p, "IHDR", 13);
-	zlen = libdeflate_zlib_compress(c, raw, rawlen, p + 8, bound);
+	if (c != NULL)
+		zlen = libdeflate_zlib_compress(c, raw, rawlen, p + 8, bound);
+	else
+		zlen = sd_zlib(raw, rawlen, CAP_SCANLINE(width),
+		    capng_threads(rawlen), p + 8, bound);
 	if (zlen == 0)
 		goto fail;
 	p = capng_chunk(p, "IDAT", zlen);
@@ -413,7 +449,8 @@ fail:
 		*cause = NULL;
 out:
 	cap_free(buf);
-	libdeflate_free_compressor(c);
+	if (c != NULL)
+		libdeflate_free_compressor(c);
 	return rc;
 }
 
