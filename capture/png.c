@@ -460,6 +460,8 @@ cap_png_encoder(void)
 	/* "libdeflate 1.14" in the binary would match lintian's pattern for
 	 * an embedded copy of zlib ("deflate" and a version), which fails
 	 * `make deb`: libdeflate is linked, not embedded. */
+	if (capng_engine == CAPNG_SDEFLATE)
+		return "sdeflate";
 	return "libdeflate v" LIBDEFLATE_VERSION_STRING;
 }
 
