@@ -3,6 +3,7 @@
  *
  *   capbench [-n RUNS] [-m] [-o scaled.png] [frame.png]
  *   capbench -s WxH frame.png
+ *   capbench -e [-n RUNS] frame.png
  *
  * frame.png is a screenshot (for example of an Xvfb desktop:
  * `xwd -root -display :N | convert xwd:- frame.png`); without it a
@@ -14,6 +15,9 @@
  * as a PNG to look at. -s scales the frame to WxH and prints the sizes of
  * its PNG from cap_png_encode and from libpng at levels 1 and 6 with
  * libpng's default (adaptive) filters: `bytes=N libpng1=N libpng6=N`.
+ * -e only compares the compressors of big images (libdeflate, sdeflate on
+ * one and two threads) on the frame scaled to 1280x720 and at full size:
+ * wall and CPU time, size, and whether libpng decodes the same pixels.
  */
 #include <png.h>
 #include <stdio.h>
@@ -386,15 +390,19 @@ main(int argc, char **argv)
 	char label[64], extra[64];
 	const char *outpath = NULL;
 	uint8_t *png = NULL;
+	char *cause = NULL;
 	double t0, c0;
 	size_t len = 0;
-	int c, i, runs = 30, matrix = 0;
+	int c, i, runs = 30, matrix = 0, engines = 0;
 	const char *sizes = NULL;
 	enum step step;
 	FILE *fp;
 
-	while ((c = getopt(argc, argv, "mn:o:s:")) != -1) {
+	while ((c = getopt(argc, argv, "emn:o:s:")) != -1) {
 		switch (c) {
+		case 'e':
+			engines = 1;
+			break;
 		case 's':
 			sizes = optarg;
 			break;
@@ -409,7 +417,7 @@ main(int argc, char **argv)
 			break;
 		default:
 			fprintf(stderr,
-			    "usage: capbench [-n RUNS] [-m] "
+			    "usage: capbench [-n RUNS] [-m] [-e] "
 			    "[-o scaled.png] [frame.png]\n");
 			return 2;
 		}
@@ -434,6 +442,15 @@ main(int argc, char **argv)
 	    (size_t)dst_auto.stride * (size_t)dst_auto.height);
 	if (dst.data == NULL || dst_auto.data == NULL)
 		return 1;
+	if (engines) {
+		if (cap_scale(&src, &dst, &cause) != 0) {
+			fprintf(stderr, "capbench: %s\n", cause);
+			return 1;
+		}
+		png_engines(&dst, "1280x720", runs);
+		png_engines(&src, "full", runs);
+		return 0;
+	}
 	printf("frame %dx%d (%s), %d runs each; wall-clock median and best, "
 	       "CPU median\n",
 	    src.width, src.height, optind < argc ? argv[optind] : "synthetic",
