@@ -237,24 +237,24 @@ cap_png_encode_tuned(const struct cap_image *img, int level, int filters,
  * `capbench -e` on real 1920x1080 Xvfb desktops (a terminal with xcalc, a
  * web page in Chromium, a photo), CPU time of the whole encode (filters
  * included), medians of 9, on the shared 2-core AMD EPYC VM at load
- * average 6-7:
+ * average 8-9:
  *
  *                     terminal          web page          photo
  *   1280x720
- *   libdeflate 4    6.7 ms  37 KB    18 ms  106 KB     27 ms  723 KB
- *   libdeflate 2    6.1 ms  39 KB    10 ms  105 KB     21 ms  734 KB
- *   sdeflate        2.3 ms  38 KB   5.0 ms  117 KB     17 ms  773 KB  <-
- *   libpng 6 (adaptive filters)      4x KB   108 KB           658 KB
+ *   libdeflate 4    7.8 ms  37 KB    6.7 ms  105 KB     31 ms  665 KB
+ *   sdeflate        2.3 ms  38 KB    3.1 ms  119 KB     18 ms  672 KB  <-
+ *   libpng 6                43 KB            108 KB            658 KB
  *   1920x1080
- *   libdeflate 4     22 ms  45 KB    32 ms  106 KB     59 ms 1295 KB
- *   sdeflate        3.7 ms  45 KB   7.0 ms  104 KB     37 ms 1415 KB  <-
+ *   libdeflate 4     15 ms  45 KB     13 ms  106 KB     64 ms 1172 KB
+ *   sdeflate        3.8 ms  45 KB    4.7 ms  104 KB     28 ms 1256 KB  <-
+ *   libpng 6                40 KB            105 KB           1170 KB
  *
  * libdeflate indexes every position of every match, so flat and repeated
  * regions cost it as much per byte as noise; sdeflate looks at the pixel
  * to the left and the row above first and indexes only a match's first
- * positions: 3-6x less CPU on screens at about the same size, 1.6x less
- * on photos for 7-9% more bytes (within 1.2x of libpng 6's size, the
- * target). Two threads (SD_PARTS) pay only when a CPU is free, which on
+ * positions: 2-4x less CPU on screens, 1.7-2.3x less on photos, within
+ * 1.2x of libpng 6's size (the target; 1.10x on the web page, the worst
+ * here). Two threads (SD_PARTS) pay only when a CPU is free, which on
  * this shared machine it seldom is: images below CAPNG_PAR_MIN (a scaled
  * 1280x720 frame is 2.7 MB) take one.
  *

@@ -42,6 +42,11 @@
 #define SD_WAYS  4
 #define SD_INDEX 4
 #define SD_SKIP  5
+/* The hash covers 6 bytes (2 pixels): with 4, a photo's slots filled with
+ * 4-byte matches that cost more than the literals; 6 took a photo
+ * desktop from 719 KB to 672 KB (libpng 6: 658 KB) and left text and a web
+ * page within 0.4%; 8 made the web page 4.6% larger. */
+#define SD_HLEN  6
 #define SD_BLOCK 16384 /* symbols per Huffman block */
 #define SD_NLIT  286
 #define SD_NDIST 30
@@ -455,9 +460,11 @@ sd_extend(const uint8_t *a, const uint8_t *b, size_t lim)
 }
 
 static inline uint32_t
-sd_hash(uint32_t v)
+sd_hash(const uint8_t *p)
 {
-	return (v * 2654435761u) >> (32 - SD_HBITS);
+	uint64_t v = sd_load64(p) << (64 - 8 * SD_HLEN);
+
+	return (uint32_t)((v * 0x9E3779B97F4A7C15ull) >> (64 - SD_HBITS));
 }
 
 /* The longest match at i (0 if none shorter than SD_MIN), its distance in
@@ -466,7 +473,7 @@ static inline size_t
 sd_find(struct sd_ctx *c, const uint8_t *in, size_t i, size_t lim, size_t row,
     size_t *bd)
 {
-	uint32_t cur = sd_load32(in + i), *b = c->ht[sd_hash(cur)];
+	uint32_t cur = sd_load32(in + i), *b = c->ht[sd_hash(in + i)];
 	size_t best = 0, l;
 
 	if (i >= 3 && sd_load32(in + i - 3) == cur) {
@@ -498,7 +505,7 @@ sd_find(struct sd_ctx *c, const uint8_t *in, size_t i, size_t lim, size_t row,
 static inline void
 sd_insert(struct sd_ctx *c, const uint8_t *in, size_t i)
 {
-	uint32_t *b = c->ht[sd_hash(sd_load32(in + i))];
+	uint32_t *b = c->ht[sd_hash(in + i)];
 
 	b[3] = b[2];
 	b[2] = b[1];
@@ -534,7 +541,7 @@ sd_range(struct sd_ctx *c, struct sd_bits *w, const uint8_t *in, size_t start,
 			c->lf[257 + sd_lsym[best]]++;
 			c->df[sd_dcode((unsigned)bd)]++;
 			for (size_t k = 1;
-			     k < best && k < SD_INDEX && i + k + 4 <= end; k++)
+			     k < best && k < SD_INDEX && i + k + 8 <= end; k++)
 				sd_insert(c, in, i + k);
 			i += best;
 			miss = 0;
