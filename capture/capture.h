@@ -78,11 +78,13 @@ int cap_crop(const struct cap_image *src, int x, int y, int w, int h,
  * uses CAP_PNG_LEVEL: screenshots are sent once and read once). On success
  * *out is a buffer of *outlen bytes that the caller frees with cap_free.
  */
-#define CAP_PNG_LEVEL 4 /* libdeflate, measured in png.c */
+#define CAP_PNG_LEVEL                                                          \
+	4 /* libpng for small images (libdeflate's level                       \
+	   * when it is chosen), measured in png.c */
 int cap_png_encode(const struct cap_image *img, int level, uint8_t **out,
     size_t *outlen, char **cause);
 
-/* What compresses screenshots: "libdeflate v1.14" (static string). */
+/* What compresses screenshots: "sdeflate" (static string). */
 const char *cap_png_encoder(void);
 
 /* As cap_png_encode, from width x height scanlines, which it filters in

@@ -21,6 +21,8 @@
 
 #include "capture/capture.h"
 #include "capture/png_tune.h"
+#include "capture/sdeflate.h"
+#include <unistd.h>
 
 /*
  * The settings of the libpng path (small images), chosen with `capbench -m`
@@ -225,37 +227,69 @@ cap_png_encode_tuned(const struct cap_image *img, int level, int filters,
 	return capng_libpng(&src, level, filters, strategy, out, outlen, cause);
 }
 
-/* --- the libdeflate path ------------------------------------------------ */
+/* --- big images: sdeflate (or libdeflate) ------------------------------- */
 
 /*
- * Screenshots go through libdeflate (Debian's libdeflate0): it compresses a
- * whole buffer at once, 2-4x faster than zlib at the same size, with its
- * own fast adler32 and CRC-32 (PCLMUL). Measured with `capbench -m` on a
- * 1920x1080 Xvfb desktop (terminal, xcalc, xlogo on a grey root) scaled to
- * 1280x720, thread CPU time, best of 15 on a shared 2-core AMD EPYC VM:
+ * Screenshots are compressed by sdeflate (capture/sdeflate.c), written
+ * here because no library on Debian matches where screens repeat; this
+ * replaced libdeflate (Debian's libdeflate0, kept for its adler32 and
+ * CRC-32 and as the other engine of capbench -e). Measured with
+ * `capbench -e` on real 1920x1080 Xvfb desktops (a terminal with xcalc, a
+ * web page in Chromium, a photo), CPU time of the whole encode (filters
+ * included), medians of 9, on the shared 2-core AMD EPYC VM at load
+ * average 8-9:
  *
- *                        no filter         sub             up
- *   libdeflate 1      7.6 ms  51 KB    7.5 ms  55 KB   7.8 ms  55 KB
- *   libdeflate 2      3.9 ms  44 KB    3.9 ms  51 KB   4.0 ms  49 KB
- *   libdeflate 4      4.2 ms  42 KB    4.3 ms  49 KB   4.4 ms  49 KB  <-
- *   libdeflate 6      5.2 ms  40 KB    5.1 ms  48 KB   5.2 ms  47 KB
- *   zlib 1 (2 threads, the encoder this replaced)  9 ms CPU, 65 KB
- *   libpng 6, adaptive filters (the size to stay near): 48 KB
+ *                     terminal          web page          photo
+ *   1280x720
+ *   libdeflate 4    7.8 ms  37 KB    6.7 ms  105 KB     31 ms  665 KB
+ *   sdeflate        2.3 ms  38 KB    3.1 ms  119 KB     18 ms  672 KB  <-
+ *   libpng 6                43 KB            108 KB            658 KB
+ *   1920x1080
+ *   libdeflate 4     15 ms  45 KB     13 ms  106 KB     64 ms 1172 KB
+ *   sdeflate        3.8 ms  45 KB    4.7 ms  104 KB     28 ms 1256 KB  <-
+ *   libpng 6                40 KB            105 KB           1170 KB
  *
- * and at full size (1920x1080): level 2 8.1 ms 58 KB, level 4 8.5 ms
- * 53 KB, libpng 6 44 KB. Level 4 keeps full-size shots within 1.2x of
- * libpng 6 for 5-10% more time. (libdeflate 1.14's level 1 is its
- * "fastest" matcher, which screens full of long runs make slower than
- * the greedy levels.) The whole image is
- * one buffer: libdeflate has no flush, so the stream cannot be cut into
- * pieces for threads as zlib's Z_SYNC_FLUSH allowed; one thread at level 2
- * beats two at zlib level 1 and leaves the other CPU to the agent.
+ * libdeflate indexes every position of every match, so flat and repeated
+ * regions cost it as much per byte as noise; sdeflate looks at the pixel
+ * to the left and the row above first and indexes only a match's first
+ * positions: 2-4x less CPU on screens, 1.7-2.3x less on photos, within
+ * 1.2x of libpng 6's size (the target; 1.10x on the web page, the worst
+ * here). Two threads (SD_PARTS) pay only when a CPU is free, which on
+ * this shared machine it seldom is: images below CAPNG_PAR_MIN (a scaled
+ * 1280x720 frame is 2.7 MB) take one.
  *
- * libdeflate compresses a whole buffer, never in place: the scanlines
- * (filter byte, then R, G, B) are the one copy of the image made here, and
- * the stream is written straight into the PNG's IDAT.
+ * The scanlines (filter byte, then R, G, B) are the one copy of the
+ * image made here, and the stream is written straight into the PNG's
+ * IDAT.
  */
 static pthread_once_t capng_once = PTHREAD_ONCE_INIT;
+static int capng_engine = CAPNG_SDEFLATE, capng_nthreads = -1;
+
+int
+cap_png_engine(int engine, int threads)
+{
+	if (engine == CAPNG_SDEFLATE || engine == CAPNG_LIBDEFLATE)
+		capng_engine = engine;
+	if (threads != 0)
+		capng_nthreads = threads;
+	return capng_engine;
+}
+
+/* Below this many scanline bytes one thread (see the table above). */
+#define CAPNG_PAR_MIN ((size_t)4 << 20)
+
+/* Threads for one stream of n bytes: 2 for big ones where there are 2
+ * CPUs, unless set. */
+static int
+capng_threads(size_t n)
+{
+	long cpus;
+
+	if (capng_nthreads > 0)
+		return capng_nthreads;
+	cpus = sysconf(_SC_NPROCESSORS_ONLN);
+	return n >= CAPNG_PAR_MIN && cpus >= SD_PARTS ? SD_PARTS : 1;
+}
 
 /* libdeflate's hash tables (about 1 MB at level 2) are frame-sized too. */
 static void
@@ -339,17 +373,72 @@ capng_msad(const uint8_t *a, const uint8_t *b, size_t n)
  * 48 KB) and the photo at the filtered size. */
 #define CAPNG_FLAT 32
 
-/* Filter the rows of raw in place, last row first (Up reads the row above
- * unfiltered). */
+/* Paeth (PNG filter 4) of the row r, above it up, into out. When
+ * encoding, every predictor input is known, so SSE2 does 8 bytes at a time
+ * in 16-bit lanes (a scalar loop doubled the encode time of a photo). */
+static void
+capng_paeth(const uint8_t *r, const uint8_t *up, size_t n, uint8_t *out)
+{
+	size_t i = 0;
+
+	/* no left pixel: a = c = 0, so the predictor is b */
+	for (; i < 3 && i < n; i++)
+		out[i] = (uint8_t)(r[i] - up[i]);
+#ifdef __SSE2__
+	const __m128i zero = _mm_setzero_si128();
+
+	for (; i + 8 <= n; i += 8) {
+		__m128i a = _mm_unpacklo_epi8(
+		            _mm_loadl_epi64((const __m128i *)(r + i - 3)),
+		            zero),
+		        b = _mm_unpacklo_epi8(
+		            _mm_loadl_epi64((const __m128i *)(up + i)), zero),
+		        c = _mm_unpacklo_epi8(
+		            _mm_loadl_epi64((const __m128i *)(up + i - 3)),
+		            zero);
+		__m128i bc = _mm_sub_epi16(b, c), ac = _mm_sub_epi16(a, c);
+		__m128i pa = _mm_max_epi16(bc, _mm_sub_epi16(zero, bc)),
+		        pb = _mm_max_epi16(ac, _mm_sub_epi16(zero, ac)),
+		        pc = _mm_add_epi16(bc, ac);
+		__m128i take_a, take_b, pred;
+
+		pc = _mm_max_epi16(pc, _mm_sub_epi16(zero, pc));
+		take_a = _mm_andnot_si128(_mm_cmpgt_epi16(pa, pb),
+		    _mm_andnot_si128(_mm_cmpgt_epi16(pa, pc),
+		        _mm_set1_epi16(-1)));
+		take_b = _mm_andnot_si128(_mm_cmpgt_epi16(pb, pc),
+		    _mm_set1_epi16(-1));
+		pred = _mm_or_si128(_mm_and_si128(take_b, b),
+		    _mm_andnot_si128(take_b, c));
+		pred = _mm_or_si128(_mm_and_si128(take_a, a),
+		    _mm_andnot_si128(take_a, pred));
+		pred = _mm_packus_epi16(pred, zero);
+		_mm_storel_epi64((__m128i *)(out + i),
+		    _mm_sub_epi8(_mm_loadl_epi64((const __m128i *)(r + i)),
+		        pred));
+	}
+#endif
+	for (; i < n; i++) {
+		int a = r[i - 3], b = up[i], c = up[i - 3];
+		int pa = abs(b - c), pb = abs(a - c), pc = abs(a + b - 2 * c);
+		int pred = pa <= pb && pa <= pc ? a : pb <= pc ? b : c;
+
+		out[i] = (uint8_t)(r[i] - pred);
+	}
+}
+
+/* Filter the rows of raw in place, last row first (Up and Paeth read the
+ * row above unfiltered). */
 static void
 capng_filter(uint8_t *raw, int width, int height)
 {
 	size_t row = CAP_SCANLINE(width), n = row - 1;
+	uint8_t *tmp = malloc(n);
 
 	for (int y = height - 1; y >= 0; y--) {
 		uint8_t *r = raw + (size_t)y * row + 1;
 		const uint8_t *up = y > 0 ? r - row : NULL;
-		uint64_t none, sub, upv;
+		uint64_t none, sub, upv, pae = UINT64_MAX;
 
 		none = capng_msad(r, NULL, n);
 		if (none <= (uint64_t)n * CAPNG_FLAT)
@@ -358,9 +447,16 @@ capng_filter(uint8_t *raw, int width, int height)
 		    (n > 3 ? capng_msad(r + 3, r, n - 3) : 0);
 		/* Up on the first row is None */
 		upv = up != NULL ? capng_msad(r, up, n) : none;
-		if (none <= sub && none <= upv)
+		if (tmp != NULL && up != NULL) {
+			capng_paeth(r, up, n, tmp);
+			pae = capng_msad(tmp, NULL, n);
+		}
+		if (none <= sub && none <= upv && none <= pae)
 			continue;
-		if (upv <= sub) {
+		if (pae < upv && pae < sub) {
+			memcpy(r, tmp, n);
+			r[-1] = 4;
+		} else if (upv <= sub) {
 			for (size_t i = 0; i < n; i++)
 				r[i] = (uint8_t)(r[i] - up[i]);
 			r[-1] = 2;
@@ -370,6 +466,7 @@ capng_filter(uint8_t *raw, int width, int height)
 			r[-1] = 1;
 		}
 	}
+	free(tmp);
 }
 
 /* Scanlines (filtered here, in place) to PNG through libdeflate. */
@@ -378,15 +475,18 @@ capng_deflate(uint8_t *raw, int width, int height, int level, uint8_t **out,
     size_t *outlen, char **cause)
 {
 	size_t rawlen = CAP_SCANLINE(width) * (size_t)height, bound, zlen;
-	struct libdeflate_compressor *c;
+	struct libdeflate_compressor *c = NULL;
 	uint8_t *buf = NULL, *p;
 	int rc = -1;
 
 	pthread_once(&capng_once, capng_init);
-	if ((c = libdeflate_alloc_compressor(level)) == NULL)
-		goto fail;
+	if (capng_engine == CAPNG_LIBDEFLATE) {
+		if ((c = libdeflate_alloc_compressor(level)) == NULL)
+			goto fail;
+		bound = libdeflate_zlib_compress_bound(c, rawlen);
+	} else
+		bound = sd_bound(rawlen) + 6;
 	capng_filter(raw, width, height);
-	bound = libdeflate_zlib_compress_bound(c, rawlen);
 	/* signature, IHDR (25), IDAT head and CRC (12), IEND (12) */
 	if ((buf = cap_alloc(8 + 25 + 12 + bound + 12)) == NULL)
 		goto fail;
@@ -396,7 +496,11 @@ capng_deflate(uint8_t *raw, int width, int height, int level, uint8_t **out,
 	capng_put32(p + 12, (uint32_t)height);
 	memcpy(p + 16, "\x08\x02\x00\x00\x00", 5); /* 8-bit RGB, no interlace */
 	p = capng_chunk(p, "IHDR", 13);
-	zlen = libdeflate_zlib_compress(c, raw, rawlen, p + 8, bound);
+	if (c != NULL)
+		zlen = libdeflate_zlib_compress(c, raw, rawlen, p + 8, bound);
+	else
+		zlen = sd_zlib(raw, rawlen, CAP_SCANLINE(width),
+		    capng_threads(rawlen), p + 8, bound);
 	if (zlen == 0)
 		goto fail;
 	p = capng_chunk(p, "IDAT", zlen);
@@ -413,7 +517,8 @@ fail:
 		*cause = NULL;
 out:
 	cap_free(buf);
-	libdeflate_free_compressor(c);
+	if (c != NULL)
+		libdeflate_free_compressor(c);
 	return rc;
 }
 
@@ -423,6 +528,8 @@ cap_png_encoder(void)
 	/* "libdeflate 1.14" in the binary would match lintian's pattern for
 	 * an embedded copy of zlib ("deflate" and a version), which fails
 	 * `make deb`: libdeflate is linked, not embedded. */
+	if (capng_engine == CAPNG_SDEFLATE)
+		return "sdeflate";
 	return "libdeflate v" LIBDEFLATE_VERSION_STRING;
 }
 

@@ -16,4 +16,14 @@
 int cap_png_encode_tuned(const struct cap_image *img, int level, int filters,
     int strategy, uint8_t **out, size_t *outlen, char **cause);
 
+/*
+ * The compressor of big images: CAPNG_SDEFLATE (capture/sdeflate.c, the
+ * default) or CAPNG_LIBDEFLATE (at the level asked), on threads threads
+ * (-1: as many as pay, 2 with 2 CPUs; 0 leaves it). Returns the engine.
+ * For tests and capbench; not thread-safe against encoding in progress.
+ */
+#define CAPNG_SDEFLATE   0
+#define CAPNG_LIBDEFLATE 1
+int cap_png_engine(int engine, int threads);
+
 #endif

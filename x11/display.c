@@ -15,6 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/ipc.h>
+#include <sys/mman.h>
 #include <sys/shm.h>
 #include <time.h>
 #include <unistd.h>
@@ -35,6 +36,12 @@ struct x11 {
 	int use_shm;
 	XShmSegmentInfo shm;
 	XImage *shm_img;
+	size_t shm_len;
+	/* When the last grab began (x11_now_ns), and whether the segment's
+	 * pages have since been given back (x11_shm_idle); written under
+	 * lock, read by the damage thread with atomics. */
+	uint64_t grab_ns;
+	int shm_cold;
 	/* XGetImage fallback: the last image, freed by the next grab. */
 	XImage *plain_img;
 
@@ -44,7 +51,8 @@ struct x11 {
 	Display *ddpy;
 	pthread_t dthread;
 	int dthread_started;
-	int wake[2]; /* pipe: tells the damage thread to stop */
+	int wake[2]; /* pipe to the damage thread: 'q' stop, 'k' look at
+	                the segment's idle time again */
 	pthread_mutex_t dlock;
 	pthread_cond_t dcond;
 	uint64_t dseq;
@@ -79,9 +87,8 @@ x11_shm_create(struct x11 *x)
 	    NULL, &x->shm, (unsigned)x->width, (unsigned)x->height);
 	if (x->shm_img == NULL)
 		return;
-	x->shm.shmid = shmget(IPC_PRIVATE,
-	    (size_t)x->shm_img->bytes_per_line * (size_t)x->height,
-	    IPC_CREAT | 0600);
+	x->shm_len = (size_t)x->shm_img->bytes_per_line * (size_t)x->height;
+	x->shm.shmid = shmget(IPC_PRIVATE, x->shm_len, IPC_CREAT | 0600);
 	if (x->shm.shmid < 0)
 		goto fail;
 	x->shm.shmaddr = x->shm_img->data = shmat(x->shm.shmid, NULL, 0);
@@ -100,6 +107,7 @@ x11_shm_create(struct x11 *x)
 		goto fail;
 	}
 	x->use_shm = 1;
+	__atomic_store_n(&x->shm_cold, 0, __ATOMIC_RELAXED);
 	return;
 fail:
 	x->shm_img->data = NULL;
@@ -178,7 +186,7 @@ x11_open(const char *name, struct x11 **out, char **cause)
 		x11_fail(cause, "pipe: %s", strerror(errno));
 		goto fail;
 	}
-	x->dlast_ns = x11_now_ns();
+	x->dlast_ns = x->grab_ns = x11_now_ns();
 	if (pthread_create(&x->dthread, NULL, x11_damage_main, x) != 0) {
 		x11_fail(cause, "cannot start the damage thread");
 		goto fail;
@@ -327,6 +335,16 @@ x11_grab(struct x11 *x, int draw_cursor, struct cap_image *img, char **cause)
 		if (had_shm)
 			x11_shm_create(x);
 	}
+	__atomic_store_n(&x->grab_ns, x11_now_ns(), __ATOMIC_RELAXED);
+	if (x->use_shm && __atomic_load_n(&x->shm_cold, __ATOMIC_RELAXED)) {
+		/* the pages come back as the server writes them; the damage
+		 * thread starts timing the idle segment again */
+		__atomic_store_n(&x->shm_cold, 0, __ATOMIC_RELAXED);
+		if (write(x->wake[1], "k", 1) < 0) {
+			/* then it gives the pages back only at the next
+			 * wake-up: memory, not correctness */
+		}
+	}
 	if (x->use_shm) {
 		if (!XShmGetImage(x->dpy, x->root, x->shm_img, 0, 0, AllPlanes))
 			return (x11_fail(cause, "XShmGetImage failed on '%s'",
@@ -388,6 +406,45 @@ x11_button(struct x11 *x, int button, int down)
 
 /* --- damage -------------------------------------------------------------- */
 
+/*
+ * The XShm segment (8.3 MB at 1920x1080) is a third of an idle daemon's
+ * RSS, and an agent that stopped taking screenshots does not need it. So
+ * X11_SHM_IDLE_MS after the last grab its pages are given back to the
+ * kernel (MADV_REMOVE frees a shared mapping's backing store, for the X
+ * server too; the segment stays attached on both sides), and the next
+ * grab has the server fault them in again: on the shared 2-core VM its
+ * capture took 11-27 ms instead of 1-5 (load average 7). 30 s is longer
+ * than an agent thinks between two steps, so only an agent that went
+ * away pays that, once (bench.py prints RSS and that first screenshot).
+ * Returns -1 (wait forever), or the ms to wait before looking again.
+ * Called from the damage thread only.
+ */
+#define X11_SHM_IDLE_MS 30000
+
+static int
+x11_shm_idle(struct x11 *x)
+{
+	int64_t idle_ms;
+	int wait = -1;
+
+	if (__atomic_load_n(&x->shm_cold, __ATOMIC_RELAXED))
+		return (-1);
+	idle_ms = (int64_t)(x11_now_ns() -
+	              __atomic_load_n(&x->grab_ns, __ATOMIC_RELAXED)) /
+	    1000000;
+	if (idle_ms < X11_SHM_IDLE_MS)
+		return ((int)(X11_SHM_IDLE_MS - idle_ms) + 1);
+	/* never wait behind a grab: look again soon */
+	if (pthread_mutex_trylock(&x->lock) != 0)
+		return (100);
+	if (x->use_shm && x->shm_img != NULL && !x->shm_cold) {
+		if (madvise(x->shm.shmaddr, x->shm_len, MADV_REMOVE) == 0)
+			__atomic_store_n(&x->shm_cold, 1, __ATOMIC_RELAXED);
+	}
+	pthread_mutex_unlock(&x->lock);
+	return (wait);
+}
+
 static void *
 x11_damage_main(void *arg)
 {
@@ -430,10 +487,15 @@ x11_damage_main(void *arg)
 			 * waiting. Only an empty queue reaches poll(). */
 			continue;
 		}
-		if (poll(pfd, 2, -1) < 0 && errno != EINTR)
+		if (poll(pfd, 2, x11_shm_idle(x)) < 0 && errno != EINTR)
 			break;
-		if (pfd[1].revents != 0)
-			break;
+		if (pfd[1].revents != 0) {
+			char cmd[16];
+			ssize_t n = read(x->wake[0], cmd, sizeof cmd);
+
+			if (n <= 0 || memchr(cmd, 'q', (size_t)n) != NULL)
+				break;
+		}
 		if (pfd[0].revents & (POLLERR | POLLHUP))
 			break;
 	}

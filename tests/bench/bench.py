@@ -16,7 +16,12 @@ as ratios. Screen 1920x1080 scaled to 1280x720.
 - a click round trip vs one `xdotool mousemove X Y click 1`;
 - `type` of 100 mixed Unicode characters, checked exact in an xterm, vs
   `xdotool type` of the same text (time and exactness);
-- the idle daemon's CPU and RSS.
+- the idle daemon's CPU and RSS: at start, after 50 fresh screenshots,
+  and after the 30 s that give the XShm segment back, with the first
+  screenshot after that (timed, and byte for byte the PNG a fresh daemon
+  makes of the same screen);
+- the compressors side by side on each desktop's frame (capbench -e):
+  libdeflate as before, sdeflate on one and two threads, CPU time too.
 """
 
 import base64
@@ -96,10 +101,11 @@ def shots(D, n, change=None):
                              check=True).stdout)
 
 
-def png_sizes(X, tmp, size):
-    """Our PNG of the screen now vs libpng's at levels 1 and 6."""
+def png_sizes(X, tmp, size, name="frame"):
+    """Our PNG of the screen now vs libpng's at levels 1 and 6 (the frame
+    stays in tmp as NAME.png)."""
     xwd = os.path.join(tmp, "frame.xwd")
-    png = os.path.join(tmp, "frame.png")
+    png = os.path.join(tmp, name + ".png")
     with open(xwd, "wb") as f:
         subprocess.run(["xwd", "-root", "-silent", "-display", X.name],
                        stdout=f, check=True)
@@ -213,6 +219,19 @@ def steps(D, X, tmp):
             statistics.median(ref))
 
 
+def rss_kib(pid):
+    with open("/proc/%d/status" % pid) as f:
+        st = {l.split(":")[0]: int(l.split()[1]) for l in f
+              if l.startswith(("VmRSS", "Rss"))}
+    return st
+
+
+def rss_str(st):
+    return "%5.1f MB (anon %.1f, file %.1f, shmem %.1f)" % tuple(
+        st.get(k, 0) / 1024 for k in ("VmRSS", "RssAnon", "RssFile",
+                                       "RssShmem"))
+
+
 def main():
     X = bt.Xvfb("1920x1080", wm=True)
     X.spawn(["xterm", "-geometry", "120x40+10+10", "-e", "sh", "-c",
@@ -222,6 +241,8 @@ def main():
     X.spawn(["xcalc", "-geometry", "+1100+600"])
     time.sleep(2)
     D = bt.Daemon(X, ["--scale", "1280x720", "--frame-interval-ms", "0"])
+    time.sleep(0.5)
+    rss_start = rss_kib(D.proc.pid)
     change = change_cmd(X)
     res = {}
     tmp = D.dir
@@ -236,12 +257,19 @@ def main():
         else:
             DD = D
         fresh = shots(DD, N_SHOT, change_cmd(XD))
+        if DD is D:  # right after the fresh ones: the pool still full
+            rss_50 = rss_kib(D.proc.pid)
         cached = shots(DD, N_SHOT)
-        sizes = png_sizes(XD, tmp, "1280x720")
+        sizes = png_sizes(XD, tmp, "1280x720", name)
         table.append((name, fresh, cached, sizes))
         if DD is not D:
             DD.stop()
     shot, cached = table[0][1], table[0][2]
+    engines = {}
+    for name, _, _, _ in table:
+        engines[name] = subprocess.run(
+            [CAPBENCH, "-e", "-n", "9", os.path.join(tmp, name + ".png")],
+            capture_output=True, text=True, check=True).stdout
     py_ms, py_parse = py_shots(D, N_SHOT, change)
     DF = bt.Daemon(X, ["--scale", "none", "--frame-interval-ms", "0"])
     full = shots(DF, N_SHOT, change)
@@ -327,8 +355,20 @@ def main():
     t0, c0 = time.time(), ticks()
     time.sleep(5)
     idle_cpu = (ticks() - c0) / os.sysconf("SC_CLK_TCK") / (time.time() - t0)
-    rss = [l for l in open("/proc/%d/status" % D.proc.pid)
-           if l.startswith("VmRSS")][0].split()[1]
+    rss_idle6 = rss_kib(D.proc.pid)
+    # 30 s after the last grab the segment goes back (x11/display.c)
+    time.sleep(26)
+    rss_idle = rss_kib(D.proc.pid)
+    subprocess.run(["xsetroot", "-display", X.name, "-solid", "#3a5f7d"],
+                   check=True)
+    t0 = time.perf_counter()
+    cold = D.call(tool="computer", action="screenshot")
+    cold_ms = (time.perf_counter() - t0) * 1e3
+    assert cold["ok"], cold.get("error")
+    DC = bt.Daemon(X, ["--scale", "1280x720", "--frame-interval-ms", "0"])
+    fresh_png = DC.call(tool="computer", action="screenshot")
+    DC.stop()
+    cold_same = fresh_png["image"]["data"] == cold["image"]["data"]
 
     shot, cached, ref_ms = res["shot"]
     print("screenshot 1920x1080 -> 1280x720 PNG through the socket, C client"
@@ -385,14 +425,23 @@ def main():
         b_ms, "exact" if b_ok else "NOT EXACT", b_same, n))
     print("  xdotool type  %7.1f ms, %s (%d/%d characters right)" % (
         x_ms, "exact" if x_ok else "NOT EXACT", x_same, n))
-    status = {l.split(":")[0]: l.split()[1] for l in
-              open("/proc/%d/status" % D.proc.pid) if l.startswith("Rss")}
-    print("idle daemon: %.2f%% CPU over 5 s, RSS %s KiB (anon %s, file %s, "
-          "shmem %s; target <= 15 MB)" % (
-              idle_cpu * 100, rss, status.get("RssAnon"),
-              status.get("RssFile"), status.get("RssShmem")))
+    print("idle daemon: %.2f%% CPU over 5 s (target 0 %%)" % (idle_cpu * 100))
+    print("  RSS at start          %s" % rss_str(rss_start))
+    print("  after %d fresh shots  %s" % (N_SHOT, rss_str(rss_50)))
+    print("  idle 6 s              %s" % rss_str(rss_idle6))
+    print("  idle 32 s             %s (target <= 15 MB)" % rss_str(rss_idle))
+    print("  first screenshot after that %.1f ms (capture %.2f), %s" % (
+        cold_ms, cold["timing"]["capture_ms"],
+        "the same PNG as a fresh daemon's" if cold_same else
+        "DIFFERENT from a fresh daemon's PNG"))
+    print("compressors on each desktop's frame (capbench -e, medians of 9; "
+          "cpu: both threads)")
+    for name, out in engines.items():
+        for line in out.splitlines():
+            print("  %-8s %s" % (name, line[4:]))
     D.stop()
-    ok = b_ok and ref_ms / shot["total_ms"] >= 10 and xdo_ms / click_ms >= 20
+    ok = b_ok and ref_ms / shot["total_ms"] >= 10 and \
+        xdo_ms / click_ms >= 20 and cold_same
     sys.exit(0 if ok else 1)
 
 

@@ -3,6 +3,7 @@
  *
  *   capbench [-n RUNS] [-m] [-o scaled.png] [frame.png]
  *   capbench -s WxH frame.png
+ *   capbench -e [-n RUNS] frame.png
  *
  * frame.png is a screenshot (for example of an Xvfb desktop:
  * `xwd -root -display :N | convert xwd:- frame.png`); without it a
@@ -14,6 +15,9 @@
  * as a PNG to look at. -s scales the frame to WxH and prints the sizes of
  * its PNG from cap_png_encode and from libpng at levels 1 and 6 with
  * libpng's default (adaptive) filters: `bytes=N libpng1=N libpng6=N`.
+ * -e only compares the compressors of big images (libdeflate, sdeflate on
+ * one and two threads) on the frame scaled to 1280x720 and at full size:
+ * wall and CPU time, size, and whether libpng decodes the same pixels.
  */
 #include <png.h>
 #include <stdio.h>
@@ -244,6 +248,96 @@ png_sizes(const struct cap_image *src, const char *size)
 	return 0;
 }
 
+static double
+proc_cpu_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
+	return ts.tv_sec * 1e3 + ts.tv_nsec / 1e6;
+}
+
+/* Whether png decodes (libpng) to exactly img's B, G, R. */
+static int
+png_same(const uint8_t *png, size_t len, const struct cap_image *img)
+{
+	png_image pi;
+	uint8_t *back;
+	int same = 1;
+
+	memset(&pi, 0, sizeof pi);
+	pi.version = PNG_IMAGE_VERSION;
+	if (!png_image_begin_read_from_memory(&pi, png, len))
+		return 0;
+	pi.format = PNG_FORMAT_BGRA;
+	if ((int)pi.width != img->width || (int)pi.height != img->height ||
+	    (back = malloc(PNG_IMAGE_SIZE(pi))) == NULL) {
+		png_image_free(&pi);
+		return 0;
+	}
+	if (!png_image_finish_read(&pi, NULL, back, 0, NULL))
+		same = 0;
+	for (int y = 0; same && y < img->height; y++)
+		for (int x = 0; same && x < img->width; x++)
+			same = memcmp(back + ((size_t)y * img->width + x) * 4,
+			           img->data + (size_t)y * img->stride + x * 4,
+			           3) == 0;
+	free(back);
+	return same;
+}
+
+/*
+ * The compressors of big images side by side, round-robin so that load
+ * spreads evenly: libdeflate at the level it had, sdeflate on one thread
+ * and on two. Wall time and the process's CPU time (both threads), the
+ * size, and whether libpng decodes it back to the same pixels.
+ */
+static void
+png_engines(const struct cap_image *img, const char *what, int runs)
+{
+	static const struct {
+		const char *name;
+		int engine, threads, level;
+	} e[] = {
+		{ "libdeflate 4", CAPNG_LIBDEFLATE, 1, 4 },
+		{ "libdeflate 2", CAPNG_LIBDEFLATE, 1, 2 },
+		{ "sdeflate 1 thread", CAPNG_SDEFLATE, 1, CAP_PNG_LEVEL },
+		{ "sdeflate 2 threads", CAPNG_SDEFLATE, 2, CAP_PNG_LEVEL },
+	};
+	enum { NE = sizeof e / sizeof e[0] };
+	static double t[NE][MAXRUNS], cpu[NE][MAXRUNS];
+	size_t len[NE];
+	int same[NE];
+	char label[64], extra[80];
+	uint8_t *out;
+	char *cause = NULL;
+	double t0, c0;
+
+	for (int i = 0; i < runs; i++)
+		for (int k = 0; k < NE; k++) {
+			cap_png_engine(e[k].engine, e[k].threads);
+			t0 = now_ms();
+			c0 = proc_cpu_ms();
+			if (cap_png_encode(img, e[k].level, &out, &len[k],
+			        &cause) != 0) {
+				fprintf(stderr, "capbench: %s\n", cause);
+				exit(1);
+			}
+			cpu[k][i] = proc_cpu_ms() - c0;
+			t[k][i] = now_ms() - t0;
+			if (i == 0)
+				same[k] = png_same(out, len[k], img);
+			cap_free(out);
+		}
+	cap_png_engine(CAPNG_SDEFLATE, -1);
+	for (int k = 0; k < NE; k++) {
+		snprintf(label, sizeof label, "png %s %s", what, e[k].name);
+		snprintf(extra, sizeof extra, "%8zu bytes%s", len[k],
+		    same[k] ? "" : "  PIXELS DIFFER");
+		report(label, t[k], cpu[k], runs, extra);
+	}
+}
+
 enum step { SCALE, SCALE_AUTO, PNG, JPEG, HASH };
 
 /* Where hashes go so that the compiler keeps computing them. */
@@ -296,15 +390,19 @@ main(int argc, char **argv)
 	char label[64], extra[64];
 	const char *outpath = NULL;
 	uint8_t *png = NULL;
+	char *cause = NULL;
 	double t0, c0;
 	size_t len = 0;
-	int c, i, runs = 30, matrix = 0;
+	int c, i, runs = 30, matrix = 0, engines = 0;
 	const char *sizes = NULL;
 	enum step step;
 	FILE *fp;
 
-	while ((c = getopt(argc, argv, "mn:o:s:")) != -1) {
+	while ((c = getopt(argc, argv, "emn:o:s:")) != -1) {
 		switch (c) {
+		case 'e':
+			engines = 1;
+			break;
 		case 's':
 			sizes = optarg;
 			break;
@@ -319,7 +417,7 @@ main(int argc, char **argv)
 			break;
 		default:
 			fprintf(stderr,
-			    "usage: capbench [-n RUNS] [-m] "
+			    "usage: capbench [-n RUNS] [-m] [-e] "
 			    "[-o scaled.png] [frame.png]\n");
 			return 2;
 		}
@@ -344,6 +442,15 @@ main(int argc, char **argv)
 	    (size_t)dst_auto.stride * (size_t)dst_auto.height);
 	if (dst.data == NULL || dst_auto.data == NULL)
 		return 1;
+	if (engines) {
+		if (cap_scale(&src, &dst, &cause) != 0) {
+			fprintf(stderr, "capbench: %s\n", cause);
+			return 1;
+		}
+		png_engines(&dst, "1280x720", runs);
+		png_engines(&src, "full", runs);
+		return 0;
+	}
 	printf("frame %dx%d (%s), %d runs each; wall-clock median and best, "
 	       "CPU median\n",
 	    src.width, src.height, optind < argc ? argv[optind] : "synthetic",
@@ -405,6 +512,9 @@ main(int argc, char **argv)
 		report(label, t, cpu, runs, "");
 	}
 	cap_scale_simd(2);
+	run_step(SCALE, &src, &dst, &dst_auto, NULL);
+	png_engines(&dst, "1280x720", runs);
+	png_engines(&src, "full", runs);
 	if (outpath != NULL) {
 		len = run_step(PNG, &src, &dst, &dst_auto, &png);
 		if ((fp = fopen(outpath, "wb")) == NULL ||

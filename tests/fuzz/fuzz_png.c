@@ -5,7 +5,13 @@
  * so images of 128 rows and more take the parallel path on 2 or more
  * CPUs), zlib level (byte 2, mod 10; its top bits pick libpng filters for
  * the tuned encoder the benchmark uses), row padding in pixels (byte 3,
- * mod 4), then pixels (B, G, R, X bytes), repeated to fill the image.
+ * mod 4; bits 2-3 the compressor of big images: sdeflate on one thread,
+ * on two, libdeflate), then pixels (B, G, R, X bytes), repeated to fill
+ * the image.
+ *
+ * Byte 2 from 0xf0 up instead gives the rest of the input to sdeflate
+ * itself as scanlines of byte 0 + 1 bytes (threads: byte 1 & 1 + 1),
+ * inflated with zlib and compared byte for byte.
  *
  * Each image is encoded, decoded with libpng (an independent decoder) and
  * compared byte for byte with the B, G, R of the input: abort on any
@@ -21,6 +27,7 @@
 
 #include "capture/capture.h"
 #include "capture/png_tune.h"
+#include "capture/sdeflate.h"
 
 static const int fuzz_filters[] = { PNG_FILTER_NONE, PNG_FILTER_SUB,
 	PNG_FILTER_UP, PNG_FILTER_AVG, PNG_FILTER_PAETH, PNG_ALL_FILTERS };
@@ -30,6 +37,33 @@ fuzz_die(const char *what, int w, int h, int level)
 {
 	fprintf(stderr, "fuzz_png: %s (%dx%d, level %d)\n", what, w, h, level);
 	abort();
+}
+
+/* sdeflate on raw bytes: zlib must inflate them back exactly. */
+static void
+fuzz_sdeflate(const uint8_t *data, size_t size)
+{
+	size_t row = (size_t)data[0] + 1, cap, len;
+	int threads = (data[1] & 1) + 1;
+	uint8_t *z, *back;
+	uLongf blen;
+
+	data += 4;
+	size -= 4;
+	cap = sd_bound(size) + 6;
+	if ((z = malloc(cap)) == NULL || (back = malloc(size + 1)) == NULL)
+		abort();
+	len = sd_zlib(data, size, row, threads, z, cap);
+	blen = (uLongf)size + 1;
+	if (len == 0 || len > cap ||
+	    uncompress(back, &blen, z, (uLong)len) != Z_OK || blen != size ||
+	    (size > 0 && memcmp(back, data, size) != 0)) {
+		fprintf(stderr, "fuzz_png: sdeflate of %zu bytes, row %zu\n",
+		    size, row);
+		abort();
+	}
+	free(z);
+	free(back);
 }
 
 int
@@ -44,6 +78,13 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 
 	if (size < 4)
 		return (0);
+	if (data[2] >= 0xf0) {
+		fuzz_sdeflate(data, size);
+		return (0);
+	}
+	cap_png_engine((data[3] >> 2) % 3 == 2 ? CAPNG_LIBDEFLATE :
+	                                         CAPNG_SDEFLATE,
+	    (data[3] >> 2) % 3 == 1 ? 2 : 1);
 	img.width = 1 + data[0] % 64;
 	img.height = 1 + data[1];
 	level = data[2] % 10;

@@ -156,6 +156,14 @@ def png():
     put("png", "tall", bytes([3, 200, 1]) +
         hashlib.sha256(b"x").digest() * 8)
     put("png", "stored", bytes([31, 31, 0]) + b"\xff" * 64)
+    # byte 3: padding, then the compressor (bits 2-3): sdeflate on two
+    # threads, libdeflate; flat runs with a repeated glyph-like pattern
+    glyphs = (b"\x20\x20\x20\x00" * 5 + b"\xff\xff\xff\x00" * 2) * 9
+    put("png", "sd2", bytes([63, 200, 4, 4]) + glyphs)
+    put("png", "libdeflate", bytes([63, 200, 4, 9]) + glyphs)
+    # byte 2 0xf0: raw bytes to sdeflate, rows of byte 0 + 1 bytes
+    put("png", "raw", bytes([40, 1, 0xf0, 0]) + glyphs * 3 +
+        hashlib.sha256(b"y").digest() * 4)
 
 
 if __name__ == "__main__":

@@ -16,6 +16,9 @@
 #include <turbojpeg.h>
 
 #include "capture/capture.h"
+#include "capture/png_tune.h"
+#include "capture/sdeflate.h"
+#include <zlib.h>
 
 /* --- helpers ------------------------------------------------------------ */
 
@@ -668,11 +671,15 @@ test_png_deflate_round_trip(void **state)
 	int x, y;
 
 	(void)state;
-	for (y = 200; y < 300; y++) /* flat rows across a piece boundary */
+	for (y = 200; y < 300; y++) /* flat rows across the parts' boundary */
 		memset(img.data + (size_t)y * (size_t)img.stride, 0x5a,
 		    (size_t)img.width * 4);
-	for (i = 0; i < sizeof levels / sizeof levels[0]; i++) {
-		if (cap_png_encode(&img, levels[i], &out, &len, &cause) != 0)
+	for (i = 0; i < 3 * sizeof levels / sizeof levels[0]; i++) {
+		/* sdeflate on 1 and 2 threads, libdeflate */
+		cap_png_engine(i / 4 < 2 ? CAPNG_SDEFLATE : CAPNG_LIBDEFLATE,
+		    i / 4 == 1 ? 2 : 1);
+		if (cap_png_encode(&img, levels[i % 4], &out, &len, &cause) !=
+		    0)
 			fail_msg("cap_png_encode: %s", cause);
 		memset(&pi, 0, sizeof pi);
 		pi.version = PNG_IMAGE_VERSION;
@@ -683,7 +690,8 @@ test_png_deflate_round_trip(void **state)
 		back = malloc(PNG_IMAGE_SIZE(pi));
 		assert_non_null(back);
 		if (!png_image_finish_read(&pi, NULL, back, 0, NULL))
-			fail_msg("level %d: libpng: %s", levels[i], pi.message);
+			fail_msg("level %d: libpng: %s", levels[i % 4],
+			    pi.message);
 		for (y = 0; y < 517; y++)
 			for (x = 0; x < 333; x++)
 				if (memcmp(back +
@@ -691,11 +699,98 @@ test_png_deflate_round_trip(void **state)
 				        px(&img, x, y), 3) != 0)
 					fail_msg(
 					    "level %d: pixel %d,%d differs",
-					    levels[i], x, y);
+					    levels[i % 4], x, y);
 		free(back);
 		cap_free(out);
 	}
+	cap_png_engine(CAPNG_SDEFLATE, -1);
 	free(img.data);
+}
+
+/*
+ * sdeflate (capture/sdeflate.c) against zlib's inflate, the independent
+ * decoder: noise (stored blocks), flat runs (distance 3), repeated rows
+ * (distance one row), repeated glyphs (hash matches), blocks of more than
+ * SD_BLOCK symbols, tiny and empty inputs, one and two threads. Every
+ * stream must inflate to its input exactly and stay within sd_bound.
+ */
+static void
+sd_check(const uint8_t *in, size_t n, size_t row, int threads, size_t *zlen)
+{
+	size_t cap = sd_bound(n) + 6;
+	uint8_t *z = malloc(cap), *back = malloc(n + 1);
+	uLongf blen = (uLongf)n + 1;
+	size_t len;
+
+	assert_non_null(z);
+	assert_non_null(back);
+	len = sd_zlib(in, n, row, threads, z, cap);
+	if (len == 0 || len > cap)
+		fail_msg("sd_zlib(%zu bytes): %zu of %zu", n, len, cap);
+	if (uncompress(back, &blen, z, (uLong)len) != Z_OK)
+		fail_msg("inflate failed (%zu bytes, %d threads)", n, threads);
+	assert_int_equal(blen, n);
+	if (n > 0 && memcmp(back, in, n) != 0)
+		fail_msg("inflated bytes differ (%zu bytes)", n);
+	/* too small a buffer is refused, never overrun */
+	assert_int_equal(sd_zlib(in, n, row, threads, z, cap - 1), 0);
+	if (zlen != NULL)
+		*zlen = len;
+	free(z);
+	free(back);
+}
+
+static void
+test_sdeflate_zlib(void **state)
+{
+	static const size_t tiny[] = { 0, 1, 5, 12, 13, 14, 40, 300 };
+	size_t row = CAP_SCANLINE(1280), n = row * 1200, zlen = 0;
+	uint8_t *in = malloc(n);
+	uint32_t seed = 7;
+
+	(void)state;
+	assert_non_null(in);
+	for (size_t i = 0; i < n; i++) {
+		seed = seed * 1664525u + 1013904223u;
+		in[i] = (uint8_t)(seed >> 24);
+	}
+	for (size_t k = 0; k < sizeof tiny / sizeof tiny[0]; k++)
+		sd_check(in, tiny[k], 0, 1, NULL);
+	/* noise: no matches, stored blocks */
+	sd_check(in, row * 300, row, 1, &zlen);
+	assert_true(zlen <= row * 300 + row * 300 / 1000 + 64);
+	/* a screen: flat colour, rows repeated, glyphs repeated along the
+	 * rows, a noisy patch; > 4 MiB takes two threads */
+	for (size_t y = 0; y < 1200; y++) {
+		uint8_t *r = in + y * row;
+
+		r[0] = 0;
+		for (size_t x = 0; x < 1280; x++) {
+			uint8_t v = (uint8_t)(0x30 + y / 40);
+
+			if (y % 20 < 12 && x % 9 < 7 &&
+			    ((x % 9) * 3 + (y % 20) * 5 + x / 9 % 5) % 4 == 0)
+				v = 0xff; /* glyph strokes */
+			if (y > 900 && x > 1000)
+				v = (uint8_t)(x * y >> 3 ^ y); /* photo */
+			r[1 + 3 * x] = v;
+			r[2 + 3 * x] = (uint8_t)(v + 1);
+			r[3 + 3 * x] = (uint8_t)(v ^ 0x5a);
+		}
+	}
+	assert_true(n > (4u << 20));
+	sd_check(in, n, row, 1, &zlen);
+	/* the matcher found the repetition: far below the raw size */
+	assert_true(zlen < n / 8);
+	sd_check(in, n, row, 2, NULL);
+	sd_check(in, n / 3, row, 2, NULL);
+	/* all one byte: the longest matches, many per row */
+	memset(in, 0x11, n);
+	sd_check(in, n, row, 2, &zlen);
+	assert_true(zlen < n / 100);
+	/* rows wider than the window: no row-above candidate */
+	sd_check(in, 40000 * 3, 40000, 1, NULL);
+	free(in);
 }
 
 static void
@@ -1103,6 +1198,7 @@ main(void)
 		cmocka_unit_test(test_scale_parse),
 		cmocka_unit_test(test_png_round_trip),
 		cmocka_unit_test(test_png_deflate_round_trip),
+		cmocka_unit_test(test_sdeflate_zlib),
 		cmocka_unit_test(test_jpeg),
 		cmocka_unit_test(test_scale_scanlines),
 		cmocka_unit_test(test_scale_simd_exact),
