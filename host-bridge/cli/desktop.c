@@ -121,7 +121,7 @@ cmd_create(int argc, char **argv)
 	long long disk, home_sz, mem;
 	long cpus = 2;
 	int c, created = 0;
-	char *cause = NULL, *token = NULL, *vnc = NULL, *s = NULL, *p = NULL;
+	char *cause = NULL, *token = NULL, *s = NULL, *p = NULL;
 	char *home;
 	int lk = -1;
 	struct desktop d = { 0 };
@@ -236,8 +236,7 @@ cmd_create(int argc, char **argv)
 	/* Two tokens: the agent's, for the endpoint, and the guest's, for
 	 * bureaud in the VM, known to the host agent alone. */
 	if ((token = hb_random_hex(32)) == NULL ||
-	    (gtoken = hb_random_hex(32)) == NULL ||
-	    (vnc = hb_random_hex(4)) == NULL) {
+	    (gtoken = hb_random_hex(32)) == NULL) {
 		cause = hb_fmt("no random bytes: %s", strerror(errno));
 		goto fail;
 	}
@@ -247,10 +246,6 @@ cmd_create(int argc, char **argv)
 	free(p);
 	if ((p = desktop_path(&d, "guest-token")) == NULL ||
 	    hb_write_file(p, gtoken, strlen(gtoken), 0600, &cause) != 0)
-		goto fail;
-	free(p);
-	if ((p = desktop_path(&d, "vnc-password")) == NULL ||
-	    hb_write_file(p, vnc, strlen(vnc), 0600, &cause) != 0)
 		goto fail;
 	free(p);
 	if ((s = hb_fmt("tcp://127.0.0.1:%d\n", d.port)) == NULL ||
@@ -286,7 +281,6 @@ cmd_create(int argc, char **argv)
 	free(ap_s);
 	policy_list_clear(&al);
 	policy_list_clear(&ap);
-	free(vnc);
 	json_decref(cfg);
 	image_clear(&im);
 	free(d.image);
@@ -307,7 +301,6 @@ fail:
 	free(ap_s);
 	policy_list_clear(&al);
 	policy_list_clear(&ap);
-	free(vnc);
 	json_decref(cfg);
 	image_clear(&im);
 	free(d.image);
@@ -535,9 +528,11 @@ cmd_start(int argc, char **argv)
 	} else
 		printf("%s desktop '%s' (%s), not waiting for the daemon\n",
 		    restored ? "restored" : "started", d->name, accel);
+	/* The live view: QEMU's own VNC server on a unix socket in the
+	 * 0700 desktop directory (Mission Control, or socat + a viewer). */
 	printf("endpoint tcp://127.0.0.1:%d\nevents tcp://127.0.0.1:%d\nvnc "
-	       "127.0.0.1:%d\n",
-	    d->port, d->port + 1, d->port + 2);
+	       "unix:%s/vnc.sock\n",
+	    d->port, d->port + 1, d->dir);
 	rc = 0;
 	goto out;
 fail:
@@ -867,9 +862,9 @@ cmd_status(int argc, char **argv)
 		    ram, d->memory, dev);
 	}
 	printf("endpoint: tcp://127.0.0.1:%d\nevents: tcp://127.0.0.1:%d\n"
-	       "vnc: 127.0.0.1:%d\nmemory: %ldM\ncpus: %d\n"
+	       "vnc: unix:%s/vnc.sock\nmemory: %ldM\ncpus: %d\n"
 	       "disk: system %s, home %s\nimage: %s\ndir: %s\n",
-	    d->port, d->port + 1, d->port + 2, d->memory, d->cpus, sys, home,
+	    d->port, d->port + 1, d->dir, d->memory, d->cpus, sys, home,
 	    d->image, d->dir);
 	free(ap);
 	free(accel);
@@ -904,7 +899,8 @@ ls_one(const char *name, void *arg)
 	    desktop_file_bytes(d, "system.qcow2") +
 	        desktop_file_bytes(d, "home.qcow2"));
 	snprintf(ep, sizeof ep, "tcp://127.0.0.1:%d", d->port);
-	snprintf(vnc, sizeof vnc, "127.0.0.1:%d", d->port + 2);
+	/* QEMU's VNC socket in the desktop's directory, while QEMU runs. */
+	snprintf(vnc, sizeof vnc, "%s", pid > 0 ? "vnc.sock" : "-");
 	printf("%-16s %-8s %-9s %-22s %-16s %s\n", d->name, state ? state : "?",
 	    up, ep, vnc, disk);
 	free(state);
