@@ -410,8 +410,9 @@ cmd_start(int argc, char **argv)
 	pid_t agent = 0;
 	bureau_client *bc = NULL;
 	struct vm_ready ready;
-	char *rcause = NULL;
-	int restored = 0;
+	char *rcause = NULL, *sc = NULL;
+	int restored = 0, stall_retried = 0;
+	long long stall_ms;
 
 	optind = 1;
 	while ((c = getopt_long(argc, argv, "", opts, NULL)) != -1) {
@@ -463,10 +464,61 @@ cmd_start(int argc, char **argv)
 		goto fail;
 	}
 	t0 = hb_now_ms();
+	stall_ms = vm_boot_stall_ms(accel);
+boot:
 	if (agent_launch(d, accel, &agent, &cause) != 0)
 		goto fail;
-	w = agent_wait(d, agent, nowait ? 120000 : timeout * 1000, !nowait,
-	    &cause);
+	if (nowait) {
+		w = agent_wait(d, agent, 120000, 0, &cause);
+	} else {
+		/* Until the daemon answers through the agent, in slices: a
+		 * boot whose console stays silent before its login prompt
+		 * has hung (an intermittent early hang of TCG guests) and is
+		 * started again, once. */
+		struct vm_boot_watch watch = { 0 };
+		char *last = NULL;
+
+		for (;;) {
+			long long left = t0 + timeout * 1000LL - hb_now_ms();
+
+			w = agent_wait(d, agent, left < 5000 ? left : 5000, 1,
+			    &cause);
+			if (w != AGENT_WAIT_TIMEOUT || left <= 5000)
+				break;
+			free(cause);
+			cause = NULL;
+			if (!vm_boot_stalled(d, &watch, stall_ms, &last))
+				continue;
+			if (stall_retried) {
+				cause = hb_fmt(
+				    "desktop '%s' (%s): the boot made "
+				    "no progress again (console "
+				    "silent for %lld s after \"%s\"); "
+				    "stopped it",
+				    d->name, accel, stall_ms / 1000,
+				    last ? last : "");
+				free(last);
+				print_tail(log, 30);
+				agent_stop(d, &sc);
+				free(sc);
+				goto fail;
+			}
+			printf("desktop '%s' (%s): the boot made no progress "
+			       "(console silent for %lld s after \"%s\"): "
+			       "starting it again (once; that console is "
+			       "console.log.1)\n",
+			    d->name, accel, stall_ms / 1000, last ? last : "");
+			fflush(stdout);
+			free(last);
+			last = NULL;
+			stall_retried = 1;
+			if (agent_stop(d, &sc) != 0) {
+				cause = sc;
+				goto fail;
+			}
+			goto boot;
+		}
+	}
 	if (w == AGENT_WAIT_EXITED) {
 		print_tail(qlog, 20);
 		print_tail(log, 30);

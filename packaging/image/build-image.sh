@@ -232,7 +232,7 @@ cat > "$work/img/image.json" <<JSON
   "disk": "base.qcow2",
   "kernel": "vmlinuz",
   "initrd": "initrd.img",
-  "cmdline": "root=/dev/vda rw console=ttyS0,115200 net.ifnames=0 tsc=reliable",
+  "cmdline": "root=/dev/vda rw console=ttyS0,115200 net.ifnames=0",
   "user": "$user",
   "uid": $uid,
   "gid": $gid,
