@@ -6,7 +6,8 @@
 #
 #   tests/bench/boot_loop.sh BUREAU IMAGE_DIR [N] [MEMORY]
 #
-# BUREAU_PORTS as for any desktop test. Prints one line a boot, then a
+# BUREAU_PORTS as for any desktop test; BOOT_SHOT=FILE.png saves the
+# first screenshot after the first boot (and FILE-60s.png a minute later). Prints one line a boot, then a
 # summary. Exits 1 if a boot did not come up.
 set -u
 bureau=$1 image=$2 n=${3:-10} mem=${4:-2048M}
@@ -33,6 +34,12 @@ for i in $(seq 1 "$n"); do
 		printf 'boot %d: FAILED after %.1f s, load %s: %s\n' "$i" "$t" "$load" \
 		    "$(echo "$out" | tail -n1)"
 		cp "$home/b/console.log" "/tmp/boot-loop-fail-$i.log" 2>/dev/null
+	fi
+	if [ $rc = 0 ] && [ "$i" = 1 ] && [ -n "${BOOT_SHOT:-}" ]; then
+		"$bureau" screenshot b -o "$BOOT_SHOT" >/dev/null 2>&1 || echo "no screenshot"
+		# and what the session looks like once everything has started
+		sleep 60
+		"$bureau" screenshot b -o "${BOOT_SHOT%.png}-60s.png" >/dev/null 2>&1 || echo "no screenshot"
 	fi
 	[ "$retry" -gt 0 ] && cp "$home/b/console.log.1" "/tmp/boot-loop-hang-$i.log" 2>/dev/null
 	"$bureau" rm --force b >/dev/null 2>&1
