@@ -123,16 +123,16 @@ if [ $variant = full ]; then
 	# (default layout or empty panel?) in a dialog: nobody answers it.
 	x=$root/etc/xdg/xfce4/xfconf/xfce-perchannel-xml
 	mkdir -p "$x"
-	# Each panel gets a solid background: the default one wants
-	# transparency, which without a compositor (off, see xfwm4.xml) is
-	# drawn black.
+	# Each panel gets a solid light grey background (the theme's text
+	# is dark): the default one wants transparency, which without a
+	# compositor (off, see xfwm4.xml) is drawn black.
 	[ -e "$x/xfce4-panel.xml" ] ||
 		sed '/<property name="panel-[0-9]*" type="empty">/a\
       <property name="background-style" type="uint" value="1"/>\
       <property name="background-rgba" type="array">\
-        <value type="double" value="0.200000"/>\
-        <value type="double" value="0.223529"/>\
-        <value type="double" value="0.254902"/>\
+        <value type="double" value="0.921569"/>\
+        <value type="double" value="0.921569"/>\
+        <value type="double" value="0.921569"/>\
         <value type="double" value="1.000000"/>\
       </property>' "$root/etc/xdg/xfce4/panel/default.xml" > "$x/xfce4-panel.xml"
 	grep -q background-style "$x/xfce4-panel.xml" ||
