@@ -121,7 +121,7 @@ cmd_create(int argc, char **argv)
 	long long disk, home_sz, mem;
 	long cpus = 2;
 	int c, created = 0;
-	char *cause = NULL, *token = NULL, *vnc = NULL, *s = NULL, *p = NULL;
+	char *cause = NULL, *token = NULL, *s = NULL, *p = NULL;
 	char *home, *why = NULL, *mid = NULL;
 	int lk = -1, cl = 0;
 	struct desktop d = { 0 };
@@ -247,7 +247,6 @@ cmd_create(int argc, char **argv)
 	 * bureaud in the VM, known to the host agent alone. */
 	if ((token = hb_random_hex(32)) == NULL ||
 	    (gtoken = hb_random_hex(32)) == NULL ||
-	    (vnc = hb_random_hex(4)) == NULL ||
 	    (mid = hb_random_hex(16)) == NULL) {
 		cause = hb_fmt("no random bytes: %s", strerror(errno));
 		goto fail;
@@ -258,10 +257,6 @@ cmd_create(int argc, char **argv)
 	free(p);
 	if ((p = desktop_path(&d, "guest-token")) == NULL ||
 	    hb_write_file(p, gtoken, strlen(gtoken), 0600, &cause) != 0)
-		goto fail;
-	free(p);
-	if ((p = desktop_path(&d, "vnc-password")) == NULL ||
-	    hb_write_file(p, vnc, strlen(vnc), 0600, &cause) != 0)
 		goto fail;
 	free(p);
 	/* The guest's /etc/machine-id (through fw_cfg, as the tokens). */
@@ -311,7 +306,6 @@ cmd_create(int argc, char **argv)
 	free(ap_s);
 	policy_list_clear(&al);
 	policy_list_clear(&ap);
-	free(vnc);
 	json_decref(cfg);
 	image_clear(&im);
 	free(d.image);
@@ -332,7 +326,6 @@ fail:
 	free(ap_s);
 	policy_list_clear(&al);
 	policy_list_clear(&ap);
-	free(vnc);
 	free(why);
 	free(mid);
 	json_decref(cfg);
@@ -444,8 +437,9 @@ cmd_start(int argc, char **argv)
 	pid_t agent = 0;
 	bureau_client *bc = NULL;
 	struct vm_ready ready;
-	char *rcause = NULL;
-	int restored = 0;
+	char *rcause = NULL, *sc = NULL;
+	int restored = 0, stall_retried = 0;
+	long long stall_ms;
 
 	optind = 1;
 	while ((c = getopt_long(argc, argv, "", opts, NULL)) != -1) {
@@ -497,10 +491,61 @@ cmd_start(int argc, char **argv)
 		goto fail;
 	}
 	t0 = hb_now_ms();
+	stall_ms = vm_boot_stall_ms(accel);
+boot:
 	if (agent_launch(d, accel, &agent, &cause) != 0)
 		goto fail;
-	w = agent_wait(d, agent, nowait ? 120000 : timeout * 1000, !nowait,
-	    &cause);
+	if (nowait) {
+		w = agent_wait(d, agent, 120000, 0, &cause);
+	} else {
+		/* Until the daemon answers through the agent, in slices: a
+		 * boot whose console stays silent before its login prompt
+		 * has hung (an intermittent early hang of TCG guests) and is
+		 * started again, once. */
+		struct vm_boot_watch watch = { 0 };
+		char *last = NULL;
+
+		for (;;) {
+			long long left = t0 + timeout * 1000LL - hb_now_ms();
+
+			w = agent_wait(d, agent, left < 5000 ? left : 5000, 1,
+			    &cause);
+			if (w != AGENT_WAIT_TIMEOUT || left <= 5000)
+				break;
+			free(cause);
+			cause = NULL;
+			if (!vm_boot_stalled(d, &watch, stall_ms, &last))
+				continue;
+			if (stall_retried) {
+				cause = hb_fmt(
+				    "desktop '%s' (%s): the boot made "
+				    "no progress again (console "
+				    "silent for %lld s after \"%s\"); "
+				    "stopped it",
+				    d->name, accel, stall_ms / 1000,
+				    last ? last : "");
+				free(last);
+				print_tail(log, 30);
+				agent_stop(d, &sc);
+				free(sc);
+				goto fail;
+			}
+			printf("desktop '%s' (%s): the boot made no progress "
+			       "(console silent for %lld s after \"%s\"): "
+			       "starting it again (once; that console is "
+			       "console.log.1)\n",
+			    d->name, accel, stall_ms / 1000, last ? last : "");
+			fflush(stdout);
+			free(last);
+			last = NULL;
+			stall_retried = 1;
+			if (agent_stop(d, &sc) != 0) {
+				cause = sc;
+				goto fail;
+			}
+			goto boot;
+		}
+	}
 	if (w == AGENT_WAIT_EXITED) {
 		print_tail(qlog, 20);
 		print_tail(log, 30);
@@ -562,9 +607,11 @@ cmd_start(int argc, char **argv)
 	} else
 		printf("%s desktop '%s' (%s), not waiting for the daemon\n",
 		    restored ? "restored" : "started", d->name, accel);
+	/* The live view: QEMU's own VNC server on a unix socket in the
+	 * 0700 desktop directory (Mission Control, or socat + a viewer). */
 	printf("endpoint tcp://127.0.0.1:%d\nevents tcp://127.0.0.1:%d\nvnc "
-	       "127.0.0.1:%d\n",
-	    d->port, d->port + 1, d->port + 2);
+	       "unix:%s/vnc.sock\n",
+	    d->port, d->port + 1, d->dir);
 	rc = 0;
 	goto out;
 fail:
@@ -881,9 +928,9 @@ cmd_status(int argc, char **argv)
 		    ram, d->memory, dev);
 	}
 	printf("endpoint: tcp://127.0.0.1:%d\nevents: tcp://127.0.0.1:%d\n"
-	       "vnc: 127.0.0.1:%d\nmemory: %ldM\ncpus: %d\n"
+	       "vnc: unix:%s/vnc.sock\nmemory: %ldM\ncpus: %d\n"
 	       "disk: system %s, home %s\nimage: %s\ndir: %s\n",
-	    d->port, d->port + 1, d->port + 2, d->memory, d->cpus, sys, home,
+	    d->port, d->port + 1, d->dir, d->memory, d->cpus, sys, home,
 	    d->image, d->dir);
 	free(ap);
 	free(accel);

@@ -7,14 +7,15 @@
  *                  approve_timeout, takeover)
  *   system.qcow2   the system disk, an overlay on the image's base.qcow2
  *   home.qcow2     the data disk: an ext4 file system mounted on /home
- *   guest-token, vnc-password   secrets QEMU hands the guest through fw_cfg
+ *   guest-token    the guest's secret, which QEMU hands it through fw_cfg
  *   machine-id, hostname   its identity, also through fw_cfg (hostname is
  *                  written at each start, the name padded to 65 bytes)
  *   ram, state, state.json   the saved state (vm/qemu_state.c)
  *   warm-from, warm-ram   a clone of the image's warm state (vm/qemu_warm.c)
  *   token          the agent token (0600), checked by the host agent
  *   endpoint       the host agent's URL (the client commands read it)
- *   qmp.sock, qemu.pid, qemu.log, console.log, accel   while it runs
+ *   qmp.sock, vnc.sock, qemu.pid, qemu.log, console.log, accel   while
+ *                  it runs (vnc.sock: QEMU's VNC server, the live view)
  *   passt.pid, passt.log   the guest's network (passt), while it runs
  *   guest.json     the loopback ports the guest's daemon and events are
  *                  forwarded to, for the host agent ({"url", "events"})
@@ -47,7 +48,7 @@ struct desktop {
 	char *image; /* the image directory (resolved, immutable) */
 	long memory; /* MiB */
 	int cpus;
-	int port;     /* api; events = port + 1, vnc = port + 2 */
+	int port;     /* api; events = port + 1 (port + 2 reserved) */
 	int attached; /* a daemon bureau does not run: no image, no VM */
 	char *url;    /* attached: that daemon's URL; else NULL */
 	int net_none; /* --net none: the guest reaches no network */

@@ -26,7 +26,6 @@
 
 #define GUEST_API_PORT    7300
 #define GUEST_EVENTS_PORT 7301
-#define GUEST_VNC_PORT    5900
 /* The descriptor passt and QEMU find their ends of the guest's network
  * link on. */
 #define QEMU_NET_FD 3
@@ -345,7 +344,7 @@ qemu_accel(const struct desktop *d, const struct image *im, const char *want,
 /* The files of a running desktop that QEMU is given, escaped for QEMU's
  * option syntax where they go into an option value. */
 struct qemu_files {
-	char *tok, *vnc, *pid, *qmp, *sys, *home, *log, *qlog, *ram, *host,
+	char *tok, *pid, *qmp, *sys, *home, *log, *qlog, *ram, *host,
 	    *mid;
 };
 
@@ -353,7 +352,6 @@ static void
 qemu_files_free(struct qemu_files *f)
 {
 	free(f->tok);
-	free(f->vnc);
 	free(f->pid);
 	free(f->qmp);
 	free(f->sys);
@@ -487,13 +485,12 @@ qemu_passt(const struct desktop *d, int api, int events, int *qemu_end,
 {
 	char *t1 = hb_fmt("127.0.0.1/%d:%d", api, GUEST_API_PORT);
 	char *t2 = hb_fmt("127.0.0.1/%d:%d", events, GUEST_EVENTS_PORT);
-	char *t3 = hb_fmt("127.0.0.1/%d:%d", d->port + 2, GUEST_VNC_PORT);
 	char *plog = desktop_path(d, "passt.log"), fd[12];
 	pid_t pid = -1;
 	int lfd, sv[2];
 
 	*qemu_end = -1;
-	if (t1 == NULL || t2 == NULL || t3 == NULL || plog == NULL) {
+	if (t1 == NULL || t2 == NULL || plog == NULL) {
 		*cause = hb_fmt("out of memory");
 		goto out;
 	}
@@ -507,7 +504,7 @@ qemu_passt(const struct desktop *d, int api, int events, int *qemu_end,
 		qemu_child_setup(lfd, sv[0], 1);
 		execlp("passt", "passt", "-f", "-q", "--no-map-gw", "-4", "-a",
 		    "10.0.2.15", "-n", "24", "-g", "10.0.2.2", "--fd", fd, "-t",
-		    t1, "-t", t2, "-t", t3, (char *)NULL);
+		    t1, "-t", t2, (char *)NULL);
 		fprintf(stderr, "cannot run 'passt': %s\n", strerror(errno));
 		_exit(127);
 	}
@@ -523,7 +520,6 @@ qemu_passt(const struct desktop *d, int api, int events, int *qemu_end,
 out:
 	free(t1);
 	free(t2);
-	free(t3);
 	free(plog);
 	return (pid);
 }
@@ -546,7 +542,6 @@ qemu_launch(const struct desktop *d, const struct image *im, const char *accel,
 	/* The guest's own token: the host agent's token (`token`) never
 	 * enters the guest. */
 	if ((f.tok = qemu_file(d, "guest-token", 1)) == NULL ||
-	    (f.vnc = qemu_file(d, "vnc-password", 1)) == NULL ||
 	    (f.pid = qemu_file(d, "qemu.pid", 0)) == NULL ||
 	    (f.qmp = qemu_file(d, "qmp.sock", 1)) == NULL ||
 	    (f.sys = qemu_file(d, "system.qcow2", 1)) == NULL ||
@@ -643,6 +638,10 @@ qemu_launch(const struct desktop *d, const struct image *im, const char *accel,
 	argv_q[n++] = "qemu-system-x86_64";
 	argv_q[n++] = "-name";
 	argv_q[n++] = A("bureau-%s", d->name);
+	/* Only the devices below: q35's defaults (a CD-ROM drive, a parallel
+	 * port, a default NIC) cost the guest drivers and udev work at every
+	 * boot, and nothing uses them. */
+	argv_q[n++] = "-nodefaults";
 	/* RAM is a file beside the disks, so that a save (qemu_state.c)
 	 * leaves it where it is and writes only the devices' state; the
 	 * machine type is pinned so that a newer QEMU still restores it. */
@@ -685,9 +684,8 @@ qemu_launch(const struct desktop *d, const struct image *im, const char *accel,
 	 * lets the guest reach nothing, the host included. */
 	argv_q[n++] = d->net_none ?
 	    A("user,id=net0,restrict=on,hostfwd=tcp:127.0.0.1:%d-:%d,"
-	      "hostfwd=tcp:127.0.0.1:%d-:%d,hostfwd=tcp:127.0.0.1:%d-:%d",
-	        api, GUEST_API_PORT, events, GUEST_EVENTS_PORT, d->port + 2,
-	        GUEST_VNC_PORT) :
+	      "hostfwd=tcp:127.0.0.1:%d-:%d",
+	        api, GUEST_API_PORT, events, GUEST_EVENTS_PORT) :
 	    A("stream,id=net0,server=off,addr.type=fd,addr.str=%d",
 	        QEMU_NET_FD);
 	argv_q[n++] = "-device";
@@ -707,8 +705,6 @@ qemu_launch(const struct desktop *d, const struct image *im, const char *accel,
 	}
 	argv_q[n++] = "-fw_cfg";
 	argv_q[n++] = A("name=opt/bureau/token,file=%s", f.tok);
-	argv_q[n++] = "-fw_cfg";
-	argv_q[n++] = A("name=opt/bureau/vnc-password,file=%s", f.vnc);
 	argv_q[n++] = "-chardev";
 	argv_q[n++] = A("socket,id=qmp,path=%s,server=on,wait=off", f.qmp);
 	argv_q[n++] = "-mon";

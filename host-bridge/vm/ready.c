@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <turbojpeg.h>
 #include <unistd.h>
@@ -299,6 +300,73 @@ vm_ready_wait(const struct vm_backend *vm, const struct desktop *d,
 		free(c2);
 	}
 	return (0);
+}
+
+long long
+vm_boot_stall_ms(const char *accel)
+{
+	const char *e = getenv("BUREAU_BOOT_STALL_S");
+	char *end;
+	long v;
+
+	if (e != NULL && *e != '\0') {
+		v = strtol(e, &end, 10);
+		if (*end == '\0' && v > 0 && v <= 86400)
+			return (v * 1000LL);
+	}
+	return (strcmp(accel, "kvm") == 0 ? 30000 : 90000);
+}
+
+int
+vm_boot_stalled(const struct desktop *d, struct vm_boot_watch *w,
+    long long silent_ms, char **last)
+{
+	char *p = desktop_path(d, "console.log"), *text = NULL;
+	char *rp = desktop_path(d, "run.json");
+	json_t *run = rp ? json_load_file(rp, 0, NULL) : NULL;
+	long long now = hb_now_ms();
+	struct stat st;
+	int stalled = 0;
+
+	*last = NULL;
+	if (w->changed_ms == 0)
+		w->changed_ms = now;
+	if (json_is_true(json_object_get(run, "restored")))
+		w->done = 1;
+	if (w->done || p == NULL || stat(p, &st) != 0)
+		goto out;
+	if (st.st_size != w->size) {
+		w->size = st.st_size;
+		w->changed_ms = now;
+		/* The serial getty's prompt: the boot reached its login
+		 * services; what comes next (X) prints nothing here. */
+		if ((text = hb_read_file(p)) != NULL &&
+		    strstr(text, " login: ") != NULL)
+			w->done = 1;
+		goto out;
+	}
+	if (now - w->changed_ms < silent_ms)
+		goto out;
+	stalled = 1;
+	if ((text = hb_read_file(p)) != NULL) {
+		size_t n = strlen(text);
+		char *nl;
+
+		while (n > 0 && (text[n - 1] == '\n' || text[n - 1] == '\r'))
+			text[--n] = '\0';
+		nl = strrchr(text, '\n');
+		*last = strdup(nl ? nl + 1 : text);
+		/* A console line for a terminal: no escapes. */
+		for (char *c = *last; c != NULL && *c != '\0'; c++)
+			if ((unsigned char)*c < 0x20 || *c == 0x7f)
+				*c = ' ';
+	}
+out:
+	json_decref(run);
+	free(rp);
+	free(text);
+	free(p);
+	return (stalled);
 }
 
 int

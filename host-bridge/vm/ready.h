@@ -44,6 +44,27 @@ int vm_ready_wait(const struct vm_backend *vm, const struct desktop *d,
     bureau_client *bc, int restored, long long deadline_ms, struct vm_ready *r,
     char **cause);
 
+/*
+ * A boot that makes no progress. In about one of four full-image TCG
+ * boots the guest used to stop early (its console went silent in the
+ * kernel, or in udev's driver loading) and never came up; a boot does not
+ * print nothing for long before its login prompt. vm_boot_stalled looks
+ * at the desktop's console.log at each call: 1 when it has not grown for
+ * silent_ms although no login prompt has been printed yet and the run is
+ * a boot (not a restore: a restored guest prints nothing), with *last
+ * (malloc'd) its last line; else 0. Zero-initialise the watch before a boot.
+ */
+struct vm_boot_watch {
+	long long size, changed_ms;
+	int done; /* the prompt came, or a restore: nothing to watch */
+};
+int vm_boot_stalled(const struct desktop *d, struct vm_boot_watch *w,
+    long long silent_ms, char **last);
+
+/* How long a boot's console may stay silent (ms): BUREAU_BOOT_STALL_S
+ * in the environment, else 90 s under TCG, 30 s with KVM. */
+long long vm_boot_stall_ms(const char *accel);
+
 /* Have the guest write its file systems out (`system sync`, or the bash
  * tool's `sync` with an older bureaud). */
 int vm_guest_sync(bureau_client *bc, char **cause);

@@ -123,7 +123,20 @@ if [ $variant = full ]; then
 	# (default layout or empty panel?) in a dialog: nobody answers it.
 	x=$root/etc/xdg/xfce4/xfconf/xfce-perchannel-xml
 	mkdir -p "$x"
-	[ -e "$x/xfce4-panel.xml" ] || cp "$root/etc/xdg/xfce4/panel/default.xml" "$x/xfce4-panel.xml"
+	# Each panel gets a solid light grey background (the theme's text
+	# is dark): the default one wants transparency, which without a
+	# compositor (off, see xfwm4.xml) is drawn black.
+	[ -e "$x/xfce4-panel.xml" ] ||
+		sed '/<property name="panel-[0-9]*" type="empty">/a\
+      <property name="background-style" type="uint" value="1"/>\
+      <property name="background-rgba" type="array">\
+        <value type="double" value="0.921569"/>\
+        <value type="double" value="0.921569"/>\
+        <value type="double" value="0.921569"/>\
+        <value type="double" value="1.000000"/>\
+      </property>' "$root/etc/xdg/xfce4/panel/default.xml" > "$x/xfce4-panel.xml"
+	grep -q background-style "$x/xfce4-panel.xml" ||
+		{ echo "build-image: no panel in the panel's default layout" >&2; exit 1; }
 fi
 
 if [ -n "$deb" ]; then
@@ -138,18 +151,70 @@ fi
 
 systemctl --root="$root" enable systemd-networkd.service bureau-growfs.service \
 	bureau-home.service >/dev/null 2>&1
-# Periodic jobs only steal a TCG guest's CPU.
-for t in apt-daily.timer apt-daily-upgrade.timer e2scrub_all.timer man-db.timer fstrim.timer; do
+# Periodic jobs only steal a TCG guest's CPU; so do the boot services a
+# desktop has no use for (systemd-analyze blame of a TCG boot: 3-9 s
+# each on a loaded host).
+for t in apt-daily.timer apt-daily-upgrade.timer e2scrub_all.timer man-db.timer fstrim.timer \
+	e2scrub_reap.service systemd-binfmt.service proc-sys-fs-binfmt_misc.automount \
+	systemd-pstore.service modprobe@dm_mod.service modprobe@efi_pstore.service \
+	sys-kernel-debug.mount sys-kernel-tracing.mount dev-hugepages.mount \
+	systemd-networkd-wait-online.service; do
 	systemctl --root="$root" mask $t >/dev/null 2>&1 || true
 done
 
 mkdir -p "$work/img"
-cp "$(ls "$root"/boot/vmlinuz-* | sort -V | tail -n1)" "$work/img/vmlinuz"
-cp "$(ls "$root"/boot/initrd.img-* | sort -V | tail -n1)" "$work/img/initrd.img"
+kernel=$(ls "$root"/boot/vmlinuz-* | sort -V | tail -n1)
+kver=${kernel##*/vmlinuz-}
+cp "$kernel" "$work/img/vmlinuz"
+
+# The initrd: not Debian's (35 MB with every storage driver, udev and
+# its scripts: 20 s of a TCG boot) but busybox, the system disk's drivers
+# with what they need (modules.dep) and usr/share/bureau/initrd-init.
+# The kernel's own (built-in) drivers cover the rest until systemd.
+mods=$root/usr/lib/modules/$kver
+ird=$root/tmp/initrd
+rm -rf "$ird"
+mkdir -p "$ird/bin" "$ird/lib/modules" "$ird/proc" "$ird/dev" "$ird/root"
+cp "$root/bin/busybox" "$ird/bin/busybox"
+for t in sh mount umount insmod sleep switch_root cat echo; do
+	ln -s busybox "$ird/bin/$t"
+done
+cp "$root/usr/share/bureau/initrd-init" "$ird/init"
+: > "$ird/modules"
+modadd() { # a module (its path in modules.dep) after what it depends on
+	grep -qx "${1##*/}" "$ird/modules" && return 0
+	for dep in $(grep "^$1:" "$mods/modules.dep" | cut -d: -f2); do
+		modadd "$dep"
+	done
+	cp "$mods/$1" "$ird/lib/modules/"
+	echo "${1##*/}" >> "$ird/modules"
+}
+for m in crc32c_generic virtio_pci virtio_blk ext4; do
+	p=$(grep -o "^[^:]*/$m\.ko[^:]*" "$mods/modules.dep" | head -n1)
+	[ -n "$p" ] || { echo "build-image: no module $m in $kver" >&2; exit 1; }
+	modadd "$p"
+done
+(cd "$ird" && find . | LC_ALL=C sort | chroot "$root" sh -c 'cd /tmp/initrd && cpio -o -H newc --quiet') \
+	> "$work/img/initrd.img"
+log "initrd: $(du -k "$work/img/initrd.img" | cut -f1) KiB, modules $(paste -sd' ' "$ird/modules")"
+rm -rf "$ird"
 chmod 0644 "$work/img/vmlinuz" "$work/img/initrd.img"
 
-# Room for the first boot; the guest grows the file system to the disk at
-# every boot (bureau-growfs), so a desktop's --disk decides the real size.
+# mke2fs -d keeps whole seconds of a file's times, not the nanoseconds:
+# fontconfig compares both with the ones its caches were made for, found
+# every cache stale and rebuilt them at each new desktop's first session
+# (openbox spent 49 s of CPU on it under TCG). Font directories get whole
+# seconds, then the caches are made for those.
+for d in "$root/usr/share/fonts" "$root/usr/local/share/fonts"; do
+	[ -d "$d" ] || continue
+	find "$d" -type d | while read -r f; do
+		touch -m -d "@$(stat -c %Y "$f")" "$f"
+	done
+done
+chroot "$root" fc-cache -s -f >/dev/null 2>&1 || log "fc-cache failed"
+
+# Room for the first boot; the guest grows the file system to the disk when
+# it grew (bureau-growfs), so a desktop's --disk decides the real size.
 used_k=$(du -sxk "$root" | cut -f1)
 size_k=$(( used_k + used_k / 4 + 512 * 1024 ))
 log "mke2fs: ${used_k} KiB used, ${size_k} KiB file system"
