@@ -344,8 +344,7 @@ qemu_accel(const struct desktop *d, const struct image *im, const char *want,
 /* The files of a running desktop that QEMU is given, escaped for QEMU's
  * option syntax where they go into an option value. */
 struct qemu_files {
-	char *tok, *pid, *qmp, *sys, *home, *log, *qlog, *ram, *host,
-	    *mid;
+	char *tok, *pid, *qmp, *sys, *home, *log, *qlog, *ram, *host, *mid;
 };
 
 static void
