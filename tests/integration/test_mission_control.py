@@ -787,7 +787,11 @@ def test_vm_live_view():
     finally:
         start.terminate()
         start.wait(30)
-        bureau("rm", "--force", "vm")
+        # The page's resume runs `bureau resume`, which steps the clock
+        # once the guest's daemon answers, holding the desktop's lock
+        # until then: rm waits its turn, else QEMU would outlive the test.
+        bt.wait_for(lambda: bureau("rm", "--force", "vm").returncode == 0,
+                    300, "rm --force of the VM")
 
 
 def doc_page_screenshots():
