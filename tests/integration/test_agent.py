@@ -80,7 +80,7 @@ class Agent:
         self.token = read("token", desktop)
 
     def raw(self, data, timeout_ms=60000):
-        return json.loads(bt.Req(self.url, timeout_ms=timeout_ms).rpc(data))
+        return json.loads(bt.Req1(self.url, timeout_ms=timeout_ms).rpc(data))
 
     def call(self, token=None, timeout_ms=60000, **req):
         req["token"] = self.token if token is None else token
@@ -187,7 +187,7 @@ def test_bad_requests():
     big = b'{"tool":"system","action":"ping","pad":"' + \
         b"x" * (65 << 20) + b'"}'
     try:
-        bt.Req(A.url, timeout_ms=5000).rpc(big)
+        bt.Req1(A.url, timeout_ms=5000).rpc(big)
         assert False, "an oversized request got a reply"
     except bt.NngError:
         pass
@@ -476,7 +476,7 @@ def test_log():
 def test_info_reports_the_agents_limit():
     """system info through the agent gives the endpoint's own largest
     request (clients check against what they talk to), not the daemon's."""
-    direct = bt.ok(json.loads(bt.Req(D.url).rpc(json.dumps(
+    direct = bt.ok(json.loads(bt.Req1(D.url).rpc(json.dumps(
         {"token": D.token, "tool": "system", "action": "info"}))))
     via = bt.ok(A.call(tool="system", action="info"))
     assert via["max_request"] == (64 << 20) + (1 << 16), via["max_request"]
@@ -603,7 +603,7 @@ def test_daemon_gone_and_back():
     def start():
         p = X.spawn(argv, stdout=log, stderr=log)
         bt.wait_for(lambda: p.poll() is not None or bt.ok(json.loads(
-            bt.Req(url, timeout_ms=2000).rpc(json.dumps(
+            bt.Req1(url, timeout_ms=2000).rpc(json.dumps(
                 {"token": D.token, "tool": "system", "action": "ping"})))),
             20, "the second bureaud")
         return p

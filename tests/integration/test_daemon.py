@@ -222,7 +222,7 @@ def test_events_off_machine_need_a_token():
     p = bt.spawn(argv + ["--insecure"], env=env, stderr=subprocess.PIPE)
     def answers():
         try:
-            return bt.Req("tcp://127.0.0.1:%d" % port, timeout_ms=1000).rpc(
+            return bt.Req1("tcp://127.0.0.1:%d" % port, timeout_ms=1000).rpc(
                 b'{"tool":"system","action":"ping"}')
         except bt.NngError:
             return None
@@ -268,7 +268,7 @@ def shutdown_while_busy(X1, first):
 
     def call(name, req):
         try:
-            box[name] = json.loads(bt.Req(D.url, timeout_ms=60000).rpc(
+            box[name] = json.loads(bt.Req1(D.url, timeout_ms=60000).rpc(
                 json.dumps(dict(req, token=D.token))))
         except bt.NngError as e:
             box[name] = e
@@ -345,7 +345,7 @@ def test_sigterm_during_process_wait():
 
     def wait():
         try:
-            box["r"] = bt.Req(D.url, timeout_ms=60000).rpc(json.dumps({
+            box["r"] = bt.Req1(D.url, timeout_ms=60000).rpc(json.dumps({
                 "tool": "process", "action": "wait", "pid": pid,
                 "timeout": 300, "token": D.token}))
         except bt.NngError as e:

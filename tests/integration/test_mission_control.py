@@ -69,7 +69,7 @@ class Agent:
 
     def call(self, timeout_ms=60000, **req):
         req["token"] = read("token")
-        return json.loads(bt.Req(read("endpoint"),
+        return json.loads(bt.Req1(read("endpoint"),
                                  timeout_ms=timeout_ms).rpc(json.dumps(req)))
 
 
@@ -418,7 +418,7 @@ def test_thumbnail_follows_the_screen():
 def op(**req):
     """One request on the desktop's operator socket (ops_mc.c's ops)."""
     url = "ipc://" + os.path.join(HOME, NAME, "operator.sock")
-    return json.loads(bt.Req(url, timeout_ms=30000).rpc(json.dumps(req)))
+    return json.loads(bt.Req1(url, timeout_ms=30000).rpc(json.dumps(req)))
 
 
 def test_operator_ops():
