@@ -60,15 +60,6 @@ int_opt(const char *cmd, const char *opt, long min, long max, long *out)
 	return (-1);
 }
 
-static int
-rm_entry(const char *path, const struct stat *st, int flag, struct FTW *f)
-{
-	(void)st;
-	(void)flag;
-	(void)f;
-	return (remove(path));
-}
-
 /* The guest writes these logs: its text goes through safeprint. */
 static void
 print_tail(const char *path, int lines)
@@ -315,7 +306,7 @@ cmd_create(int argc, char **argv)
 fail:
 	die_cause("create", cause);
 	if (created)
-		nftw(d.dir, rm_entry, 16, FTW_DEPTH | FTW_PHYS);
+		hb_rm_tree(d.dir);
 	if (lk >= 0)
 		close(lk);
 	free(p);
@@ -1071,7 +1062,7 @@ cmd_rm(int argc, char **argv)
 		if (vm->kill(d, &cause) != 0 || agent_stop(d, &cause) != 0)
 			goto fail;
 	}
-	if (nftw(d->dir, rm_entry, 16, FTW_DEPTH | FTW_PHYS) != 0) {
+	if (hb_rm_tree(d->dir) != 0) {
 		cause = hb_fmt("cannot remove '%s': %s", d->dir,
 		    strerror(errno));
 		goto fail;

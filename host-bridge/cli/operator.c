@@ -58,15 +58,6 @@ op_usage(const char *cmd, const char *msg)
 	return (2);
 }
 
-static int
-op_rm_entry(const char *path, const struct stat *st, int flag, struct FTW *f)
-{
-	(void)st;
-	(void)flag;
-	(void)f;
-	return (remove(path));
-}
-
 /* ---- the operator socket ---------------------------------------------- */
 
 int
@@ -444,7 +435,7 @@ attach_register(struct desktop *d, const char *guest_token,
 	rv = 0;
 out:
 	if (rv != 0 && created)
-		nftw(d->dir, op_rm_entry, 16, FTW_DEPTH | FTW_PHYS);
+		hb_rm_tree(d->dir);
 	if (lk >= 0)
 		close(lk);
 	if (token != NULL)
@@ -571,7 +562,7 @@ fail:
 			agent_stop(nd, &c2);
 		desktop_free(nd);
 		free(c2);
-		nftw(d.dir, op_rm_entry, 16, FTW_DEPTH | FTW_PHYS);
+		hb_rm_tree(d.dir);
 	}
 out:
 	if (gtok != NULL)

@@ -23,20 +23,11 @@
 static const char *const warm_files[] = { "system.qcow2", "home.qcow2", "ram",
 	"state", "state.json", "guest-token" };
 
-static int
-rm_entry(const char *path, const struct stat *st, int flag, struct FTW *f)
-{
-	(void)st;
-	(void)flag;
-	(void)f;
-	return (remove(path));
-}
-
 static void
 rm_tree(const char *path)
 {
 	if (path != NULL && access(path, F_OK) == 0)
-		nftw(path, rm_entry, 16, FTW_DEPTH | FTW_PHYS);
+		hb_rm_tree(path);
 }
 
 /* Run `bureau ARGS...` (this program) with BUREAU_HOME=home. */

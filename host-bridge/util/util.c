@@ -2,6 +2,7 @@
  * host-bridge/util/util.c: formatting, files, programs, numbers.
  */
 #include <errno.h>
+#include <ftw.h>
 #include <fcntl.h>
 #include <limits.h>
 #include <pwd.h>
@@ -326,4 +327,19 @@ hb_human(char *buf, size_t len, long long bytes)
 		u++;
 	}
 	snprintf(buf, len, *u == 'B' ? "%.0f%c" : "%.1f%c", v, *u);
+}
+
+static int
+hb_rm_entry(const char *path, const struct stat *st, int flag, struct FTW *f)
+{
+	(void)st;
+	(void)flag;
+	(void)f;
+	return (remove(path));
+}
+
+int
+hb_rm_tree(const char *path)
+{
+	return (nftw(path, hb_rm_entry, 16, FTW_DEPTH | FTW_PHYS));
 }

@@ -65,4 +65,8 @@ char *hb_qemu_escape(const char *s);
 /* bytes as "512B", "1.5K", "3.2G" (powers of 1024) into buf. */
 void hb_human(char *buf, size_t len, long long bytes);
 
+/* Remove path and everything under it (symlinks are not followed): 0,
+ * or -1 with errno from the first failure. */
+int hb_rm_tree(const char *path);
+
 #endif
