@@ -134,8 +134,20 @@ describe("bureau_computer", () => {
 		const stale = await run("bureau_computer", { action: "screenshot" });
 		const frame = Number(stale.content[0].text.match(/frame (\d+)/)[1]);
 		spawnSync("xsetroot", ["-solid", "#336699"], { env: X.env });
-		await sleep(300);
-		await rejectsWith(run("bureau_computer", { action: "mouse_move", coordinate: [5, 5], frame }), "invalid_argument", "frame");
+		// The daemon numbers the changed screen once its damage has come
+		// in and a frame was taken: not at a fixed time after xsetroot
+		// (300 ms was too short once in CI). Until then the old frame may
+		// still be the latest, and the move runs (its settled screenshot
+		// then is the latest): retry, bounded.
+		let refused = null;
+		for (const t0 = Date.now(); !refused && Date.now() - t0 < 20000; await sleep(100)) {
+			try {
+				await run("bureau_computer", { action: "mouse_move", coordinate: [5, 5], frame });
+			} catch (e) {
+				refused = e;
+			}
+		}
+		await rejectsWith(Promise.reject(refused || new Error("frame never refused")), "invalid_argument", "frame");
 	});
 
 	it("a wrong token is unauthorized; a dead daemon is connect_failed within the timeout", async () => {
