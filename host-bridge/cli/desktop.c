@@ -365,43 +365,6 @@ out:
 	return (rv);
 }
 
-/* A client of the desktop's own bureaud (the address its host agent
- * wrote in guest.json, the guest token), or NULL with *cause. The
- * operator's commands (stop's sync, the clock step after a resume or a
- * restore) are not the agent loop's requests: they do not pass the
- * agent's policy, takeover or audit trail. */
-static bureau_client *
-guest_client(const struct desktop *d, double timeout, char **cause)
-{
-	char *tokp = desktop_path(d, "guest-token"), *token = NULL;
-	char *gp = desktop_path(d, "guest.json");
-	bureau_client *bc = NULL;
-	json_t *g = NULL;
-	const char *url;
-
-	if (tokp == NULL || gp == NULL)
-		*cause = hb_fmt("out of memory");
-	else if ((g = json_load_file(gp, 0, NULL)) == NULL ||
-	    (url = json_string_value(json_object_get(g, "url"))) == NULL)
-		*cause = hb_fmt("no guest address in '%s' (is its host agent "
-		                "running?)",
-		    gp);
-	else if ((token = hb_read_file(tokp)) == NULL)
-		*cause = hb_fmt("cannot read '%s': %s", tokp, strerror(errno));
-	else {
-		token[strcspn(token, "\r\n")] = '\0';
-		if (bureau_connect(url, token, timeout, &bc) != 0)
-			*cause = hb_fmt("cannot make a client for '%s'", url);
-	}
-	if (token != NULL)
-		sodium_memzero(token, strlen(token));
-	free(tokp);
-	free(token);
-	free(gp);
-	json_decref(g);
-	return (bc);
-}
-
 /*
  * start: the desktop's host agent is started (as attach does), and it
  * starts the VM as its own child; this command waits until a ping with
@@ -574,7 +537,7 @@ boot:
 		char *c2 = NULL;
 		/* Ready: the daemon answers, the session has drawn, the
 		 * clock is the host's. */
-		if ((bc = guest_client(d, 2.0, &c2)) == NULL ||
+		if ((bc = vm_guest_client(d, NULL, 2.0, &c2)) == NULL ||
 		    vm_ready_wait(vm, d, bc, restored,
 		        t0 + (long long)timeout * 1000, &ready, &rcause) != 0) {
 			cause = hb_fmt("desktop '%s' (%s) not ready within %ld "
@@ -691,7 +654,8 @@ cmd_stop(int argc, char **argv)
 		/* What the guest wrote reaches the disks first: a state that
 		 * cannot be restored falls back to a boot that loses
 		 * nothing written before the stop. */
-		if ((bc = guest_client(d, (double)timeout, &c2)) == NULL ||
+		if ((bc = vm_guest_client(d, NULL, (double)timeout, &c2)) ==
+		        NULL ||
 		    vm_guest_sync(bc, &c2) != 0) {
 			fprintf(stderr,
 			    "bureau stop: warning: the guest of '%s' did not "
@@ -758,7 +722,7 @@ step_clock(const struct desktop *d)
 {
 	char *c2 = NULL;
 	double step = 0;
-	bureau_client *bc = guest_client(d, 20.0, &c2);
+	bureau_client *bc = vm_guest_client(d, NULL, 20.0, &c2);
 
 	if (bc == NULL || vm_guest_clock(bc, &step, &c2) != 0)
 		fprintf(stderr,

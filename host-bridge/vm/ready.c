@@ -6,6 +6,7 @@
 #include <jansson.h>
 #include <math.h>
 #include <sodium.h>
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -25,26 +26,35 @@
 /* How long a clone's guest may take to read its own identity. */
 #define IDENTITY_WAIT_MS 90000
 
-/* A client of d's own bureaud with token (NULL: d's guest-token). */
-static bureau_client *
-guest_bc(const struct desktop *d, const char *token, char **cause)
+bureau_client *
+vm_guest_client(const struct desktop *d, const char *token, double timeout,
+    char **cause)
 {
-	char *gp = desktop_path(d, "guest.json"), *tp = NULL, *tok = NULL;
-	json_t *g = gp ? json_load_file(gp, 0, NULL) : NULL;
-	const char *url = json_string_value(json_object_get(g, "url"));
+	char *tokp = desktop_path(d, "guest-token"), *own = NULL;
+	char *gp = desktop_path(d, "guest.json");
 	bureau_client *bc = NULL;
+	json_t *g = NULL;
+	const char *url;
 
-	if (token == NULL && (tp = desktop_path(d, "guest-token")) != NULL &&
-	    (tok = hb_read_file(tp)) != NULL)
-		tok[strcspn(tok, "\r\n")] = '\0';
-	if (url == NULL || (token == NULL && tok == NULL))
-		*cause = hb_fmt("no guest address or token for '%s'", d->name);
-	else if (bureau_connect(url, token ? token : tok, 2.0, &bc) != 0)
-		*cause = hb_fmt("cannot make a client for '%s'", url);
-	if (tok != NULL)
-		sodium_memzero(tok, strlen(tok));
-	free(tok);
-	free(tp);
+	if (tokp == NULL || gp == NULL)
+		*cause = hb_fmt("out of memory");
+	else if ((g = json_load_file(gp, 0, NULL)) == NULL ||
+	    (url = json_string_value(json_object_get(g, "url"))) == NULL)
+		*cause = hb_fmt("no guest address in '%s' (is its host agent "
+		                "running?)",
+		    gp);
+	else if (token == NULL && (own = hb_read_file(tokp)) == NULL)
+		*cause = hb_fmt("cannot read '%s': %s", tokp, strerror(errno));
+	else {
+		if (own != NULL)
+			own[strcspn(own, "\r\n")] = '\0';
+		if (bureau_connect(url, token ? token : own, timeout, &bc) != 0)
+			*cause = hb_fmt("cannot make a client for '%s'", url);
+	}
+	if (own != NULL)
+		sodium_memzero(own, strlen(own));
+	free(tokp);
+	free(own);
 	free(gp);
 	json_decref(g);
 	return (bc);
@@ -66,7 +76,7 @@ vm_identity_wait(const struct vm_backend *vm, const struct desktop *d,
 	char *wt = vm->warm_token ? vm->warm_token(d) : NULL;
 	int rc = BUREAU_ECONNECT, rv = -1;
 
-	if ((bc = guest_bc(d, NULL, cause)) == NULL)
+	if ((bc = vm_guest_client(d, NULL, 2.0, cause)) == NULL)
 		goto out;
 	while (hb_now_ms() < deadline) {
 		if (vm->pid(d) == 0) {
@@ -89,7 +99,7 @@ vm_identity_wait(const struct vm_backend *vm, const struct desktop *d,
 		goto out;
 	}
 	if (wt != NULL) {
-		if ((old = guest_bc(d, wt, cause)) == NULL)
+		if ((old = vm_guest_client(d, wt, 2.0, cause)) == NULL)
 			goto out;
 		rc = bureau_call_timeout(old,
 		    "{\"tool\":\"system\",\"action\":\"ping\"}", 5.0, NULL);
@@ -306,14 +316,13 @@ long long
 vm_boot_stall_ms(const char *accel)
 {
 	const char *e = getenv("BUREAU_BOOT_STALL_S");
-	char *end;
+	char *cause = NULL;
 	long v;
 
-	if (e != NULL && *e != '\0') {
-		v = strtol(e, &end, 10);
-		if (*end == '\0' && v > 0 && v <= 86400)
-			return (v * 1000LL);
-	}
+	if (e != NULL && *e != '\0' &&
+	    hb_parse_int("BUREAU_BOOT_STALL_S", e, 1, 86400, &v, &cause) == 0)
+		return (v * 1000LL);
+	free(cause);
 	return (strcmp(accel, "kvm") == 0 ? 30000 : 90000);
 }
 

@@ -65,6 +65,14 @@ int vm_boot_stalled(const struct desktop *d, struct vm_boot_watch *w,
  * in the environment, else 90 s under TCG, 30 s with KVM. */
 long long vm_boot_stall_ms(const char *accel);
 
+/* A client of d's own bureaud (the address its host agent wrote in
+ * guest.json) with token, NULL for d's guest token; NULL with *cause. The
+ * operator's requests (stop's sync, the clock step, the ready wait, a
+ * clone's identity check) are not the agent loop's: they do not pass the
+ * agent's policy, takeover or audit trail. */
+bureau_client *vm_guest_client(const struct desktop *d, const char *token,
+    double timeout, char **cause);
+
 /* Have the guest write its file systems out (`system sync`, or the bash
  * tool's `sync` with an older bureaud). */
 int vm_guest_sync(bureau_client *bc, char **cause);
