@@ -51,14 +51,51 @@ count() { # name, output file, exit status
 # run LIMIT NAME CMD...: CMD's output into $log/NAME.out, its status in rc.
 # timeout signals its whole process group (CMD and what CMD started, unless
 # that left the group), TERM first so traps clean up, KILL 20 s later.
+# Just before the limit a watchdog writes where every process of the test
+# stands into its log, so that a hang seen once in CI names its cause:
+# Python's own stacks (bt registers faulthandler on SIGUSR1), then each
+# process's threads as gdb sees them.
 run() {
-	local limit=${BUREAU_TEST_TIMEOUT:-$1} name=$2
+	local limit=${BUREAU_TEST_TIMEOUT:-$1} name=$2 tp wd
 	shift 2
-	timeout -k 20 "$limit" "$@" >"$log/$name.out" 2>&1 </dev/null
+	timeout -k 20 "$limit" "$@" >"$log/$name.out" 2>&1 </dev/null &
+	tp=$!
+	stacks_at "$tp" $((limit > 30 ? limit - 10 : limit * 2 / 3)) \
+		"$log/$name.out" &
+	wd=$!
+	wait "$tp"
 	rc=$?
+	kill "$wd" 2>/dev/null
+	wait "$wd" 2>/dev/null
 	if [ $rc = 124 ] || [ $rc = 137 ]; then
 		echo "FAIL $name: timed out after $limit s (killed)" >>"$log/$name.out"
 	fi
+}
+
+# stacks_at PID SECONDS FILE: after SECONDS, the stacks of PID's process
+# group (timeout leads its own) into FILE. TERM before then ends it quietly.
+stacks_at() {
+	local s p
+	trap '[ -z "${s:-}" ] || kill "$s" 2>/dev/null; exit 0' TERM
+	sleep "$2" &
+	s=$!
+	wait "$s"
+	s=
+	trap - TERM
+	{
+		echo "==== run.sh: still running after $2 s; where it stands:"
+		for p in $(pgrep -g "$1"); do
+			[ "$p" = "$1" ] && continue
+			echo "== pid $p: $(tr '\0' ' ' </proc/"$p"/cmdline 2>/dev/null | cut -c1-200)"
+			case "$(cat /proc/"$p"/comm 2>/dev/null)" in
+			python*) kill -USR1 "$p" 2>/dev/null; sleep 1 ;;
+			esac
+			command -v gdb >/dev/null &&
+				timeout 30 gdb -p "$p" -batch -nx \
+					-ex 'thread apply all bt 30' 2>&1 |
+				grep -E '^(Thread|#)' | head -n 300
+		done
+	} >>"$3" 2>&1
 }
 
 # The unit tests that need an X server (keyboard) get a private Xvfb.

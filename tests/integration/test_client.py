@@ -8,6 +8,7 @@ the screen.
 Prints PASS/FAIL/SKIP lines; exits 1 if anything failed.
 """
 
+import faulthandler
 import os
 import re
 import signal
@@ -22,6 +23,9 @@ ROOT = os.path.dirname(os.path.dirname(os.path.dirname(
     os.path.abspath(__file__))))
 sys.path.insert(0, os.path.join(ROOT, "host-bridge", "python"))
 import bureau  # noqa: E402
+
+# tests/run.sh asks for the stacks of a test about to time out.
+faulthandler.register(signal.SIGUSR1, all_threads=True)
 
 
 

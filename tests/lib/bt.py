@@ -9,6 +9,7 @@ import atexit
 import base64
 import ctypes
 import ctypes.util
+import faulthandler
 import hashlib
 import json
 import os
@@ -26,6 +27,11 @@ import weakref
 BUILD = os.environ.get("BUREAU_BUILD", os.path.join(
     os.path.dirname(os.path.abspath(__file__)), "..", "..", "build"))
 BUILD = os.path.abspath(BUILD)
+
+# tests/run.sh sends SIGUSR1 to a test that is about to time out: its
+# threads' Python stacks then land in the log (a hang seen once in CI says
+# where it was).
+faulthandler.register(signal.SIGUSR1, all_threads=True)
 
 _procs = []
 _results = {"passed": 0, "failed": 0}
