@@ -531,7 +531,6 @@ qemu_launch(const struct desktop *d, const struct image *im, const char *accel,
 	char *args[48] = { 0 }; /* strings this function formats */
 	char *argv_q[104], *qmp_raw = NULL, *log_raw = NULL;
 	char *gj = NULL, *host_raw = NULL, *mid_raw = NULL;
-	json_t *warm = NULL;
 	int na = 0, n = 0, rv = -1, lfd, st = 0, kvm, api, events;
 	int pfd[2] = { -1, -1 }, net = -1;
 	pid_t pid = -1, passt = -1;
@@ -574,18 +573,6 @@ qemu_launch(const struct desktop *d, const struct image *im, const char *accel,
 	if (!incoming) {
 		qemu_drop_ram(d);
 		qemu_warm_forget(d);
-	}
-	/* A clone's first run: the warm state's RAM, mapped privately. */
-	if (incoming && (warm = qemu_warm_from(d)) != NULL) {
-		char *wr = hb_fmt("%s/ram",
-		    json_string_value(json_object_get(warm, "warm")));
-		free(f.ram);
-		f.ram = wr ? hb_qemu_escape(wr) : NULL;
-		free(wr);
-		if (f.ram == NULL) {
-			*cause = hb_fmt("out of memory");
-			goto out;
-		}
 	}
 	/* The guest's hostname (the desktop's name) through fw_cfg, padded
 	 * to a fixed size: the guest's fw_cfg driver keeps the entries' sizes
@@ -648,8 +635,8 @@ qemu_launch(const struct desktop *d, const struct image *im, const char *accel,
 	argv_q[n++] = QEMU_MACHINE ",memory-backend=mem";
 	argv_q[n++] = "-object";
 	argv_q[n++] = A("memory-backend-file,id=mem,size=%ldM,mem-path=%s,"
-	                "share=%s",
-	    d->memory, f.ram, warm != NULL ? "off" : "on");
+	                "share=on",
+	    d->memory, f.ram);
 	argv_q[n++] = "-accel";
 	argv_q[n++] = kvm ? "kvm" : "tcg,thread=multi";
 	argv_q[n++] = "-cpu";
@@ -822,7 +809,6 @@ out:
 	for (int i = 0; i < na; i++)
 		free(args[i]);
 	qemu_files_free(&f);
-	json_decref(warm);
 	free(host_raw);
 	free(mid_raw);
 	free(qmp_raw);

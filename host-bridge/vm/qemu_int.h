@@ -45,8 +45,11 @@ int qemu_clone(const struct desktop *d, const struct image *im, long long disk,
 int qemu_cloned(const struct desktop *d);
 /* d's warm-from ({"warm", "home", "warm_home"}) or NULL. */
 json_t *qemu_warm_from(const struct desktop *d);
-/* Runs on the warm state's RAM, mapped privately (warm-ram). */
+/* Runs on the warm state's RAM, mapped privately (warm-ram): a clone
+ * started by an older bureau. */
 int qemu_running_warm_ram(const struct desktop *d);
+/* A clone's first start: the warm state's RAM copied to d's own. */
+int qemu_warm_copy_ram(const struct desktop *d, const char *wdir, char **cause);
 char *qemu_warm_token(const struct desktop *d);
 /* Remove warm-from and warm-ram (the desktop boots from now on). */
 void qemu_warm_forget(const struct desktop *d);

@@ -137,7 +137,12 @@ vm_launch(const struct vm_backend *vm, const struct desktop *d,
 			long long t1 = hb_now_ms();
 
 			if (!clone || vm_identity_wait(vm, d, &why) == 0) {
-				if (clone)
+				if (!clone)
+					fprintf(stderr,
+					    "bureau: desktop '%s' restored "
+					    "from its saved state in %.2f s\n",
+					    d->name, (t1 - t0) / 1000.0);
+				else
 					fprintf(stderr,
 					    "bureau: desktop '%s' restored "
 					    "from "
@@ -288,7 +293,10 @@ vm_ready_wait(const struct vm_backend *vm, const struct desktop *d,
 			break;
 		}
 		prev_frame = sd >= need ? frame : -1;
-		usleep(sd >= need ? 200000 : 500000);
+		/* A restored screen is the one that was saved: the second
+		 * look only confirms it stands still, and a screenshot of a
+		 * TCG guest takes 100-150 ms itself. */
+		usleep(sd < need ? 500000 : restored ? 20000 : 200000);
 	}
 	if (r->drawn_ms == 0) {
 		*cause = !answered ?

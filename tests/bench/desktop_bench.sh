@@ -93,7 +93,7 @@ if [ -s "$img/warm/state.json" ]; then
 	clone_k=$(kib "$home/c")
 	sed -n 's/^bureau: desktop .c. restored from the image.s warm state in \(.*\) s, took its own identity \(.*\) s later$/desktop clone: the warm state restored in \1 s, its own identity taken \2 s later (host agent)/p' "$home/c/agent.log"
 	echo "desktop create+start of a clone of the warm state -> ready: $(secs 0 "$clone") s (create $(secs "$t0" "$t1") s)"
-	echo "desktop clone on disk: $clone_k KiB (copies of the warm overlays; the warm RAM, $(kib "$img/warm/ram") KiB, shared)"
+	echo "desktop clone on disk: $clone_k KiB (copies of the warm overlays and of the warm RAM, $(kib "$img/warm/ram") KiB)"
 	"$bureau" stop --force c >/dev/null 2>&1
 	"$bureau" rm c >/dev/null 2>&1
 fi

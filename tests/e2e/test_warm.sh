@@ -202,7 +202,7 @@ pid=$(gsh wa 'setsid sleep 100000 >/dev/null 2>&1 < /dev/null & echo $!' | tr -d
 cost_k=$(du -sk "$home/wa" | cut -f1)
 t1=$(now)
 if "$bureau" stop wa >"$home/stop.out" 2>&1 && grep -q saved "$home/stop.out"; then
-	pass "stop saves a clone ($(since $t1) s, its RAM into the state the first time)"
+	pass "stop saves a clone ($(since $t1) s, its first save: an ordinary one)"
 else
 	cat "$home/stop.out"; fail "stop wa"
 fi
@@ -250,7 +250,7 @@ rm -r "$home/img/warm"
 
 [ "$(stamp)" = "$warm_before" ] && pass "the warm state's files are as they were" ||
 	fail "the warm state changed: '$warm_before' -> '$(stamp)'"
-echo "# a clone on disk: $cost_k KiB while it runs on the warm RAM, $saved_k KiB once saved (its own RAM)"
+echo "# a clone on disk: $cost_k KiB while it runs (its own copy of the warm RAM), $saved_k KiB once saved"
 echo "# create+start of a clone: $ta s, $tb s (load: $(cut -d' ' -f1-3 /proc/loadavg))"
 
 echo "# $passes passed, $fails failed"
