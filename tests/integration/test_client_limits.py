@@ -279,6 +279,35 @@ def _proc_counts(pid="self"):
             len(os.listdir("/proc/%s/task" % pid)))
 
 
+def _fd_targets(pid="self"):
+    """{fd: what it is}: the link, and for a TCP socket its state and ends
+    (from /proc/net/tcp), so that a leak says what leaked: a connection
+    nng was still making (SYN_SENT, or established and never handed to a
+    pipe) or something else."""
+    states = {"01": "ESTABLISHED", "02": "SYN_SENT", "06": "TIME_WAIT",
+              "07": "CLOSE", "08": "CLOSE_WAIT", "0A": "LISTEN"}
+    tcp = {}
+    try:
+        with open("/proc/net/tcp") as f:
+            for line in f.readlines()[1:]:
+                w = line.split()
+                tcp[w[9]] = "%s %s->%s" % (states.get(w[3], w[3]), w[1],
+                                           w[2])
+    except OSError:
+        pass
+    out = {}
+    d = "/proc/%s/fd" % pid
+    for fd in os.listdir(d):
+        try:
+            t = os.readlink(os.path.join(d, fd))
+        except OSError:
+            continue
+        if t.startswith("socket:["):
+            t += " " + tcp.get(t[8:-1], "")
+        out[fd] = t
+    return out
+
+
 def _settled_counts(before, pid="self", wait_s=5.0):
     """(fds, threads) once they are back to `before`, or after wait_s.
     nng closes a socket's pipes on its reaper thread after nng_close has
@@ -308,6 +337,7 @@ def test_bt_req_close_cycles(D):
         r.rpc(ping)
         r.close()
     before = _proc_counts()
+    fds_before = _fd_targets()
     t0 = time.time()
     worst, drops = 0.0, 0
     for i in range(1000):
@@ -331,7 +361,10 @@ def test_bt_req_close_cycles(D):
     assert drops == 100
     # a cycle is a loopback round trip: 10 s means a hang or a timeout
     assert worst < 10, "slowest cycle %.1f s" % worst
-    assert after[0] <= before[0] and after[1] <= before[1], (before, after)
+    new = {fd: t for fd, t in _fd_targets().items()
+           if fds_before.get(fd) != t}
+    assert after[0] <= before[0] and after[1] <= before[1], \
+        (before, after, new)
     assert D.alive()
 
 
