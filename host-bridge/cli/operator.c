@@ -264,15 +264,34 @@ agent_wait(const struct desktop *d, pid_t pid, long wait_ms, int ping,
 		goto out;
 	}
 	token[strcspn(token, "\r\n")] = '\0';
-	if (ping && bureau_connect(url, token, 2.0, &bc) != 0) {
-		*cause = hb_fmt("cannot make a client for '%s'", url);
-		goto out;
-	}
 	while (hb_now_ms() < deadline) {
 		if (waitpid(pid, &st, WNOHANG) == pid) {
 			*cause = last_line(log);
 			rv = AGENT_WAIT_EXITED;
 			goto out;
+		}
+		/*
+		 * The endpoint is dialled once the agent listens (its
+		 * operator socket answers after the endpoint's): a client
+		 * made before would meet nng's redial backoff (100 ms
+		 * doubling to 1 s) and find it up to 0.6 s late, which was
+		 * half of a restore's 1.1 s.
+		 */
+		if (ping && bc == NULL) {
+			char *c2 = NULL;
+			if (op_call(d, json_pack("{s:s}", "op", "state"), &r,
+			        &c2) != 0) {
+				free(c2);
+				usleep(20000);
+				continue;
+			}
+			json_decref(r);
+			r = NULL;
+			if (bureau_connect(url, token, 2.0, &bc) != 0) {
+				*cause = hb_fmt("cannot make a client for '%s'",
+				    url);
+				goto out;
+			}
 		}
 		if (!ping) {
 			/* Up once its operator socket answers (it listens

@@ -5,6 +5,7 @@
  */
 #include <jansson.h>
 #include <math.h>
+#include <pthread.h>
 #include <sodium.h>
 #include <errno.h>
 #include <stdio.h>
@@ -233,6 +234,23 @@ out:
 	return (rv);
 }
 
+/* The clock step, on its own thread beside the screenshots. */
+struct clock_job {
+	bureau_client *bc;
+	double step;
+	char *cause;
+	int rv;
+};
+
+static void *
+clock_run(void *arg)
+{
+	struct clock_job *j = arg;
+
+	j->rv = vm_guest_clock(j->bc, &j->step, &j->cause);
+	return (NULL);
+}
+
 int
 vm_ready_wait(const struct vm_backend *vm, const struct desktop *d,
     bureau_client *bc, int restored, long long deadline_ms, struct vm_ready *r,
@@ -241,10 +259,11 @@ vm_ready_wait(const struct vm_backend *vm, const struct desktop *d,
 	/* A restored session drew before it was saved: what it shows now is
 	 * what its agent left, one colour or not (a full-screen terminal). */
 	double need = restored ? 0 : DRAWN_STDDEV;
-	long long t0 = hb_now_ms(), prev_frame = -1, frame, drawn_at = 0;
+	long long t0 = hb_now_ms(), prev_frame = -1, frame = -1, drawn_at = 0;
 	double sd = -1;
-	int rc, answered = 0;
-	char *c2 = NULL;
+	int rc, answered = 0, clocking = 0;
+	struct clock_job cj = { .bc = bc, .rv = -1 };
+	pthread_t ct;
 
 	memset(r, 0, sizeof *r);
 	while (hb_now_ms() < deadline_ms) {
@@ -253,6 +272,9 @@ vm_ready_wait(const struct vm_backend *vm, const struct desktop *d,
 		if (vm->pid(d) == 0) {
 			*cause = hb_fmt("qemu exited while desktop '%s' %s",
 			    d->name, answered ? "drew its session" : "started");
+			if (clocking)
+				pthread_join(ct, NULL);
+			free(cj.cause);
 			return (-1);
 		}
 		if (!answered) {
@@ -272,6 +294,12 @@ vm_ready_wait(const struct vm_backend *vm, const struct desktop *d,
 			}
 			answered = 1;
 			r->daemon_ms = hb_now_ms() - t0;
+			/* Stepped while the screenshots are taken: each is a
+			 * request of its own to a TCG guest, whose first run
+			 * of any code path is slow (60 ms for this one after
+			 * a restore), and the daemon serves them at once. */
+			clocking = pthread_create(&ct, NULL, clock_run, &cj) ==
+			    0;
 		}
 		j = call_json(bc,
 		    "{\"tool\":\"computer\",\"action\":\"screenshot\","
@@ -285,20 +313,23 @@ vm_ready_wait(const struct vm_backend *vm, const struct desktop *d,
 			drawn_at = 0;
 		/* Settled: the same frame twice; a screen that never stands
 		 * still (a blinking cursor, a clock with seconds) is taken
-		 * as it is once it has been drawn for SETTLE_MAX_MS. */
+		 * as it is once it has been drawn for SETTLE_MAX_MS. A
+		 * restored screen is the one that was saved, whole (the X
+		 * server's framebuffer is guest RAM): its first screenshot
+		 * is the ready one. */
 		if (sd >= need &&
-		    (frame == prev_frame ||
+		    (restored || frame == prev_frame ||
 		        hb_now_ms() - drawn_at >= SETTLE_MAX_MS)) {
 			r->drawn_ms = hb_now_ms() - t0;
 			break;
 		}
 		prev_frame = sd >= need ? frame : -1;
-		/* A restored screen is the one that was saved: the second
-		 * look only confirms it stands still, and a screenshot of a
-		 * TCG guest takes 100-150 ms itself. */
-		usleep(sd < need ? 500000 : restored ? 20000 : 200000);
+		usleep(sd >= need ? 200000 : 500000);
 	}
+	if (clocking)
+		pthread_join(ct, NULL);
 	if (r->drawn_ms == 0) {
+		free(cj.cause);
 		*cause = !answered ?
 		    hb_fmt("the daemon did not answer") :
 		    sd < 0 ?
@@ -308,14 +339,15 @@ vm_ready_wait(const struct vm_backend *vm, const struct desktop *d,
 		        sd);
 		return (-1);
 	}
-	if (vm_guest_clock(bc, &r->clock_step_s, &c2) == 0) {
+	if (cj.rv == 0) {
+		r->clock_step_s = cj.step;
 		r->clock_stepped = 1;
 	} else {
 		fprintf(stderr,
 		    "bureau: warning: the guest's clock of '%s' was not set "
 		    "to the host's: %s\n",
-		    d->name, c2 ? c2 : "unknown error");
-		free(c2);
+		    d->name, cj.cause ? cj.cause : "unknown error");
+		free(cj.cause);
 	}
 	return (0);
 }
