@@ -434,22 +434,30 @@ capng_paeth(const uint8_t *r, const uint8_t *up, size_t n, uint8_t *out)
  * three (three passes of capng_msad cost the filter choice about twice
  * as much on a 1920x1080 frame). Up without a row above is None.
  */
+/* capng_msad3's bytes [i, end) one at a time; i >= 3 has a left pixel. */
+static inline void
+capng_msad3_bytes(const uint8_t *r, const uint8_t *up, size_t i, size_t end,
+    uint64_t *sn, uint64_t *ss, uint64_t *su)
+{
+	for (; i < end; i++) {
+		uint8_t v = r[i], s1 = (uint8_t)(i >= 3 ? v - r[i - 3] : v);
+		uint8_t u = (uint8_t)(up != NULL ? v - up[i] : v);
+
+		*sn += v < 128 ? v : 256 - v;
+		*ss += s1 < 128 ? s1 : 256 - s1;
+		*su += u < 128 ? u : 256 - u;
+	}
+}
+
 static void
 capng_msad3(const uint8_t *r, const uint8_t *up, size_t n, uint64_t *none,
     uint64_t *sub, uint64_t *upv)
 {
 	uint64_t sn = 0, ss = 0, su = 0;
-	size_t i = 0;
+	size_t i = n < 16 ? n : 16;
 
-	/* the first pixel has no left one: Sub is the byte itself */
-	for (; i < n && i < 16; i++) {
-		uint8_t v = r[i], s1 = (uint8_t)(i >= 3 ? v - r[i - 3] : v);
-		uint8_t u = (uint8_t)(up != NULL ? v - up[i] : v);
-
-		sn += v < 128 ? v : 256 - v;
-		ss += s1 < 128 ? s1 : 256 - s1;
-		su += u < 128 ? u : 256 - u;
-	}
+	/* the first 16 bytes one at a time: the first pixel has no left one */
+	capng_msad3_bytes(r, up, 0, i, &sn, &ss, &su);
 #ifdef __SSE2__
 	const __m128i zero = _mm_setzero_si128();
 	__m128i an = zero, as = zero, au = zero;
@@ -477,14 +485,7 @@ capng_msad3(const uint8_t *r, const uint8_t *up, size_t n, uint64_t *none,
 	su += (uint64_t)_mm_cvtsi128_si64(au) +
 	    (uint64_t)_mm_cvtsi128_si64(_mm_unpackhi_epi64(au, au));
 #endif
-	for (; i < n; i++) {
-		uint8_t v = r[i], s1 = (uint8_t)(v - r[i - 3]);
-		uint8_t u = (uint8_t)(up != NULL ? v - up[i] : v);
-
-		sn += v < 128 ? v : 256 - v;
-		ss += s1 < 128 ? s1 : 256 - s1;
-		su += u < 128 ? u : 256 - u;
-	}
+	capng_msad3_bytes(r, up, i, n, &sn, &ss, &su);
 	*none = sn;
 	*sub = ss;
 	*upv = su;

@@ -271,19 +271,23 @@ agent_wait(const struct desktop *d, pid_t pid, long wait_ms, int ping,
 			goto out;
 		}
 		/*
-		 * The endpoint is dialled once the agent listens (its
-		 * operator socket answers after the endpoint's): a client
-		 * made before would meet nng's redial backoff (100 ms
-		 * doubling to 1 s) and find it up to 0.6 s late, which was
-		 * half of a restore's 1.1 s.
+		 * Up once its operator socket answers (it listens after the
+		 * VM started, and after its endpoint). With ping the endpoint
+		 * is dialled only then: a client made before would meet
+		 * nng's redial backoff (100 ms doubling to 1 s) and find it
+		 * up to 0.6 s late, which was half of a restore's 1.1 s.
 		 */
-		if (ping && bc == NULL) {
+		if (bc == NULL) {
 			char *c2 = NULL;
 			if (op_call(d, json_pack("{s:s}", "op", "state"), &r,
 			        &c2) != 0) {
 				free(c2);
-				usleep(20000);
+				usleep(ping ? 20000 : 100000);
 				continue;
+			}
+			if (!ping) {
+				rv = 0;
+				goto out;
 			}
 			json_decref(r);
 			r = NULL;
@@ -292,19 +296,6 @@ agent_wait(const struct desktop *d, pid_t pid, long wait_ms, int ping,
 				    url);
 				goto out;
 			}
-		}
-		if (!ping) {
-			/* Up once its operator socket answers (it listens
-			 * after the VM started). */
-			char *c2 = NULL;
-			if (op_call(d, json_pack("{s:s}", "op", "state"), &r,
-			        &c2) == 0) {
-				rv = 0;
-				goto out;
-			}
-			free(c2);
-			usleep(100000);
-			continue;
 		}
 		last = bureau_call_timeout(bc,
 		    "{\"tool\":\"system\",\"action\":\"ping\"}", ATTACH_PING_S,

@@ -95,7 +95,8 @@ qemu_warm_forget(const struct desktop *d)
 	}
 }
 
-/* Copy a warm disk, its times kept (the warm state.json records them). */
+/* Copy a warm disk or RAM file, sparse, its times kept (the warm
+ * state.json records them). */
 static int
 copy_disk(const char *from, const char *to, char **cause)
 {
@@ -110,7 +111,6 @@ qemu_warm_copy_ram(const struct desktop *d, const char *wdir, char **cause)
 {
 	char *from = hb_fmt("%s/ram", wdir), *tmp = desktop_path(d, "ram.tmp");
 	char *to = desktop_path(d, "ram");
-	char *cp[] = { "cp", "--sparse=always", from, tmp, NULL };
 	int rv = -1;
 
 	if (from == NULL || tmp == NULL || to == NULL) {
@@ -118,7 +118,7 @@ qemu_warm_copy_ram(const struct desktop *d, const char *wdir, char **cause)
 		goto out;
 	}
 	unlink(tmp);
-	if (hb_run(cp, 0, cause) != 0)
+	if (copy_disk(from, tmp, cause) != 0)
 		goto out;
 	/* Whole or not at all: a RAM file cut short by a full disk would
 	 * be restored into. */
