@@ -41,7 +41,7 @@ trap cleanup EXIT INT TERM
 img=$home/stall-image
 src=$(cd "$images/minimal" && pwd -P)
 mkdir "$img"
-for f in base.qcow2 vmlinuz initrd.img; do ln -s "$src/$f" "$img/$f"; done
+for f in base.qcow2 vmlinuz vmlinux initrd.img; do [ ! -e "$src/$f" ] || ln -s "$src/$f" "$img/$f"; done
 python3 - "$src/image.json" "$img/image.json" <<'PY'
 import json, sys
 j = json.load(open(sys.argv[1]))
