@@ -24,6 +24,9 @@
  * on a blank screen stays near 3. */
 #define DRAWN_STDDEV  6.0
 #define SETTLE_MAX_MS 3000
+/* How long a booted session's drawn screen may go without a window manager
+ * before it is taken as it is (an image whose session has none). */
+#define WM_WAIT_MS 8000
 /* How long a clone's guest may take to read its own identity. */
 #define IDENTITY_WAIT_MS 90000
 
@@ -234,6 +237,25 @@ out:
 	return (rv);
 }
 
+/*
+ * Whether the session's window manager runs: a booted session's windows
+ * can be drawn before it manages them (in a TCG boot the minimal image's
+ * terminal is up a second or more before openbox frames and moves it).
+ */
+static int
+session_managed(bureau_client *bc)
+{
+	int rc;
+	json_t *j = call_json(bc, "{\"tool\":\"window\",\"action\":\"list\"}",
+	    10.0, &rc);
+	const char *wm = json_string_value(
+	    json_object_get(j, "window_manager"));
+	int yes = rc == 0 && wm != NULL && *wm != '\0';
+
+	json_decref(j);
+	return (yes);
+}
+
 /* The clock step, on its own thread beside the screenshots. */
 struct clock_job {
 	bureau_client *bc;
@@ -316,10 +338,13 @@ vm_ready_wait(const struct vm_backend *vm, const struct desktop *d,
 		 * as it is once it has been drawn for SETTLE_MAX_MS. A
 		 * restored screen is the one that was saved, whole (the X
 		 * server's framebuffer is guest RAM): its first screenshot
-		 * is the ready one. */
+		 * is the ready one. A booted one is ready once its window
+		 * manager runs too (or has not come for WM_WAIT_MS). */
 		if (sd >= need &&
 		    (restored || frame == prev_frame ||
-		        hb_now_ms() - drawn_at >= SETTLE_MAX_MS)) {
+		        hb_now_ms() - drawn_at >= SETTLE_MAX_MS) &&
+		    (restored || hb_now_ms() - drawn_at >= WM_WAIT_MS ||
+		        session_managed(bc))) {
 			r->drawn_ms = hb_now_ms() - t0;
 			break;
 		}

@@ -151,6 +151,12 @@ ha=$(echo "$ida" | sed -n 1p) ma=$(echo "$ida" | sed -n 2p) ga=$(echo "$ida" | s
 hb=$(echo "$idb" | sed -n 1p) mb=$(echo "$idb" | sed -n 2p) gb=$(echo "$idb" | sed -n 3p)
 [ "$ha" = wa ] && [ "$hb" = wb ] && pass "hostnames are the names ($ha, $hb)" ||
 	fail "hostnames '$ha' '$hb' (want wa, wb)"
+# A new X client in a clone (its host name changed after the warm state's
+# session started) still opens the display: the X cookie is not tied to
+# the name.
+xa=$(gsh wa 'xrdb -query >/dev/null 2>&1 && echo x-ok || echo "x-refused: $(xrdb -query 2>&1 | head -n2 | tr "\n" " ")"')
+[ "$xa" = x-ok ] && pass "a new X client in a renamed clone opens the display" ||
+	fail "a new X client in clone wa: $xa"
 [ ${#ma} = 32 ] && [ ${#mb} = 32 ] && [ "$ma" != "$mb" ] &&
 	pass "machine-ids differ ($ma, $mb)" || fail "machine-ids '$ma' '$mb'"
 [ ${#ga} -ge 32 ] && [ "$ga" != "$gb" ] && [ "$ga" = "$(cat "$home/wa/guest-token")" ] &&
