@@ -24,9 +24,16 @@
  * on a blank screen stays near 3. */
 #define DRAWN_STDDEV  6.0
 #define SETTLE_MAX_MS 3000
-/* How long a booted session's drawn screen may go without a window manager
- * before it is taken as it is (an image whose session has none). */
-#define WM_WAIT_MS 8000
+/* How long a booted session's drawn screen may go without a window manager,
+ * or with a window still black, before it is taken as it is (an image whose
+ * session has no window manager, a window that is black on purpose). */
+#define SESSION_WAIT_MS 20000
+/* A window whose part of the screen is this dark and this even (grey
+ * levels: mean, standard deviation) has not drawn yet: an X window shows
+ * black between its map and its first paint (seen for seconds in the Xfce
+ * panel's plugins under TCG). A terminal's black has its prompt and cursor. */
+#define BLACK_MEAN   4.0
+#define BLACK_STDDEV 2.0
 /* How long a clone's guest may take to read its own identity. */
 #define IDENTITY_WAIT_MS 90000
 
@@ -190,22 +197,51 @@ call_json(bureau_client *bc, const char *req, double timeout, int *rc)
 	return (j);
 }
 
+/* A screenshot in grey levels, decoded at 1/4 size; sx, sy map
+ * screenshot coordinates into it. */
+struct gray {
+	unsigned char *px;
+	int w, h;
+	double sx, sy;
+};
+
+/* Mean and standard deviation of the grey levels in [x0,x1) x [y0,y1). */
+static void
+gray_stats(const struct gray *g, int x0, int y0, int x1, int y1, double *mean,
+    double *sd)
+{
+	double sum = 0, sq = 0, n = (double)(x1 - x0) * (y1 - y0);
+
+	for (int y = y0; y < y1; y++)
+		for (int x = x0; x < x1; x++) {
+			double v = g->px[(size_t)y * g->w + x];
+
+			sum += v;
+			sq += v * v;
+		}
+	*mean = sum / n;
+	*sd = sqrt(fmax(0, sq / n - *mean * *mean));
+}
+
 /*
- * Grey-level spread of a screenshot (a JPEG, decoded at 1/4 size), or -1
- * when it cannot be read. *frame gets the screen's frame counter.
+ * Grey-level spread of a screenshot (a JPEG), or -1 when it cannot be
+ * read; *g gets its grey levels (the caller frees g->px), *frame the
+ * screen's frame counter.
  */
 static double
-shot_stddev(json_t *reply, long long *frame)
+shot_stddev(json_t *reply, long long *frame, struct gray *g)
 {
 	json_t *img = json_object_get(reply, "image");
 	const char *b64 = json_string_value(json_object_get(img, "data"));
-	unsigned char *jpg = NULL, *px = NULL;
+	unsigned char *jpg = NULL;
 	size_t b64len, len = 0;
-	int w, h, sub, cs, sw, sh;
-	double sum = 0, sq = 0, rv = -1;
+	int w, h, sub, cs;
+	double mean, rv = -1;
 	tjhandle tj = NULL;
 
 	*frame = json_integer_value(json_object_get(img, "frame"));
+	free(g->px);
+	memset(g, 0, sizeof *g);
 	if (b64 == NULL)
 		return (-1);
 	b64len = strlen(b64);
@@ -217,43 +253,69 @@ shot_stddev(json_t *reply, long long *frame)
 	    tjDecompressHeader3(tj, jpg, (unsigned long)len, &w, &h, &sub,
 	        &cs) != 0)
 		goto out;
-	sw = TJSCALED(w, ((tjscalingfactor){ 1, 4 }));
-	sh = TJSCALED(h, ((tjscalingfactor){ 1, 4 }));
-	if (sw <= 0 || sh <= 0 || (px = malloc((size_t)sw * sh)) == NULL ||
-	    tjDecompress2(tj, jpg, (unsigned long)len, px, sw, 0, sh, TJPF_GRAY,
-	        0) != 0)
+	g->w = TJSCALED(w, ((tjscalingfactor){ 1, 4 }));
+	g->h = TJSCALED(h, ((tjscalingfactor){ 1, 4 }));
+	if (g->w <= 0 || g->h <= 0 ||
+	    (g->px = malloc((size_t)g->w * g->h)) == NULL ||
+	    tjDecompress2(tj, jpg, (unsigned long)len, g->px, g->w, 0, g->h,
+	        TJPF_GRAY, 0) != 0) {
+		free(g->px);
+		memset(g, 0, sizeof *g);
 		goto out;
-	for (size_t i = 0; i < (size_t)sw * sh; i++) {
-		sum += px[i];
-		sq += (double)px[i] * px[i];
 	}
-	sum /= (double)sw * sh;
-	rv = sqrt(fmax(0, sq / ((double)sw * sh) - sum * sum));
+	g->sx = (double)g->w / w;
+	g->sy = (double)g->h / h;
+	gray_stats(g, 0, 0, g->w, g->h, &mean, &rv);
 out:
 	if (tj != NULL)
 		tjDestroy(tj);
 	free(jpg);
-	free(px);
 	return (rv);
 }
 
 /*
- * Whether the session's window manager runs: a booted session's windows
- * can be drawn before it manages them (in a TCG boot the minimal image's
- * terminal is up a second or more before openbox frames and moves it).
+ * Whether a booted session is whole: its window manager runs (a session's
+ * windows can be drawn before it frames and moves them: in a TCG boot the
+ * minimal image's terminal was up a second before openbox) and none of
+ * its visible windows is still black in the screenshot g.
  */
 static int
-session_managed(bureau_client *bc)
+session_whole(bureau_client *bc, const struct gray *g)
 {
-	int rc;
+	int rc, whole;
 	json_t *j = call_json(bc, "{\"tool\":\"window\",\"action\":\"list\"}",
 	    10.0, &rc);
 	const char *wm = json_string_value(
 	    json_object_get(j, "window_manager"));
-	int yes = rc == 0 && wm != NULL && *wm != '\0';
+	json_t *win;
+	size_t i;
 
+	whole = rc == 0 && wm != NULL && *wm != '\0' && g->px != NULL;
+	json_array_foreach(json_object_get(j, "windows"), i, win)
+	{
+		double x = json_number_value(json_object_get(win, "x"));
+		double y = json_number_value(json_object_get(win, "y"));
+		double ww = json_number_value(json_object_get(win, "width"));
+		double wh = json_number_value(json_object_get(win, "height"));
+		int x0, y0, x1, y1;
+		double mean, sd;
+
+		if (!whole)
+			break;
+		if (!json_is_true(json_object_get(win, "visible")))
+			continue;
+		x0 = (int)fmax(0, ceil(x * g->sx));
+		y0 = (int)fmax(0, ceil(y * g->sy));
+		x1 = (int)fmin(g->w, floor((x + ww) * g->sx));
+		y1 = (int)fmin(g->h, floor((y + wh) * g->sy));
+		if (x1 - x0 < 4 || y1 - y0 < 4)
+			continue;
+		gray_stats(g, x0, y0, x1, y1, &mean, &sd);
+		if (mean < BLACK_MEAN && sd < BLACK_STDDEV)
+			whole = 0;
+	}
 	json_decref(j);
-	return (yes);
+	return (whole);
 }
 
 /* The clock step, on its own thread beside the screenshots. */
@@ -285,6 +347,7 @@ vm_ready_wait(const struct vm_backend *vm, const struct desktop *d,
 	double sd = -1;
 	int rc, answered = 0, clocking = 0;
 	struct clock_job cj = { .bc = bc, .rv = -1 };
+	struct gray g = { 0 };
 	pthread_t ct;
 
 	memset(r, 0, sizeof *r);
@@ -297,6 +360,7 @@ vm_ready_wait(const struct vm_backend *vm, const struct desktop *d,
 			if (clocking)
 				pthread_join(ct, NULL);
 			free(cj.cause);
+			free(g.px);
 			return (-1);
 		}
 		if (!answered) {
@@ -327,7 +391,7 @@ vm_ready_wait(const struct vm_backend *vm, const struct desktop *d,
 		    "{\"tool\":\"computer\",\"action\":\"screenshot\","
 		    "\"format\":\"jpeg\",\"quality\":50}",
 		    10.0, &rc);
-		sd = rc == 0 ? shot_stddev(j, &frame) : -1;
+		sd = rc == 0 ? shot_stddev(j, &frame, &g) : -1;
 		json_decref(j);
 		if (sd >= need && drawn_at == 0)
 			drawn_at = hb_now_ms();
@@ -338,13 +402,13 @@ vm_ready_wait(const struct vm_backend *vm, const struct desktop *d,
 		 * as it is once it has been drawn for SETTLE_MAX_MS. A
 		 * restored screen is the one that was saved, whole (the X
 		 * server's framebuffer is guest RAM): its first screenshot
-		 * is the ready one. A booted one is ready once its window
-		 * manager runs too (or has not come for WM_WAIT_MS). */
+		 * is the ready one. A booted one is ready once its session
+		 * is whole too, or has been drawn for SESSION_WAIT_MS. */
 		if (sd >= need &&
 		    (restored || frame == prev_frame ||
 		        hb_now_ms() - drawn_at >= SETTLE_MAX_MS) &&
-		    (restored || hb_now_ms() - drawn_at >= WM_WAIT_MS ||
-		        session_managed(bc))) {
+		    (restored || hb_now_ms() - drawn_at >= SESSION_WAIT_MS ||
+		        session_whole(bc, &g))) {
 			r->drawn_ms = hb_now_ms() - t0;
 			break;
 		}
@@ -353,6 +417,7 @@ vm_ready_wait(const struct vm_backend *vm, const struct desktop *d,
 	}
 	if (clocking)
 		pthread_join(ct, NULL);
+	free(g.px);
 	if (r->drawn_ms == 0) {
 		free(cj.cause);
 		*cause = !answered ?
