@@ -176,6 +176,30 @@ open(p, "w").write(json.dumps(j))' "qemu exited while it loaded"
 start "(cold boot)"
 cold=$took
 shot_ok "after a cold start"
+# ...and the whole session: a window manager runs, and each window it
+# lists is drawn in that same screenshot (a window between its map and
+# its first paint shows black). Read with ImageMagick, not start's code.
+wins=$(call '{"tool":"window","action":"list"}' 30 | python3 -c '
+import json, sys
+j = json.load(sys.stdin)
+print(j.get("window_manager") or "-")
+for w in j.get("windows", []):
+    if w.get("visible"):
+        print("%dx%d+%d+%d" % (w["width"], w["height"], w["x"], w["y"]), w.get("class"))')
+wm=$(echo "$wins" | head -n1) black= nwin=0
+while read -r geom class; do
+	[ -n "$geom" ] || continue
+	nwin=$((nwin + 1))
+	st=$(convert "$home/shot.png" -crop "$geom" +repage -colorspace gray \
+	    -format '%[fx:mean*255] %[fx:standard_deviation*255]' info: 2>/dev/null)
+	python3 -c "import sys; m, s = map(float, sys.argv[1:3]); sys.exit(0 if m < 4 and s < 2 else 1)" $st &&
+		black="$black $class($geom: $st)"
+done <<EOF
+$(echo "$wins" | tail -n +2)
+EOF
+[ "$wm" != - ] && [ $nwin -ge 1 ] && [ -z "$black" ] &&
+	pass "after a cold start the session is whole: window manager $wm, $nwin window(s), none black" ||
+	fail "after a cold start: window manager '$wm', $nwin window(s), black:$black"
 
 # A process, a file in /dev/shm, a file in the home directory.
 pid=$(gsh 'setsid sleep 100000 >/dev/null 2>&1 < /dev/null & echo $!' | tr -dc 0-9)
@@ -250,6 +274,23 @@ got=$(gsh "[ \"\$(ps -o args= -p $pid)\" = 'sleep 100000' ] && echo alive || ech
 [ "$got" = "gone
 none" ] && pass "after --shutdown and start: a boot (process and /dev/shm gone)" ||
 	fail "after --shutdown and start: '$got'"
+
+# ---- the X server dies: it and the session come back ---------------------------
+# (bureaud goes with the server: the kill runs a second after the reply.)
+xpid=$(gsh 'systemctl show -p MainPID --value bureau-x.service' | tr -dc 0-9)
+gsh 'setsid sh -c "sleep 1; sudo -n systemctl kill -s KILL bureau-x.service" >/dev/null 2>&1 < /dev/null & echo ok' >/dev/null
+sleep 3
+back= t1=$(now)
+while awk -v a="$t1" -v b="$(now)" 'BEGIN { exit !(b - a < 120) }'; do
+	w=$(call '{"tool":"window","action":"list"}' 10 2>/dev/null |
+	    python3 -c 'import json,sys; j=json.load(sys.stdin); print(len(j["windows"]), j["window_manager"])' 2>/dev/null)
+	case $w in [1-9]*\ ?*) back=$w; break ;; esac
+	sleep 2
+done
+nxpid=$(gsh 'systemctl show -p MainPID --value bureau-x.service' | tr -dc 0-9)
+[ -n "$back" ] && [ -n "$xpid" ] && [ "$nxpid" != "$xpid" ] &&
+	pass "the X server killed (pid $xpid): a new one ($nxpid) and the session back in $(since $t1) s ($back)" ||
+	fail "after the X server was killed (pid $xpid, now '$nxpid'): windows '$back'"
 
 "$bureau" stop --force $name >/dev/null
 "$bureau" rm $name >/dev/null || fail "rm"
