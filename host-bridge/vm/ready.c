@@ -308,7 +308,11 @@ session_whole(bureau_client *bc, const struct gray *g)
 		y0 = (int)fmax(0, ceil(y * g->sy));
 		x1 = (int)fmin(g->w, floor((x + ww) * g->sx));
 		y1 = (int)fmin(g->h, floor((y + wh) * g->sy));
-		if (x1 - x0 < 4 || y1 - y0 < 4)
+		/* Too small to tell, or the whole screen (a desktop window:
+		 * its wallpaper may be black; the screen's own spread says
+		 * whether anything is drawn). */
+		if (x1 - x0 < 4 || y1 - y0 < 4 ||
+		    (double)(x1 - x0) * (y1 - y0) >= 0.9 * g->w * g->h)
 			continue;
 		gray_stats(g, x0, y0, x1, y1, &mean, &sd);
 		if (mean < BLACK_MEAN && sd < BLACK_STDDEV)
