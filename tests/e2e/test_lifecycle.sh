@@ -200,6 +200,14 @@ EOF
 [ "$wm" != - ] && [ $nwin -ge 1 ] && [ -z "$black" ] &&
 	pass "after a cold start the session is whole: window manager $wm, $nwin window(s), none black" ||
 	fail "after a cold start: window manager '$wm', $nwin window(s), black:$black"
+# The session is logind's, led by the session unit's own process (an
+# ExecStartPre= once opened one of its own whose end stopped the user's
+# manager, bureaud with it): x11, on seat0, active.
+sess=$(gsh 'm=$(systemctl show -p MainPID --value bureau-session.service); s=$(cat /proc/$m/sessionid); loginctl show-session "$s" -p Leader -p Type -p Seat -p Active | sort | paste -sd" "; echo "main $m"')
+main=$(echo "$sess" | sed -n 's/^main //p')
+[ -n "$main" ] && [ "$(echo "$sess" | head -n1)" = "Active=yes Leader=$main Seat=seat0 Type=x11" ] &&
+	pass "the X session is a logind session of its own: $(echo "$sess" | head -n1)" ||
+	fail "the X session's logind session: '$sess'"
 
 # A process, a file in /dev/shm, a file in the home directory.
 pid=$(gsh 'setsid sleep 100000 >/dev/null 2>&1 < /dev/null & echo $!' | tr -dc 0-9)
