@@ -258,15 +258,16 @@ shot_stddev(json_t *reply, long long *frame, struct gray *g)
 	if (g->w <= 0 || g->h <= 0 ||
 	    (g->px = malloc((size_t)g->w * g->h)) == NULL ||
 	    tjDecompress2(tj, jpg, (unsigned long)len, g->px, g->w, 0, g->h,
-	        TJPF_GRAY, 0) != 0) {
-		free(g->px);
-		memset(g, 0, sizeof *g);
+	        TJPF_GRAY, 0) != 0)
 		goto out;
-	}
 	g->sx = (double)g->w / w;
 	g->sy = (double)g->h / h;
 	gray_stats(g, 0, 0, g->w, g->h, &mean, &rv);
 out:
+	if (rv < 0) {
+		free(g->px);
+		memset(g, 0, sizeof *g);
+	}
 	if (tj != NULL)
 		tjDestroy(tj);
 	free(jpg);
@@ -282,7 +283,7 @@ out:
 static int
 session_whole(bureau_client *bc, const struct gray *g)
 {
-	int rc, whole;
+	int rc, whole = 0;
 	json_t *j = call_json(bc, "{\"tool\":\"window\",\"action\":\"list\"}",
 	    10.0, &rc);
 	const char *wm = json_string_value(
@@ -290,7 +291,9 @@ session_whole(bureau_client *bc, const struct gray *g)
 	json_t *win;
 	size_t i;
 
-	whole = rc == 0 && wm != NULL && *wm != '\0' && g->px != NULL;
+	if (rc != 0 || wm == NULL || *wm == '\0' || g->px == NULL)
+		goto out;
+	whole = 1;
 	json_array_foreach(json_object_get(j, "windows"), i, win)
 	{
 		double x = json_number_value(json_object_get(win, "x"));
@@ -300,8 +303,6 @@ session_whole(bureau_client *bc, const struct gray *g)
 		int x0, y0, x1, y1;
 		double mean, sd;
 
-		if (!whole)
-			break;
 		if (!json_is_true(json_object_get(win, "visible")))
 			continue;
 		x0 = (int)fmax(0, ceil(x * g->sx));
@@ -315,9 +316,12 @@ session_whole(bureau_client *bc, const struct gray *g)
 		    (double)(x1 - x0) * (y1 - y0) >= 0.9 * g->w * g->h)
 			continue;
 		gray_stats(g, x0, y0, x1, y1, &mean, &sd);
-		if (mean < BLACK_MEAN && sd < BLACK_STDDEV)
+		if (mean < BLACK_MEAN && sd < BLACK_STDDEV) {
 			whole = 0;
+			break;
+		}
 	}
+out:
 	json_decref(j);
 	return (whole);
 }
@@ -348,8 +352,9 @@ vm_ready_wait(const struct vm_backend *vm, const struct desktop *d,
 	 * what its agent left, one colour or not (a full-screen terminal). */
 	double need = restored ? 0 : DRAWN_STDDEV;
 	long long t0 = hb_now_ms(), prev_frame = -1, frame = -1, drawn_at = 0;
+	long long drawn_for;
 	double sd = -1;
-	int rc, answered = 0, clocking = 0;
+	int rc, answered = 0, clocking = 0, settled;
 	struct clock_job cj = { .bc = bc, .rv = -1 };
 	struct gray g = { 0 };
 	pthread_t ct;
@@ -408,11 +413,13 @@ vm_ready_wait(const struct vm_backend *vm, const struct desktop *d,
 		 * server's framebuffer is guest RAM): its first screenshot
 		 * is the ready one. A booted one is ready once its session
 		 * is whole too, or has been drawn for SESSION_WAIT_MS. */
+		drawn_for = hb_now_ms() - drawn_at;
+		settled = frame == prev_frame || drawn_for >= SETTLE_MAX_MS;
 		if (sd >= need &&
-		    (restored || frame == prev_frame ||
-		        hb_now_ms() - drawn_at >= SETTLE_MAX_MS) &&
-		    (restored || hb_now_ms() - drawn_at >= SESSION_WAIT_MS ||
-		        session_whole(bc, &g))) {
+		    (restored ||
+		        (settled &&
+		            (drawn_for >= SESSION_WAIT_MS ||
+		                session_whole(bc, &g))))) {
 			r->drawn_ms = hb_now_ms() - t0;
 			break;
 		}
