@@ -64,6 +64,24 @@ rfb_write(struct rfb *r, const void *buf, size_t len)
 	        -1);
 }
 
+/* The session thread's last word: a Close, unless the viewer's side has
+ * ended already; civetweb then calls rfb_close. Written without r->lock,
+ * which rfb_data needs to go on reading the viewer's Close; the
+ * connection stays valid, as rfb_close joins this thread before it
+ * returns. */
+static void
+rfb_end(struct rfb *r)
+{
+	int closed;
+
+	pthread_mutex_lock(&r->lock);
+	closed = r->closed;
+	pthread_mutex_unlock(&r->lock);
+	if (!closed)
+		mg_websocket_write(r->c, MG_WEBSOCKET_OPCODE_CONNECTION_CLOSE,
+		    "", 0);
+}
+
 static void
 put16(unsigned char *p, unsigned v)
 {
@@ -315,10 +333,14 @@ rfb_message(struct rfb *r, const unsigned char *in, size_t n)
 	return (-1);
 }
 
-/* Send what changed since the viewer's copy; 1 when sent, 0 when
- * nothing changed, -1 on a failed write. Called with lv->lock held. */
+/* What changed since the viewer's copy, as one FramebufferUpdate in *msg
+ * (malloc'd, *len bytes): 1 when there is one, 0 when nothing changed, -1
+ * to end the session. Called with lv->lock held; the caller writes it
+ * after letting go, since a write to a viewer that does not read waits
+ * (up to request_timeout_ms, mc.c) and the lock is the frame's: the
+ * desktop's new frames, its API rows and its other viewers need it. */
 static int
-rfb_update(struct rfb *r)
+rfb_update(struct rfb *r, unsigned char **msg, size_t *len)
 {
 	struct live *lv = r->lv;
 	int w = lv->w, h = lv->h,
@@ -334,8 +356,9 @@ rfb_update(struct rfb *r)
 	 * rectangle of an update, so later ones would show transparent. */
 	unsigned long pad = 0xffffffffUL &
 	    ~((0xffUL << r->rs) | (0xffUL << r->gs) | (0xffUL << r->bs));
-	int rv;
 
+	*msg = NULL;
+	*len = 0;
 	if (resize && !r->resize_ok && r->shadow != NULL)
 		return (-1); /* the viewer cannot follow a new size */
 	if ((out = malloc(cap)) == NULL)
@@ -413,11 +436,11 @@ rfb_update(struct rfb *r)
 	}
 	if (r->shadow != NULL)
 		memcpy(r->shadow, lv->px, (size_t)w * h * 4);
-	rv = rfb_write(r, out, (size_t)(o - out));
-	free(out);
+	*msg = out;
+	*len = (size_t)(o - out);
 	r->want = 0;
 	r->incremental = 1;
-	return (rv == 0 ? 1 : -1);
+	return (1);
 }
 
 static int
@@ -543,11 +566,17 @@ rfb_main(void *arg)
 			n -= (size_t)used;
 		}
 		if (r->phase == 3 && r->want) {
+			unsigned char *msg = NULL;
+			size_t mlen = 0;
+
 			pthread_mutex_lock(&r->lv->lock);
 			if (r->lv->px != NULL &&
 			    (!r->incremental || r->lv->seq != r->sent))
-				send = rfb_update(r);
+				send = rfb_update(r, &msg, &mlen);
 			pthread_mutex_unlock(&r->lv->lock);
+			if (send > 0 && rfb_write(r, msg, mlen) != 0)
+				send = -1;
+			free(msg);
 			if (send < 0)
 				goto out;
 		}
@@ -566,12 +595,7 @@ rfb_main(void *arg)
 	}
 out:
 	free(buf);
-	/* Ends the WebSocket: civetweb then calls rfb_close. */
-	pthread_mutex_lock(&r->lock);
-	if (!r->closed)
-		mg_websocket_write(r->c, MG_WEBSOCKET_OPCODE_CONNECTION_CLOSE,
-		    "", 0);
-	pthread_mutex_unlock(&r->lock);
+	rfb_end(r);
 	return (NULL);
 }
 
@@ -706,11 +730,7 @@ vnc_main(void *arg)
 	while ((n = read(r->ufd, buf, sizeof buf)) > 0)
 		if (rfb_write(r, buf, (size_t)n) != 0)
 			break;
-	pthread_mutex_lock(&r->lock);
-	if (!r->closed)
-		mg_websocket_write(r->c, MG_WEBSOCKET_OPCODE_CONNECTION_CLOSE,
-		    "", 0);
-	pthread_mutex_unlock(&r->lock);
+	rfb_end(r);
 	return (NULL);
 }
 

@@ -101,7 +101,7 @@ class NoRedirect(urllib.request.HTTPRedirectHandler):
 OPENER = urllib.request.build_opener(NoRedirect)
 
 
-def http(method, path, body=None, headers=None, bearer=True):
+def http(method, path, body=None, headers=None, bearer=True, timeout=60):
     """(status, headers, body bytes)."""
     h = dict(headers or {})
     if bearer is True:
@@ -115,13 +115,14 @@ def http(method, path, body=None, headers=None, bearer=True):
     req = urllib.request.Request(BASE + path, data=data, headers=h,
                                  method=method)
     try:
-        with OPENER.open(req, timeout=60) as r:
+        with OPENER.open(req, timeout=timeout) as r:
             return r.status, r.headers, r.read()
     except urllib.error.HTTPError as e:
         return e.code, e.headers, e.read()
 
 
 def api(method, path, body=None, **kw):
+    """(status, the JSON body)."""
     st, _, b = http(method, path, body, **kw)
     return st, json.loads(b) if b else None
 
@@ -530,6 +531,47 @@ def test_viewer_input_dropped_until_takeover():
         must("takeover", NAME, "off")
         v.close()
         ev.close()
+
+
+def test_viewer_that_does_not_read():
+    """A viewer that asks for frames and never reads them (a stalled
+    browser, a dead network path) holds up nobody else: its writes block,
+    the desktop's frames, the API and the thumbnail go on. Before, the
+    RFB session wrote with the frame's lock held, and civetweb's write
+    waited up to request_timeout_ms (an hour) on the full socket."""
+    v = WsRfb()
+    w, h = v.handshake()
+    v.s.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)
+    # Full (non-incremental) updates of 800x600x4 bytes: a few fill the
+    # socket buffers on both sides, the rest wait on a viewer that reads
+    # nothing.
+    for _ in range(40):
+        v.send(struct.pack(">BBHHHH", 3, 0, 0, 0, w, h))
+        time.sleep(0.05)
+    try:
+        t0 = time.time()
+        st, d = api("GET", "/api/desktops/" + NAME, timeout=15)
+        assert st == 200, (st, d)
+        f0 = d["frame"]
+        root_colour("33cc66")
+        bt.wait_for(lambda: api("GET", "/api/desktops/" + NAME,
+                                timeout=15)[1]["frame"] > f0, 15,
+                    "a new frame while a viewer does not read")
+        st, h, img = http("GET", "/api/desktops/%s/thumbnail" % NAME,
+                          timeout=15)
+        ww, hh, rgb = bt.to_rgb(img, "jpeg")
+        i = (450 * ww + 600) * 3
+        assert near(rgb[i:i + 3], "33cc66"), rgb[i:i + 3]
+        # Another viewer is served meanwhile.
+        v2 = WsRfb()
+        try:
+            assert v2.handshake() == (800, 600)
+        finally:
+            v2.close()
+        print("    the API and the frames went on (%.1f s)" % (
+            time.time() - t0))
+    finally:
+        v.close()
 
 
 # ---- the page, in a real browser -------------------------------------------
