@@ -392,10 +392,16 @@ cmd_mission_control(int argc, char **argv)
 	{
 		/* The page's own files (civetweb sends them) get the same
 		 * guards as the API's replies: never framed by another site,
-		 * nothing but this server's scripts. */
+		 * nothing but this server's scripts. request_timeout_ms bounds
+		 * a request's bytes that do not come and a write that the
+		 * other side does not take (civetweb's push_all: each wait
+		 * for the socket to take more), so that neither holds a
+		 * worker for long. A WebSocket's quiet reader is not ended by
+		 * it: civetweb retries those reads (an idle screen sends a
+		 * viewer nothing for hours). It was an hour. */
 		const char *o[] = { "listening_ports", ports, "num_threads",
 			"48", "enable_keep_alive", "no", "request_timeout_ms",
-			"3600000", "additional_header", MC_HEADERS, NULL };
+			"30000", "additional_header", MC_HEADERS, NULL };
 		signal(SIGPIPE, SIG_IGN);
 		sigemptyset(&sigs);
 		sigaddset(&sigs, SIGTERM);
