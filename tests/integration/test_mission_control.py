@@ -119,6 +119,29 @@ def http(method, path, body=None, headers=None, bearer=True, timeout=60):
             return r.status, r.headers, r.read()
     except urllib.error.HTTPError as e:
         return e.code, e.headers, e.read()
+    except (TimeoutError, urllib.error.URLError) as e:
+        if isinstance(e, TimeoutError) or isinstance(
+                getattr(e, "reason", None), TimeoutError):
+            print("    %s %s: no reply in %d s; where Mission Control and "
+                  "the host agents stand:\n%s" % (
+                      method, path, timeout, bt.thread_stacks(ours())))
+        raise
+
+
+def ours():
+    """The pids of this test's Mission Control and host agents."""
+    pids = [MC.pid] if MC is not None and MC.poll() is None else []
+    for d in os.listdir("/proc"):
+        try:
+            with open("/proc/%s/environ" % d, "rb") as f:
+                env = f.read().split(b"\0")
+            with open("/proc/%s/cmdline" % d, "rb") as f:
+                argv = f.read().split(b"\0")
+        except (OSError, ValueError):
+            continue
+        if ("BUREAU_HOME=" + HOME).encode() in env and b"agent" in argv:
+            pids.append(int(d))
+    return pids
 
 
 def api(method, path, body=None, **kw):

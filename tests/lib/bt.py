@@ -15,6 +15,7 @@ import json
 import os
 import random
 import select
+import shutil
 import signal
 import socket
 import subprocess
@@ -531,6 +532,27 @@ def children(pid, state=None):
     """Children of pid (in that state, e.g. "Z", when given)."""
     return _scan_procs(lambda st: st[1] == pid and (state is None or
                                                st[0] == state))
+
+
+def thread_stacks(pids):
+    """Each thread's C stack of pids as gdb sees them (text), for a test
+    to print when a call into them hangs: a hang seen once in CI then
+    names its cause. Empty when gdb is not installed."""
+    if shutil.which("gdb") is None:
+        return ""
+    out = []
+    for p in pids:
+        try:
+            r = subprocess.run(["gdb", "-p", str(p), "-batch", "-nx", "-ex",
+                                "thread apply all bt 30"],
+                               capture_output=True, text=True, timeout=60)
+        except subprocess.TimeoutExpired:
+            out.append("== pid %d: gdb timed out" % p)
+            continue
+        out.append("== pid %d" % p)
+        out += [ln for ln in r.stdout.splitlines()
+                if ln.startswith(("Thread", "#"))][:1000]
+    return "\n".join(out)
 
 
 def live_in_group(pgid):
