@@ -201,8 +201,9 @@ else
 fi
 
 # 10,000 clients opened, used and closed, one in ten after a request the
-# small daemon dropped: bureau_close must never hang (timeout 600 is the
-# hang detector; the run takes about a minute on 2 busy cores).
+# small daemon dropped, then 20 closed while a late reply arrives (the
+# daemon is stopped and continued): bureau_close must never hang (timeout
+# 600 is the hang detector; the run takes about a minute on 2 busy cores).
 # shellcheck disable=SC2086
 if cc -std=gnu11 -Wall -Wextra -Werror -Wshadow -Wstrict-prototypes -O1 -g \
     $SANFLAGS -I"$ROOT" -o "$TMP/test_client_close" \

@@ -6,20 +6,31 @@
  * after. libnng 1.5.2 leaks the descriptor of a connection it is still
  * making when its socket closes, and its nng_close can wait for good
  * (nanomsg/nng#1543, fixed upstream by #1824 in 1.8.0); bureau_close lets
- * the redial after a dropped connection land before it closes.
+ * the redial after a dropped connection land before it closes. Then
+ * clients closed just as a late reply arrives: a call times out on a
+ * stopped daemon, the daemon is continued and sends its reply, the client
+ * closes; libnng 1.5.2's nng_close hangs for good when the reply's body is
+ * still being read (nanomsg/nng#1636, fixed in 1.6.0), and bureau_close
+ * lets the owed reply be read first.
  *
  *   BUREAU_URL, BUREAU_TOKEN  a bureaud and its token
  *   SMALL_URL                 a bureaud started with --max-request 65536
- *   test_client_close [CYCLES] (default 10000)
+ *   BUREAUD_PID               the first bureaud's pid (stopped, continued)
+ *   test_client_close [CYCLES [LATE_CYCLES]] (default 10000 and 20)
  *
  * Prints "PASS name" / "FAIL name: why"; exits 1 if any check failed.
  * Run it under timeout(1): a hang shows up as that timeout.
  */
+#define _GNU_SOURCE /* pthread_timedjoin_np */
 #include <dirent.h>
+#include <errno.h>
+#include <pthread.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "host-bridge/include/bureau.h"
 
@@ -62,22 +73,181 @@ count_dir(const char *path)
 	return (n);
 }
 
+/* SIGSTOP is not synchronous: wait until every thread of pid is in T. */
+static int
+stopped(pid_t pid)
+{
+	char path[300], line[512], *p;
+
+	for (int i = 0; i < 300; i++) {
+		DIR *d;
+		struct dirent *e;
+		int all = 1;
+
+		snprintf(path, sizeof path, "/proc/%d/task", (int)pid);
+		if ((d = opendir(path)) == NULL)
+			return (0);
+		while ((e = readdir(d)) != NULL) {
+			FILE *f;
+
+			if (e->d_name[0] == '.')
+				continue;
+			snprintf(path, sizeof path, "/proc/%d/task/%s/stat",
+			    (int)pid, e->d_name);
+			if ((f = fopen(path, "r")) == NULL)
+				continue;
+			if (fgets(line, sizeof line, f) == NULL ||
+			    (p = strrchr(line, ')')) == NULL || p[1] == 0 ||
+			    p[2] != 'T')
+				all = 0;
+			fclose(f);
+		}
+		closedir(d);
+		if (all)
+			return (1);
+		nanosleep(&(struct timespec){ .tv_nsec = 10000000 }, NULL);
+	}
+	return (0);
+}
+
+static void *
+close_thread(void *c)
+{
+	bureau_close(c);
+	return (NULL);
+}
+
+/* Bytes this process has read from descriptors so far (nng's threads
+ * included), from the kernel's count in /proc/self/io. */
+static long long
+rchar(void)
+{
+	FILE *f = fopen("/proc/self/io", "r");
+	char line[128];
+	long long n = -1;
+
+	if (f == NULL)
+		return (-1);
+	while (fgets(line, sizeof line, f) != NULL)
+		if (sscanf(line, "rchar: %lld", &n) == 1)
+			break;
+	fclose(f);
+	return (n);
+}
+
+/*
+ * n clients, each closed while the reply to a call that timed out is
+ * arriving: a file read of 16 MiB (a 22 MB reply) asked of a stopped
+ * daemon, which is continued; once this process has read 1 MB more, the
+ * reply is mid-transfer and the client closes. A close that does not
+ * return within 30 s has hung.
+ */
+static void
+late_reply_cycles(const char *url, const char *token, pid_t pid, long n)
+{
+	long i, late = 0, bad = 0, midway = 0;
+	double t0, t, worst = 0;
+	char why[256], path[] = "/tmp/bureau-late-reply.XXXXXX", req[256];
+	size_t size = 16 << 20;
+	int fd;
+
+	if ((fd = mkstemp(path)) < 0 || ftruncate(fd, (off_t)size) != 0) {
+		result(0, "close_after_late_reply", "cannot make the file");
+		return;
+	}
+	close(fd);
+	snprintf(req, sizeof req,
+	    "{\"tool\":\"file\",\"action\":\"read\",\"path\":\"%s\","
+	    "\"length\":%zu}",
+	    path, size);
+	for (i = 0; i < n; i++) {
+		bureau_client *c = NULL;
+		char *reply = NULL;
+		pthread_t th;
+		struct timespec dl;
+		long long r0;
+		int rv;
+
+		if (bureau_connect(url, token, 10, &c) != 0 ||
+		    bureau_ping(c) != 0) {
+			if (bad++ < 5)
+				fprintf(stderr, "# late cycle %ld: %s\n", i,
+				    bureau_client_error(c));
+			bureau_close(c);
+			continue;
+		}
+		bureau_set_timeout(c, 0.3);
+		if (kill(pid, SIGSTOP) != 0 || !stopped(pid)) {
+			kill(pid, SIGCONT);
+			snprintf(why, sizeof why, "SIGSTOP %d: %s", (int)pid,
+			    strerror(errno));
+			result(0, "close_after_late_reply", why);
+			bureau_close(c);
+			break;
+		}
+		rv = bureau_call(c, req, &reply);
+		bureau_free(reply);
+		r0 = rchar();
+		kill(pid, SIGCONT);
+		if (rv == BUREAU_ENOREPLY)
+			late++;
+		else if (bad++ < 5)
+			fprintf(stderr, "# late cycle %ld: read gave %s\n", i,
+			    bureau_error_name(rv));
+		/* up to 10 s for the reply to be on its way */
+		for (int w = 0; w < 10000 && rchar() < r0 + 1000000; w++)
+			nanosleep(&(struct timespec){ .tv_nsec = 1000000 },
+			    NULL);
+		if (rchar() >= r0 + 1000000)
+			midway++;
+		t0 = now();
+		if (pthread_create(&th, NULL, close_thread, c) != 0) {
+			result(0, "close_after_late_reply", "pthread_create");
+			break;
+		}
+		clock_gettime(CLOCK_REALTIME, &dl);
+		dl.tv_sec += 30;
+		if (pthread_timedjoin_np(th, NULL, &dl) != 0) {
+			snprintf(why, sizeof why,
+			    "bureau_close hung (over 30 s) in cycle %ld of %ld",
+			    i + 1, n);
+			unlink(path);
+			result(0, "close_after_late_reply", why);
+			_exit(1); /* the stuck close cannot be undone */
+		}
+		if ((t = now() - t0) > worst)
+			worst = t;
+	}
+	unlink(path);
+	printf("# %ld late-reply cycles: %ld timed out, %ld closed mid-reply, "
+	       "slowest close %.3f s\n",
+	    n, late, midway, worst);
+	snprintf(why, sizeof why,
+	    "%ld of %ld cycles failed, %ld timed out, %ld closed mid-reply",
+	    bad, n, late, midway);
+	result(bad == 0 && late == n && midway == n, "close_after_late_reply",
+	    why);
+}
+
 int
 main(int argc, char **argv)
 {
 	const char *url = getenv("BUREAU_URL"), *token = getenv("BUREAU_TOKEN");
 	const char *small = getenv("SMALL_URL");
+	const char *pid = getenv("BUREAUD_PID");
 	long cycles = argc > 1 ? strtol(argv[1], NULL, 10) : 10000, i;
+	long late = argc > 2 ? strtol(argv[2], NULL, 10) : 20;
 	long pings = 0, drops = 0, bad = 0;
 	int fds0, threads0, fds1, threads1, rv;
 	double t0, worst = 0, t, total;
 	char why[512], *big;
 	size_t bigsz = 100000;
 
-	if (url == NULL || token == NULL || small == NULL || cycles <= 0) {
+	if (url == NULL || token == NULL || small == NULL || pid == NULL ||
+	    cycles <= 0 || late < 0) {
 		fprintf(stderr,
 		    "test_client_close: set BUREAU_URL, "
-		    "BUREAU_TOKEN and SMALL_URL\n");
+		    "BUREAU_TOKEN, SMALL_URL and BUREAUD_PID\n");
 		return (2);
 	}
 	/* 100 kB: over the small daemon's 64 KiB, under the 64 MiB that the
@@ -169,5 +339,7 @@ main(int argc, char **argv)
 	 * closing when they were counted */
 	result(fds1 <= fds0 && threads1 <= threads0, "close_no_leak", why);
 	free(big);
+	if (late > 0)
+		late_reply_cycles(url, token, (pid_t)atol(pid), late);
 	return (failures ? 1 : 0);
 }
