@@ -7,7 +7,8 @@
 # under $BUREAU_IMAGES), under TCG: the first screenshot after a cold
 # start shows the drawn desktop; `stop` saves and `start` restores: a
 # process started in the guest before is alive after with the same pid, a
-# file in /dev/shm survives, `ls` shows saved; the guest's clock is within
+# window opened before is listed after (same id, title and pid), a file in
+# /dev/shm survives, `ls` shows saved; the guest's clock is within
 # 1 s of the host's after a restore from a state saved 20 s earlier and
 # after a resume from a 20 s pause; a damaged saved state falls back to a
 # boot with a message, the data disk intact; `stop --shutdown` powers off
@@ -216,6 +217,22 @@ gsh "echo $mark > /dev/shm/life && echo $mark > ~/life.txt" >/dev/null
 [ -n "$pid" ] && [ "$(gsh 'cat /dev/shm/life')" = "$mark" ] ||
 	fail "setting up: pid '$pid', /dev/shm/life"
 
+# A window opened before the stop, with a title of its own (no shell in
+# it: Debian's bashrc retitles an xterm).
+wtitle=life-$mark
+winfo=$(call "{\"tool\":\"window\",\"action\":\"launch\",\"argv\":[\"xterm\",\"-T\",\"$wtitle\",\"-e\",\"sleep\",\"100000\"],\"wait\":true,\"timeout\":60}" 90)
+wid=$(echo "$winfo" | json window)
+[ -n "$wid" ] || fail "setting up: xterm -T $wtitle gave no window: $winfo"
+# listed WINDOW TITLE: the window's pid when `window list` has it so titled
+listed() {
+	call '{"tool":"window","action":"list"}' 30 | python3 -c '
+import json, sys
+for w in json.load(sys.stdin).get("windows", []):
+    if str(w.get("window")) == sys.argv[1] and w.get("title") == sys.argv[2]:
+        print(w.get("pid"))' "$1" "$2"
+}
+wpid=$(listed "$wid" "$wtitle")
+
 # ---- stop saves, start restores ----------------------------------------------
 t0=$(now)
 if "$bureau" stop $name >"$home/stop.out" 2>&1 && grep -q saved "$home/stop.out"; then
@@ -244,6 +261,12 @@ $mark" ]; then
 else
 	fail "after stop/start: process $pid and /dev/shm/life: '$got'"
 fi
+after=$(listed "$wid" "$wtitle")
+# the pid read back in the guest's process table, apart from bureaud
+[ -n "$wpid" ] && [ "$after" = "$wpid" ] &&
+	[ "$(gsh "ps -o comm= -p $wpid")" = xterm ] &&
+	pass "window $wid ('$wtitle', xterm pid $wpid) opened before stop is listed after start" ||
+	fail "window $wid ('$wtitle'): pid before stop '$wpid', after start '$after'"
 
 # ---- pause, resume: the clock is stepped --------------------------------------
 "$bureau" pause $name >/dev/null || fail "pause"
