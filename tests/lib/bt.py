@@ -14,6 +14,7 @@ import hashlib
 import json
 import os
 import random
+import re
 import select
 import shutil
 import signal
@@ -537,7 +538,10 @@ def children(pid, state=None):
 def thread_stacks(pids):
     """Each thread's C stack of pids as gdb sees them (text), for a test
     to print when a call into them hangs: a hang seen once in CI then
-    names its cause. Empty when gdb is not installed."""
+    names its cause. Threads with the same stack (idle nng workers) are
+    shown once with their count, so that the whole of it fits in the tail
+    of a log that CI keeps; put the pid that matters most last. Empty
+    when gdb is not installed."""
     if shutil.which("gdb") is None:
         return ""
     out = []
@@ -549,9 +553,28 @@ def thread_stacks(pids):
         except subprocess.TimeoutExpired:
             out.append("== pid %d: gdb timed out" % p)
             continue
-        out.append("== pid %d" % p)
-        out += [ln for ln in r.stdout.splitlines()
-                if ln.startswith(("Thread", "#"))][:1000]
+        threads = []  # [(first line, [frames])]
+        for ln in r.stdout.splitlines():
+            if ln.startswith("Thread"):
+                threads.append((ln, []))
+            elif ln.startswith("#") and threads:
+                threads[-1][1].append(ln)
+        groups = {}  # the stack's functions -> [names, frames]
+        for head, frames in threads:
+            short = []
+            for f in frames:  # "#3 fn at file:line", no arguments
+                fn = re.sub(r"^#\d+\s+(0x[0-9a-f]+ in )?", "",
+                            f).split(" (")[0]
+                where = re.search(r"\) (at \S+|from \S+)$", f)
+                short.append("  %s%s" % (fn, " " + where.group(1)
+                                         if where else ""))
+            g = groups.setdefault(tuple(short), [[], short])
+            g[0].append(head.split(" (")[0])
+        out.append("== pid %d: %d threads" % (p, len(threads)))
+        for names, frames in groups.values():
+            out.append("%s%s:" % (names[0], " and %d more like it" % (
+                len(names) - 1) if len(names) > 1 else ""))
+            out += frames
     return "\n".join(out)
 
 
