@@ -213,10 +213,107 @@ live_same(const char *name, const char *url, const unsigned char key[32])
 	return (same);
 }
 
+/*
+ * The sources a live view has dialed, on its one SUB socket: the last is
+ * the current one. A source that was replaced (a desktop removed and
+ * attached again under its name) keeps its dialer until it has no
+ * connection: its frames do not open with the current key and are
+ * dropped. Closing a socket or a dialer while a frame arrives on it hangs
+ * libnng 1.5.2 for good, and every nng_close of the process after it
+ * (its one reaper thread waits on a receive nobody will finish:
+ * nanomsg/nng#1636, fixed for TCP in 1.6.0); Mission Control's next call
+ * to a host agent then never returns. test_reattached_while_frames_flow
+ * hung so with a source that sends without a pause.
+ */
+struct live_dials {
+	nng_dialer *d;
+	char **url;
+	size_t n;
+};
+
+/* Dial url on s unless it is dialed already; either way it becomes the
+ * current source. 0 or an nng error. */
+static int
+live_dial(nng_socket s, struct live_dials *ds, const char *url)
+{
+	nng_dialer d, *nd;
+	char *u, **nu;
+	size_t i;
+	int rv;
+
+	for (i = 0; i < ds->n && strcmp(ds->url[i], url) != 0; i++)
+		;
+	if (i < ds->n) {
+		d = ds->d[i];
+		u = ds->url[i];
+		memmove(ds->d + i, ds->d + i + 1,
+		    (ds->n - i - 1) * sizeof *ds->d);
+		memmove(ds->url + i, ds->url + i + 1,
+		    (ds->n - i - 1) * sizeof *ds->url);
+		ds->d[ds->n - 1] = d;
+		ds->url[ds->n - 1] = u;
+		return (0);
+	}
+	if ((nd = realloc(ds->d, (ds->n + 1) * sizeof *nd)) == NULL)
+		return (NNG_ENOMEM);
+	ds->d = nd;
+	if ((nu = realloc(ds->url, (ds->n + 1) * sizeof *nu)) == NULL)
+		return (NNG_ENOMEM);
+	ds->url = nu;
+	if ((u = strdup(url)) == NULL)
+		return (NNG_ENOMEM);
+	if ((rv = nng_dial(s, url, &d, NNG_FLAG_NONBLOCK)) != 0) {
+		free(u);
+		return (rv);
+	}
+	ds->d[ds->n] = d;
+	ds->url[ds->n++] = u;
+	return (0);
+}
+
+/* Has dialer d a connection (nng's statistics: pipes name their dialer)?
+ * 1 when it cannot tell. */
+static int
+live_dialer_busy(nng_dialer d)
+{
+	nng_stat *all, *st, *v;
+	int busy = 0;
+
+	if (nng_stats_get(&all) != 0)
+		return (1);
+	for (st = nng_stat_child(all); st != NULL && !busy;
+	     st = nng_stat_next(st))
+		busy = strcmp(nng_stat_name(st), "pipe") == 0 &&
+		    (v = nng_stat_find(st, "dialer")) != NULL &&
+		    nng_stat_value(v) == (uint64_t)nng_dialer_id(d);
+	nng_stats_free(all);
+	return (busy);
+}
+
+/* Close the replaced sources that have no connection left. */
+static void
+live_prune(struct live_dials *ds)
+{
+	for (size_t i = 0; ds->n > 0 && i < ds->n - 1;) {
+		if (live_dialer_busy(ds->d[i])) {
+			i++;
+			continue;
+		}
+		nng_dialer_close(ds->d[i]);
+		free(ds->url[i]);
+		memmove(ds->d + i, ds->d + i + 1,
+		    (ds->n - i - 1) * sizeof *ds->d);
+		memmove(ds->url + i, ds->url + i + 1,
+		    (ds->n - i - 1) * sizeof *ds->url);
+		ds->n--;
+	}
+}
+
 static void *
 live_main(void *arg)
 {
 	struct live *lv = arg;
+	struct live_dials ds = { NULL, NULL, 0 };
 	unsigned char key[32];
 	struct desktop *d = NULL;
 	char *url = NULL;
@@ -224,22 +321,26 @@ live_main(void *arg)
 	int rv, shot;
 	long long checked;
 
-again:
-	while (live_source(lv->name, &d, &url, key) != 0)
-		sleep(2);
 	/* Subscribed before the first screenshot: a change in between is
 	 * not lost. */
 	if ((rv = nng_sub0_open(&s)) != 0 ||
 	    (rv = nng_socket_set(s, NNG_OPT_SUB_SUBSCRIBE, "frame ", 6)) != 0 ||
 	    (rv = nng_socket_set_ms(s, NNG_OPT_RECVTIMEO, 2000)) != 0 ||
-	    (rv = nng_socket_set_size(s, NNG_OPT_RECVMAXSZ, 64 << 20)) != 0 ||
-	    (rv = nng_dial(s, url, NULL, NNG_FLAG_NONBLOCK)) != 0) {
+	    (rv = nng_socket_set_ms(s, NNG_OPT_RECONNMAXT, 5000)) != 0 ||
+	    (rv = nng_socket_set_size(s, NNG_OPT_RECVMAXSZ, 64 << 20)) != 0) {
+		fprintf(stderr,
+		    "bureau mission-control: no live view of '%s': %s\n",
+		    lv->name, nng_strerror(rv));
+		return (NULL);
+	}
+again:
+	while (live_source(lv->name, &d, &url, key) != 0)
+		sleep(2);
+	if ((rv = live_dial(s, &ds, url)) != 0)
 		fprintf(stderr,
 		    "bureau mission-control: no live view of '%s' from %s: "
 		    "%s\n",
 		    lv->name, url, nng_strerror(rv));
-		return (NULL);
-	}
 	shot = 1;
 	checked = hb_now_ms();
 	for (;;) {
@@ -252,8 +353,8 @@ again:
 			shot = live_screenshot(lv, d) != 0;
 		if (hb_now_ms() - checked > 5000) {
 			checked = hb_now_ms();
+			live_prune(&ds);
 			if (!live_same(lv->name, url, key)) {
-				nng_close(s);
 				free(url);
 				desktop_free(d);
 				goto again;
@@ -266,7 +367,8 @@ again:
 			nng_free(buf, len);
 			continue;
 		}
-		/* A frame that does not open is not the daemon's: dropped. */
+		/* A frame that does not open is not the daemon's (or is a
+		 * replaced source's): dropped. */
 		if (crypto_aead_xchacha20poly1305_ietf_decrypt(plain, &plen,
 		        NULL, (unsigned char *)buf + 6 + EV_NONCE,
 		        len - 6 - EV_NONCE, (unsigned char *)buf, 6,

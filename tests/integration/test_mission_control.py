@@ -129,8 +129,9 @@ def http(method, path, body=None, headers=None, bearer=True, timeout=60):
 
 
 def ours():
-    """The pids of this test's Mission Control and host agents."""
-    pids = [MC.pid] if MC is not None and MC.poll() is None else []
+    """The pids of this test's host agents and Mission Control, MC last:
+    what CI keeps of a log is its tail."""
+    pids = []
     for d in os.listdir("/proc"):
         try:
             with open("/proc/%s/environ" % d, "rb") as f:
@@ -141,7 +142,7 @@ def ours():
             continue
         if ("BUREAU_HOME=" + HOME).encode() in env and b"agent" in argv:
             pids.append(int(d))
-    return pids
+    return pids + ([MC.pid] if MC is not None and MC.poll() is None else [])
 
 
 def api(method, path, body=None, **kw):
@@ -902,6 +903,125 @@ def doc_page_screenshots():
     b.save_screenshot(os.path.join(out, "mission-control-desktop.png"))
     card = css("[data-approval]", 20)
     card.find_element("css selector", '[data-action="deny"]').click()
+
+
+FLOOD = r"""
+import ctypes, ctypes.util, os, sys, time
+nng = ctypes.CDLL(ctypes.util.find_library("nng") or "libnng.so.1")
+url, count = sys.argv[1], sys.argv[2]
+sock, n = ctypes.c_uint32(0), [0]
+assert nng.nng_pub0_open(ctypes.byref(sock)) == 0
+def event(pipe, ev, arg):
+    n[0] += 1 if ev == 1 else -1  # NNG_PIPE_EV_ADD_POST, _REM_POST
+    with open(count + ".new", "w") as f:
+        f.write(str(n[0]))
+    os.replace(count + ".new", count)
+cb = ctypes.CFUNCTYPE(None, ctypes.c_uint32, ctypes.c_int,
+                      ctypes.c_void_p)(event)
+for ev in (1, 2):
+    assert nng.nng_pipe_notify(sock, ev, cb, None) == 0
+assert nng.nng_listen(sock, url.encode(), None, 0) == 0
+# "frame " passes the live view's subscription; the rest opens with no
+# key, as a replaced source's frames do not.
+msg = b"frame " + os.urandom(2 << 20)
+while True:
+    nng.nng_send(sock, msg, ctypes.c_size_t(len(msg)), 0)
+    time.sleep(0.003)
+"""
+
+
+class Flood:
+    """A PUB socket (real libnng) in a process of its own that sends 2 MiB
+    messages without a pause to whoever subscribes, and counts its
+    subscribers. Its own process: libnng 1.5.2 also hangs a sender whose
+    connection closes in the middle of a message, and it is killed, not
+    closed."""
+
+    def __init__(self, url):
+        self.url = url
+        self.count = tempfile.mktemp(prefix="bureau-flood-")
+        self.proc = bt.spawn(["/usr/bin/python3", "-c", FLOOD, url,
+                              self.count])
+
+    def pipes(self):
+        try:
+            with open(self.count) as f:
+                return int(f.read())
+        except (OSError, ValueError):
+            return 0
+
+    def stop(self):
+        self.proc.kill()
+        self.proc.wait(10)
+        if os.path.exists(self.count):
+            os.unlink(self.count)
+
+
+def test_reattached_while_frames_flow():
+    """A live view whose source is replaced while the old one sends
+    without a pause follows the new one, and Mission Control goes on
+    answering: closing a connection while a message arrives on it hung
+    libnng 1.5.2 for good, and every nng_close of the process after it
+    (nanomsg/nng#1636), so that MC's next call to a host agent never
+    returned. Once the old source is gone, MC lets go of it."""
+    name, floods, daemons = "flood", [], []
+    for colour in ("0000ee", "00ee00"):
+        x = bt.Xvfb("640x480")
+        x.run(["xsetroot", "-solid", "#" + colour])
+        # The daemon's own events elsewhere: its port + 1, where the
+        # live view subscribes, is the flood's.
+        d = bt.Daemon(x, ["--scale", "none", "--events",
+                          "tcp://127.0.0.1:%d" % bt.free_port(pair=False)])
+        floods.append(Flood("tcp://127.0.0.1:%d" % (d.port + 1)))
+        daemons.append((d, colour))
+
+    def shows(colour):
+        st, d = api("GET", "/api/desktops/" + name, timeout=20)
+        if st != 200 or d["frame"] < 0:
+            return False
+        st, h, img = http("GET", "/api/desktops/%s/thumbnail" % name,
+                          timeout=20)
+        if st != 200:
+            return False
+        w, hh, rgb = bt.to_rgb(img, "jpeg" if "jpeg" in h["Content-Type"]
+                               else "png")
+        i = (400 * w + 600) * 3
+        return (w, hh) == (640, 480) and near(rgb[i:i + 3], colour)
+
+    try:
+        for turn in range(5):
+            d, colour = daemons[turn % 2]
+            if turn:
+                must("rm", name)
+            must("attach", name, "--url", d.url, "--token-file",
+                 d.token_file)
+            bt.wait_for(lambda: shows(colour), 40,
+                        "the live view of the flood's daemon %d" % turn)
+            bt.wait_for(lambda: floods[turn % 2].pipes() > 0, 20,
+                        "the live view to subscribe to the flood")
+        # Back to a quiet source; the floods end, and MC lets go of them:
+        # a new listener on a flood's port gets no subscriber (a dialer
+        # kept would redial within its 5 s backoff).
+        xq = bt.Xvfb("640x480")
+        xq.run(["xsetroot", "-solid", "#ee00ee"])
+        dq = bt.Daemon(xq, ["--scale", "none"])
+        must("rm", name)
+        must("attach", name, "--url", dq.url, "--token-file", dq.token_file)
+        bt.wait_for(lambda: shows("ee00ee"), 40,
+                    "the live view of the quiet daemon")
+        for f in floods:
+            f.stop()
+        time.sleep(12)  # two of MC's checks, each every 5 s
+        again = Flood(floods[0].url)
+        time.sleep(8)
+        assert again.pipes() == 0, "MC still dials the replaced source"
+        again.stop()
+        st, _ = api("GET", "/api/desktops/" + name, timeout=20)
+        assert st == 200
+    finally:
+        for f in floods:
+            f.stop()
+        bureau("rm", name)
 
 
 def test_reattached_desktop():
