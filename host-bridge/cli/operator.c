@@ -13,6 +13,7 @@
 #include <limits.h>
 #include <nng/nng.h>
 #include <nng/protocol/reqrep0/req.h>
+#include <nng/supplemental/util/platform.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -59,6 +60,31 @@ op_usage(const char *cmd, const char *msg)
 }
 
 /* ---- the operator socket ---------------------------------------------- */
+
+/* Replies socket s still owes: the requests its connections sent minus
+ * the replies they read (nng's statistics; a reply to a request that
+ * timed out is read and dropped by nng, and counted). */
+static uint64_t
+op_owed(nng_socket s)
+{
+	nng_stat *all, *st, *v;
+	uint64_t tx = 0, rx = 0;
+
+	if (nng_stats_get(&all) != 0)
+		return (0);
+	for (st = nng_stat_child(all); st != NULL; st = nng_stat_next(st)) {
+		if (strcmp(nng_stat_name(st), "pipe") != 0 ||
+		    (v = nng_stat_find(st, "socket")) == NULL ||
+		    nng_stat_value(v) != (uint64_t)nng_socket_id(s))
+			continue;
+		if ((v = nng_stat_find(st, "tx_msgs")) != NULL)
+			tx += nng_stat_value(v);
+		if ((v = nng_stat_find(st, "rx_msgs")) != NULL)
+			rx += nng_stat_value(v);
+	}
+	nng_stats_free(all);
+	return (tx > rx ? tx - rx : 0);
+}
 
 int
 op_exchange(const struct desktop *d, json_t *req, int timeout_ms,
@@ -116,6 +142,19 @@ nng:
 out:
 	if (buf != NULL)
 		nng_free(buf, len);
+	/*
+	 * A reply that arrives as the socket closes hangs libnng 1.5.2's
+	 * nng_close for good, and every one of the process after it
+	 * (nanomsg/nng#1636; Mission Control's later calls then never
+	 * return): after a timeout, let a late reply land first, for a
+	 * bounded time, as bureau_close does.
+	 */
+	if (open && rv == NNG_ETIMEDOUT) {
+		nng_time until = nng_clock() + 2000;
+
+		while (op_owed(s) > 0 && nng_clock() < until)
+			nng_msleep(2);
+	}
 	if (open)
 		nng_close(s);
 	json_decref(r);
