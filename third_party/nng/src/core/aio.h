@@ -148,14 +148,6 @@ extern size_t nni_aio_iov_advance(nni_aio *, size_t);
 // nni_aio_iov_count returns the number of bytes referenced by the aio iov.
 extern size_t nni_aio_iov_count(nni_aio *);
 
-// nni_aio_iov_clamp_len clamps *len so *count + *len does not exceed
-// INT_MAX, adds *len to *count, and returns true if *len was reduced.
-// Used when building platform iov lists whose cumulative byte count must
-// not exceed INT_MAX (XNU sendmsg/readv, Windows WSABUF); callers should
-// stop appending entries on a true return.  Caller must seed *count to
-// a value <= INT_MAX (typically 0).
-extern bool nni_aio_iov_clamp_len(size_t *len, size_t *count);
-
 extern int nni_aio_set_iov(nni_aio *, unsigned, const nni_iov *);
 
 extern void         nni_aio_set_timeout(nni_aio *, nng_duration);
@@ -222,7 +214,6 @@ struct nng_aio {
 	bool         a_expire_ok;  // Expire from sleep is ok
 	bool         a_expiring;   // Expiration in progress
 	bool         a_use_expire; // Use expire instead of timeout
-	bool         a_abort;      // Abort the operation.
 	nni_task     a_task;
 
 	// Read/write operations.

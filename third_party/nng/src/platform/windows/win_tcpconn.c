@@ -40,15 +40,10 @@ tcp_recv_start(nni_tcp_conn *c)
 		nni_aio_get_iov(aio, &naiov, &aiov);
 
 		// Put the AIOs in Windows form.
-		size_t count   = 0;
-		bool   clamped = false;
-		for (niov = 0, i = 0; !clamped && i < naiov; i++) {
+		for (niov = 0, i = 0; i < naiov; i++) {
 			if (aiov[i].iov_len != 0) {
-				size_t len = aiov[i].iov_len;
-				clamped =
-				    nni_aio_iov_clamp_len(&len, &count);
 				iov[niov].buf = aiov[i].iov_buf;
-				iov[niov].len = (ULONG) len;
+				iov[niov].len = (ULONG) aiov[i].iov_len;
 				niov++;
 			}
 		}
@@ -164,15 +159,10 @@ tcp_send_start(nni_tcp_conn *c)
 		nni_aio_get_iov(aio, &naiov, &aiov);
 
 		// Put the AIOs in Windows form.
-		size_t count   = 0;
-		bool   clamped = false;
-		for (niov = 0, i = 0; !clamped && i < naiov; i++) {
+		for (niov = 0, i = 0; i < naiov; i++) {
 			if (aiov[i].iov_len != 0) {
-				size_t len = aiov[i].iov_len;
-				clamped =
-				    nni_aio_iov_clamp_len(&len, &count);
 				iov[niov].buf = aiov[i].iov_buf;
-				iov[niov].len = (ULONG) len;
+				iov[niov].len = (ULONG) aiov[i].iov_len;
 				niov++;
 			}
 		}
