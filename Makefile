@@ -21,9 +21,9 @@ PKG_CONFIG ?= pkg-config
 # Debian packages: one list, used by `make deps` and documented in README.md.
 DEPS_BUILD := build-essential pkg-config libx11-dev libxext-dev libxtst-dev \
 	libxdo-dev libxdamage-dev libxfixes-dev libpng-dev libturbojpeg0-dev \
-	libnng-dev libjansson-dev libsodium-dev libcmocka-dev zlib1g-dev \
+	cmake libjansson-dev libsodium-dev libcmocka-dev zlib1g-dev \
 	libcivetweb-dev libdeflate-dev
-DEPS_TEST := nng-utils xvfb xterm x11-apps x11-utils xdotool xclip wmctrl \
+DEPS_TEST := xvfb xterm x11-apps x11-utils xdotool xclip wmctrl \
 	x11-xserver-utils openbox imagemagick scrot xfonts-base fonts-dejavu-core fonts-noto-cjk \
 	python3 procps psmisc chromium chromium-driver python3-selenium gdb
 DEPS_HOST := qemu-system-x86 qemu-utils mmdebstrap e2fsprogs debhelper \
@@ -47,11 +47,30 @@ CFLAGS ?= -O2 -g
 CFLAGS += -std=gnu11 $(WARN) -pthread -fPIC -D_GNU_SOURCE \
 	-DBUREAU_VERSION='"$(VERSION)"' -I. \
 	$(shell $(PKG_CONFIG) --cflags $(PKGS) 2>/dev/null)
-LDLIBS_D := $(shell $(PKG_CONFIG) --libs $(PKGS) 2>/dev/null) -lxdo -lnng -lpthread -lm
 ifneq ($(SANITIZE),)
 CFLAGS += -fsanitize=$(SANITIZE) -fno-omit-frame-pointer -fno-sanitize-recover=all
 LDFLAGS += -fsanitize=$(SANITIZE)
 endif
+
+# nng: the one dependency built from source (DESIGN.md, "Dependencies"):
+# a pinned release in third_party/nng, configured with cmake into the
+# build directory and linked statically into bureaud, bureau and
+# libbureau. A sanitized variant builds its own copy with the same
+# sanitizers. NNG_SO is a shared build of the same source for the tests'
+# ctypes clients (never sanitized: Python loads it); nngcat comes from
+# the static build into $(BUILD)/bin for the tests and the docs' examples.
+NNG_SRC := third_party/nng
+NNG_DIR := $(BUILD)/nng-$(VARIANT)
+NNG_A := $(NNG_DIR)/libnng.a
+NNG_SO := $(BUILD)/nng-shared/libnng.so
+NNGCAT := $(BUILD)/bin/nngcat
+NNG_STAMP := $(NNG_SRC)/CMakeLists.txt $(NNG_SRC)/BUREAU.md
+NNG_CMAKE := -DCMAKE_BUILD_TYPE=RelWithDebInfo -DNNG_TESTS=OFF \
+	-DNNG_ENABLE_TLS=OFF \
+	-DCMAKE_POSITION_INDEPENDENT_CODE=ON -Wno-dev
+CFLAGS += -I$(NNG_SRC)/include
+LDLIBS_NNG := $(NNG_A) -lpthread
+LDLIBS_D := $(shell $(PKG_CONFIG) --libs $(PKGS) 2>/dev/null) -lxdo $(LDLIBS_NNG) -lm
 
 # The daemon: every .c under runtime/ x11/ capture/ tools/.
 D_SRC := $(wildcard runtime/*.c x11/*.c capture/*.c tools/*.c common/*.c)
@@ -74,7 +93,8 @@ U_BIN := $(U_SRC:tests/unit/%.c=$(BUILD)/tests/%)
 T_SRC := $(wildcard tests/tools/*.c)
 T_BIN := $(T_SRC:tests/tools/%.c=$(BUILD)/tests/%)
 
-BINS := $(BUILD)/bureaud $(BUILD)/bureau $(BUILD)/libbureau.so $(BUILD)/libbureau.a
+BINS := $(BUILD)/bureaud $(BUILD)/bureau $(BUILD)/libbureau.so $(BUILD)/libbureau.a \
+	$(NNG_SO) $(NNGCAT)
 
 .PHONY: all deps deps-check test unit integration demo bench clean format \
 	format-check install deb image
@@ -84,24 +104,43 @@ all: $(BINS) $(U_BIN) $(T_BIN)
 $(BUILD)/.variant-$(VARIANT):
 	@mkdir -p $(BUILD) && rm -f $(BUILD)/.variant-* && touch $@
 
+# cmake's own Makefiles under our make, so that -j is shared.
+$(NNG_A): $(NNG_STAMP)
+	@mkdir -p $(NNG_DIR)
+	cmake -S $(NNG_SRC) -B $(NNG_DIR) $(NNG_CMAKE) -DBUILD_SHARED_LIBS=OFF \
+	    -DNNG_ENABLE_NNGCAT=ON $(if $(SANITIZE),-DNNG_SANITIZER=$(SANITIZE)) >$(NNG_DIR)/cmake.log
+	+$(MAKE) --no-print-directory -C $(NNG_DIR) nng nngcat >$(NNG_DIR)/build.log
+	@touch $@
+
+$(NNGCAT): $(NNG_A)
+	@mkdir -p $(dir $@)
+	cp $(NNG_DIR)/src/tools/nngcat/nngcat $@
+
+$(NNG_SO): $(NNG_STAMP)
+	@mkdir -p $(dir $@)
+	cmake -S $(NNG_SRC) -B $(dir $@) $(NNG_CMAKE) -DBUILD_SHARED_LIBS=ON \
+	    -DNNG_ENABLE_NNGCAT=OFF >$(dir $@)cmake.log
+	+$(MAKE) --no-print-directory -C $(dir $@) nng >$(dir $@)build.log
+	@touch $@
+
 $(OBJ)/%.o: %.c
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) -MMD -MP -c $< -o $@
 
-$(BUILD)/bureaud: $(D_OBJ) $(BUILD)/.variant-$(VARIANT)
+$(BUILD)/bureaud: $(D_OBJ) $(NNG_A) $(BUILD)/.variant-$(VARIANT)
 	$(CC) $(LDFLAGS) -o $@ $(D_OBJ) $(LDLIBS_D)
 
-$(BUILD)/libbureau.so: $(L_OBJ) $(BUILD)/.variant-$(VARIANT)
-	$(CC) $(LDFLAGS) -shared -Wl,-soname,libbureau.so.0 -o $@ $(L_OBJ) -lnng -ljansson -lsodium -lpthread
+$(BUILD)/libbureau.so: $(L_OBJ) $(NNG_A) $(BUILD)/.variant-$(VARIANT)
+	$(CC) $(LDFLAGS) -shared -Wl,-soname,libbureau.so.0 -o $@ $(L_OBJ) $(LDLIBS_NNG) -ljansson -lsodium
 
 $(BUILD)/libbureau.a: $(L_OBJ) $(BUILD)/.variant-$(VARIANT)
 	rm -f $@ && ar rcs $@ $(L_OBJ)
 
-$(BUILD)/bureau: $(C_OBJ) $(L_OBJ) $(BUILD)/.variant-$(VARIANT)
-	$(CC) $(LDFLAGS) -o $@ $(C_OBJ) $(L_OBJ) -lnng -ljansson -lsodium -lpthread \
+$(BUILD)/bureau: $(C_OBJ) $(L_OBJ) $(NNG_A) $(BUILD)/.variant-$(VARIANT)
+	$(CC) $(LDFLAGS) -o $@ $(C_OBJ) $(L_OBJ) $(LDLIBS_NNG) -ljansson -lsodium \
 	    -lcivetweb -lturbojpeg -lpng -lm
 
-$(BUILD)/tests/test_%: tests/unit/test_%.c $(D_LIBOBJ) $(BUILD)/.variant-$(VARIANT)
+$(BUILD)/tests/test_%: tests/unit/test_%.c $(D_LIBOBJ) $(NNG_A) $(BUILD)/.variant-$(VARIANT)
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $< $(D_LIBOBJ) $(LDLIBS_D) -lcmocka
 
@@ -111,22 +150,22 @@ $(BUILD)/tests/test_hb_%: tests/unit/test_hb_%.c $(H_OBJ) $(BUILD)/.variant-$(VA
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $< $(H_OBJ) -lcmocka
 
-$(BUILD)/tests/%: tests/tools/%.c $(BUILD)/.variant-$(VARIANT)
+$(BUILD)/tests/%: tests/tools/%.c $(NNG_A) $(BUILD)/.variant-$(VARIANT)
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $< $(LDLIBS_D)
 
 # The capture micro benchmark, linked with the capture objects only.
 CAP_OBJ := $(filter $(OBJ)/capture/%,$(D_OBJ))
-$(BUILD)/tests/capbench: tests/bench/capbench.c $(CAP_OBJ) $(BUILD)/.variant-$(VARIANT)
+$(BUILD)/tests/capbench: tests/bench/capbench.c $(CAP_OBJ) $(NNG_A) $(BUILD)/.variant-$(VARIANT)
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $< $(CAP_OBJ) $(LDLIBS_D)
 
 # The bench's client, over the client library.
 # With the daemon's reply writer, to replay its serialisation.
 BENCH_DOBJ := $(OBJ)/runtime/reply.o $(OBJ)/capture/mem.o
-$(BUILD)/tests/benchcli: tests/bench/benchcli.c $(L_OBJ) $(BENCH_DOBJ) $(BUILD)/.variant-$(VARIANT)
+$(BUILD)/tests/benchcli: tests/bench/benchcli.c $(L_OBJ) $(BENCH_DOBJ) $(NNG_A) $(BUILD)/.variant-$(VARIANT)
 	@mkdir -p $(dir $@)
-	$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $< $(L_OBJ) $(BENCH_DOBJ) -lnng -ljansson -lsodium -lpthread
+	$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $< $(L_OBJ) $(BENCH_DOBJ) $(LDLIBS_NNG) -ljansson -lsodium
 
 # Root installs directly, anyone else through sudo.
 SUDO_IF := if [ "$$(id -u)" = 0 ]; then SUDO=; else SUDO=sudo; fi
@@ -218,7 +257,7 @@ FUZZ := $(BUILD)/fuzz
 FUZZ_SAN := -fsanitize=address,undefined -fno-sanitize-recover=all \
 	-fno-omit-frame-pointer
 FUZZ_CFLAGS := -O1 -g -std=gnu11 $(WARN) -pthread -D_GNU_SOURCE \
-	-DBUREAU_VERSION='"$(VERSION)"' -I. \
+	-DBUREAU_VERSION='"$(VERSION)"' -I. -I$(NNG_SRC)/include \
 	$(shell $(PKG_CONFIG) --cflags $(PKGS) 2>/dev/null) $(FUZZ_SAN)
 F_DOBJ := $(filter-out $(FUZZ)/obj/runtime/main.o,$(D_SRC:%.c=$(FUZZ)/obj/%.o))
 F_SRC := $(wildcard tests/fuzz/fuzz_*.c)
@@ -231,7 +270,7 @@ $(FUZZ)/obj/%.o: %.c
 $(FUZZ)/libbd.a: $(F_DOBJ)
 	rm -f $@ && ar rcs $@ $(F_DOBJ)
 
-$(FUZZ)/fuzz_%: tests/fuzz/fuzz_%.c $(FUZZ)/libbd.a
+$(FUZZ)/fuzz_%: tests/fuzz/fuzz_%.c $(FUZZ)/libbd.a $(NNG_A)
 	$(FUZZ_CC) $(FUZZ_CFLAGS) -fsanitize=fuzzer -MMD -MP -o $@ $< \
 	    $(FUZZ)/libbd.a $(LDLIBS_D)
 
