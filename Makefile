@@ -104,10 +104,12 @@ all: $(BINS) $(U_BIN) $(T_BIN)
 $(BUILD)/.variant-$(VARIANT):
 	@mkdir -p $(BUILD) && rm -f $(BUILD)/.variant-* && touch $@
 
-# cmake's own Makefiles under our make, so that -j is shared.
+# cmake's own Makefiles under our make, so that -j is shared. cmake reads
+# CFLAGS from the environment, where ours (-Werror and all) may be: nng
+# gets its own.
 $(NNG_A): $(NNG_STAMP)
 	@mkdir -p $(NNG_DIR)
-	cmake -S $(NNG_SRC) -B $(NNG_DIR) $(NNG_CMAKE) -DBUILD_SHARED_LIBS=OFF \
+	CFLAGS= LDFLAGS= cmake -S $(NNG_SRC) -B $(NNG_DIR) $(NNG_CMAKE) -DBUILD_SHARED_LIBS=OFF \
 	    -DNNG_ENABLE_NNGCAT=ON $(if $(SANITIZE),-DNNG_SANITIZER=$(SANITIZE)) >$(NNG_DIR)/cmake.log
 	+$(MAKE) --no-print-directory -C $(NNG_DIR) nng nngcat >$(NNG_DIR)/build.log
 	@touch $@
@@ -118,7 +120,7 @@ $(NNGCAT): $(NNG_A)
 
 $(NNG_SO): $(NNG_STAMP)
 	@mkdir -p $(dir $@)
-	cmake -S $(NNG_SRC) -B $(dir $@) $(NNG_CMAKE) -DBUILD_SHARED_LIBS=ON \
+	CFLAGS= LDFLAGS= cmake -S $(NNG_SRC) -B $(dir $@) $(NNG_CMAKE) -DBUILD_SHARED_LIBS=ON \
 	    -DNNG_ENABLE_NNGCAT=OFF >$(dir $@)cmake.log
 	+$(MAKE) --no-print-directory -C $(dir $@) nng >$(dir $@)build.log
 	@touch $@
@@ -130,11 +132,17 @@ $(OBJ)/%.o: %.c
 $(BUILD)/bureaud: $(D_OBJ) $(NNG_A) $(BUILD)/.variant-$(VARIANT)
 	$(CC) $(LDFLAGS) -o $@ $(D_OBJ) $(LDLIBS_D)
 
+# nng inside, its symbols kept private (--exclude-libs): the library
+# exports the bureau_ API only.
 $(BUILD)/libbureau.so: $(L_OBJ) $(NNG_A) $(BUILD)/.variant-$(VARIANT)
-	$(CC) $(LDFLAGS) -shared -Wl,-soname,libbureau.so.0 -o $@ $(L_OBJ) $(LDLIBS_NNG) -ljansson -lsodium
+	$(CC) $(LDFLAGS) -shared -Wl,-soname,libbureau.so.0 -Wl,--exclude-libs,ALL \
+	    -o $@ $(L_OBJ) $(LDLIBS_NNG) -ljansson -lsodium
 
-$(BUILD)/libbureau.a: $(L_OBJ) $(BUILD)/.variant-$(VARIANT)
-	rm -f $@ && ar rcs $@ $(L_OBJ)
+# The static library carries nng's objects too: a client links it with
+# -ljansson -lsodium -lpthread and needs no nng of its own.
+$(BUILD)/libbureau.a: $(L_OBJ) $(NNG_A) $(BUILD)/.variant-$(VARIANT)
+	rm -f $@ && printf 'CREATE %s\nADDLIB %s\nADDMOD %s\nSAVE\nEND\n' \
+	    $@ $(NNG_A) "$(L_OBJ)" | ar -M && ranlib $@
 
 $(BUILD)/bureau: $(C_OBJ) $(L_OBJ) $(NNG_A) $(BUILD)/.variant-$(VARIANT)
 	$(CC) $(LDFLAGS) -o $@ $(C_OBJ) $(L_OBJ) $(LDLIBS_NNG) -ljansson -lsodium \

@@ -120,10 +120,9 @@ int bureau_set_max_reply(bureau_client *c, size_t bytes);
 /* The client's reply limit (0 for NULL). */
 size_t bureau_max_reply(const bureau_client *c);
 
-/* Close the socket and free the client. NULL is allowed. Never hangs:
- * right after a dropped connection it first waits (at most 400 ms) for
- * nng's redial to land, as libnng 1.5.2 can leak or hang closing a
- * connection it is still making (see client.c). */
+/* Close the socket and free the client. NULL is allowed. Never hangs,
+ * whatever is in flight (a late reply, a redial): the nng built in
+ * (third_party/nng) closes without waiting for the peer. */
 void bureau_close(bureau_client *c);
 
 /* --- raw call -------------------------------------------------------------

@@ -26,15 +26,10 @@ struct bureau_client {
 	atomic_int npipes; /* connected pipes: tells "no connection" from
 	                      "no reply" when a call times out */
 	atomic_uint_fast64_t next_id;
-	atomic_size_t max_reply;     /* NNG_OPT_RECVMAXSZ of the connection */
-	atomic_size_t max_request;   /* the daemon's --max-request, 0 = not
-	                                asked yet on this connection */
-	atomic_uint pipe;            /* id of the live connection, 0 = none */
-	atomic_uint conns;           /* connections made so far */
-	atomic_uint drop_conns;      /* conns when a connection last dropped */
-	atomic_int_fast64_t drop_ms; /* nng_clock() then, 0 = never */
-	atomic_bool late;            /* a call gave up on a reply while
-	                                connected: the reply may still come */
+	atomic_size_t max_reply;   /* NNG_OPT_RECVMAXSZ of the connection */
+	atomic_size_t max_request; /* the daemon's --max-request, 0 = not
+	                              asked yet on this connection */
+	atomic_uint pipe;          /* id of the live connection, 0 = none */
 };
 
 /* --- errors ------------------------------------------------------------ */
@@ -126,14 +121,6 @@ bureau_free(void *p)
 
 /* --- connection -------------------------------------------------------- */
 
-/* The connection dropped: nng redials within NNG_OPT_RECONNMINT. */
-static void
-bc_dropped(bureau_client *c)
-{
-	atomic_store(&c->drop_conns, atomic_load(&c->conns));
-	atomic_store(&c->drop_ms, (int_fast64_t)nng_clock());
-}
-
 static void
 bc_pipe_event(nng_pipe p, nng_pipe_ev ev, void *arg)
 {
@@ -144,10 +131,8 @@ bc_pipe_event(nng_pipe p, nng_pipe_ev ev, void *arg)
 		 * --max-request: ask again. */
 		atomic_store(&c->max_request, 0);
 		atomic_store(&c->pipe, nng_pipe_id(p));
-		atomic_fetch_add(&c->conns, 1);
 		atomic_fetch_add(&c->npipes, 1);
 	} else if (ev == NNG_PIPE_EV_REM_POST) {
-		bc_dropped(c);
 		atomic_fetch_sub(&c->npipes, 1);
 		atomic_compare_exchange_strong(&c->pipe,
 		    &(unsigned){ (unsigned)nng_pipe_id(p) }, 0);
@@ -185,10 +170,6 @@ bureau_connect(const char *url, const char *token, double timeout,
 	atomic_init(&c->max_reply, BUREAU_DEFAULT_MAX_REPLY);
 	atomic_init(&c->max_request, 0);
 	atomic_init(&c->pipe, 0);
-	atomic_init(&c->conns, 0);
-	atomic_init(&c->drop_conns, 0);
-	atomic_init(&c->drop_ms, 0);
-	atomic_init(&c->late, false);
 	if ((c->url = strdup(url)) == NULL ||
 	    (token != NULL && (c->token = strdup(token)) == NULL)) {
 		free(c->url);
@@ -282,84 +263,14 @@ bc_timeout_ms(const bureau_client *c)
 	return (atomic_load(&c->timeout_ms));
 }
 
-/* How long bureau_close waits at most for a redial after a dropped
- * connection: past NNG_OPT_RECONNMINT (100 ms) and a loopback handshake,
- * with room for a loaded machine. 400 ms was too short at load average 7
- * on 2 cores (test_client_limits' close cycles caught a redial mid-connect
- * and leaked its descriptor); the wait ends as soon as the redial lands,
- * ~0.1 s usually, so the bound costs time only when the daemon is gone. */
-#define BC_SETTLE_MS 2000
-
-/*
- * Replies still owed on the live connection: the requests nng wrote on it
- * minus the replies it read, from nng's own statistics (nng has no other
- * way to tell that a late reply has been read). 0 when there is no
- * connection or this libnng keeps no statistics.
- */
-static uint64_t
-bc_owed(bureau_client *c)
-{
-	nng_stat *all, *st, *v;
-	unsigned pipe = atomic_load(&c->pipe);
-	uint64_t tx = 0, rx = 0;
-
-	if (pipe == 0 || nng_stats_get(&all) != 0)
-		return (0);
-	for (st = nng_stat_child(all); st != NULL; st = nng_stat_next(st)) {
-		if (strcmp(nng_stat_name(st), "pipe") != 0 ||
-		    (v = nng_stat_find(st, "id")) == NULL ||
-		    nng_stat_value(v) != pipe)
-			continue;
-		if ((v = nng_stat_find(st, "tx_msgs")) != NULL)
-			tx = nng_stat_value(v);
-		if ((v = nng_stat_find(st, "rx_msgs")) != NULL)
-			rx = nng_stat_value(v);
-		break;
-	}
-	nng_stats_free(all);
-	return (tx > rx ? tx - rx : 0);
-}
-
 void
 bureau_close(bureau_client *c)
 {
-	int_fast64_t drop;
-
 	if (c == NULL)
 		return;
-	/*
-	 * libnng 1.5.2 leaks the descriptor of a connection it is still
-	 * making (connect or SP handshake) when the socket closes, and its
-	 * nng_close can then wait for good (nanomsg/nng#1543, fixed upstream
-	 * by #1824 in 1.8.0). Such a connection exists only just after one
-	 * dropped, while the dialer redials (within NNG_OPT_RECONNMINT): let
-	 * that redial land first, for a bounded time, then close the dialer
-	 * before the socket so that nothing redials during the close.
-	 */
-	/*
-	 * libnng 1.5.2 also hangs in nng_close, for good and for every
-	 * socket of the process after it (its one reaper thread waits on a
-	 * receive nobody will finish), when a message is arriving on the
-	 * connection as it closes: its TCP transport queues the read of the
-	 * message's body after the close stopped it (nanomsg/nng#1636, fixed
-	 * in 1.6.0). Here that is the reply to a call that timed out, sent
-	 * when the daemon catches up: test_client_close's late-reply cycles
-	 * hung within 20 without this. Let such a reply be read first, for a
-	 * bounded time: a daemon that is still stuck sends nothing.
-	 */
-	if (atomic_load(&c->late)) {
-		nng_time until = nng_clock() + BC_SETTLE_MS;
-
-		while (bc_owed(c) > 0 && nng_clock() < until)
-			nng_msleep(2);
-	}
-	if ((drop = atomic_load(&c->drop_ms)) != 0 &&
-	    (int_fast64_t)nng_clock() - drop < BC_SETTLE_MS) {
-		while (atomic_load(&c->conns) == atomic_load(&c->drop_conns) &&
-		    (int_fast64_t)nng_clock() - drop < BC_SETTLE_MS)
-			nng_msleep(2);
-	}
-	nng_dialer_close(c->dialer);
+	/* nng 1.12 (third_party/nng) closes a socket with a message in
+	 * flight or a redial under way without waiting: the waits 1.5.2
+	 * needed here are gone (tests/integration/test_nng_close.c). */
 	nng_close(c->sock);
 	if (c->token != NULL)
 		sodium_memzero(c->token, strlen(c->token));
@@ -378,7 +289,6 @@ bc_transport_fail(bureau_client *c, int rv, int timeout_ms)
 			return (bc_fail(BUREAU_ECONNECT,
 			    "no connection to '%s' within %.1f s", c->url,
 			    timeout_ms / 1000.0));
-		atomic_store(&c->late, true);
 		return (
 		    bc_fail(BUREAU_ENOREPLY, "no reply from '%s' within %.1f s",
 		        c->url, timeout_ms / 1000.0));
@@ -393,8 +303,6 @@ bc_transport_fail(bureau_client *c, int rv, int timeout_ms)
 	 * limit as one of the causes.
 	 */
 	if (rv == NNG_ECONNRESET || rv == NNG_ECONNSHUT) {
-		/* Seen here before nng's pipe callback may have run. */
-		bc_dropped(c);
 		return (bc_fail(BUREAU_EIO,
 		    "connection to '%s' closed during the call: the daemon "
 		    "went "

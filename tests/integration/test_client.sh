@@ -176,7 +176,7 @@ run_sub() {
 if cc -std=gnu11 -Wall -Wextra -Werror -Wshadow -Wstrict-prototypes -O1 -g \
     $SANFLAGS -I"$ROOT" -o "$TMP/test_client_c" \
     "$ROOT/tests/integration/test_client_c.c" "$BUILD/libbureau.a" \
-    -lnng -ljansson -lsodium -lpthread 2>"$TMP/cc.log"; then
+    -ljansson -lsodium -lpthread 2>"$TMP/cc.log"; then
 	pass c_compile
 	run_sub c_tests timeout 180 "$TMP/test_client_c"
 	# The PNG the C client got, decoded by ImageMagick.
@@ -208,7 +208,7 @@ fi
 if cc -std=gnu11 -Wall -Wextra -Werror -Wshadow -Wstrict-prototypes -O1 -g \
     $SANFLAGS -I"$ROOT" -o "$TMP/test_client_close" \
     "$ROOT/tests/integration/test_client_close.c" "$BUILD/libbureau.a" \
-    -lnng -ljansson -lsodium -lpthread 2>"$TMP/cc-close.log"; then
+    -ljansson -lsodium -lpthread 2>"$TMP/cc-close.log"; then
 	SMALL_URL=$SMALL_URL run_sub c_close timeout 600 \
 		"$TMP/test_client_close" "${CLOSE_CYCLES:-10000}"
 else

@@ -3,15 +3,12 @@
  * closed in a row against a real bureaud, some of them after a request the
  * daemon dropped (nng closes the connection on a request over its
  * --max-request), with the process's fds and threads counted before and
- * after. libnng 1.5.2 leaks the descriptor of a connection it is still
- * making when its socket closes, and its nng_close can wait for good
- * (nanomsg/nng#1543, fixed upstream by #1824 in 1.8.0); bureau_close lets
- * the redial after a dropped connection land before it closes. Then
- * clients closed just as a late reply arrives: a call times out on a
- * stopped daemon, the daemon is continued and sends its reply, the client
- * closes; libnng 1.5.2's nng_close hangs for good when the reply's body is
- * still being read (nanomsg/nng#1636, fixed in 1.6.0), and bureau_close
- * lets the owed reply be read first.
+ * after. Then clients closed just as a late reply arrives: a call times
+ * out on a stopped daemon, the daemon is continued and sends its reply,
+ * the client closes. Both are the cases where Debian's libnng 1.5.2
+ * leaked a descriptor or hung in nng_close for good (nanomsg/nng#1543,
+ * #1636); the nng built from third_party/nng must do neither, with no
+ * wait in bureau_close.
  *
  *   BUREAU_URL, BUREAU_TOKEN  a bureaud and its token
  *   SMALL_URL                 a bureaud started with --max-request 65536
