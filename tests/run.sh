@@ -24,6 +24,8 @@ build=$(cd "${1:-build}" && pwd) || exit 2
 [ $# -gt 0 ] && shift
 top=$(cd "$(dirname "$0")/.." && pwd)
 export BUREAU_BUILD=$build
+# nngcat, from the nng that bureau links (third_party/nng)
+export PATH=$build/bin:$PATH
 export PYTHONPATH=$top/tests/lib:$top/host-bridge/python${PYTHONPATH:+:$PYTHONPATH}
 # Debian's python3: the tests use only its standard library.
 PY=/usr/bin/python3

@@ -40,10 +40,7 @@ _results = {"passed": 0, "failed": 0}
 
 
 def _cleanup():
-    # First every REQ socket still open: nng calls a Req's Python pipe
-    # callback when its connection drops, which killing the daemon below
-    # does; once the interpreter is finalizing, that call crashed the test
-    # process (exit 139 after every test had passed).
+    # Every REQ socket still open first, before the daemons they talk to.
     for r in list(_reqs):
         r.close()
     for p in reversed(_procs):
@@ -208,7 +205,11 @@ def decode_png(data):
 
 # --- nng REQ client over libnng (ctypes) -----------------------------------
 
-_nng = ctypes.CDLL(ctypes.util.find_library("nng") or "libnng.so.1")
+# The nng that bureau links (third_party/nng, built by the Makefile as a
+# shared library for this), never the system's libnng: Debian 12's 1.5.2
+# can hang in nng_close.
+NNG_LIB = os.path.join(BUILD, "nng-shared", "libnng.so.1")
+_nng = ctypes.CDLL(NNG_LIB)
 _nng.nng_strerror.restype = ctypes.c_char_p
 NNG_FLAG_ALLOC = 1
 NNG_ETIMEDOUT = 5
@@ -236,18 +237,7 @@ def _recv(sock):
     return out
 
 
-NNG_PIPE_EV_ADD_POST = 1
-NNG_PIPE_EV_REM_POST = 2
 _reqs = weakref.WeakSet()  # open Req sockets, closed by _cleanup
-_PIPE_CB = ctypes.CFUNCTYPE(None, ctypes.c_uint32, ctypes.c_int,
-                            ctypes.c_void_p)
-# After a dropped connection, how long close() waits at most for nng's
-# redial (NNG_OPT_RECONNMINT 100 ms here) to land. 0.4 s (libbureau's
-# bound) was too short against a sanitized daemon on loaded cores: the
-# close caught a redial mid-connect and nng 1.5.2 leaked its descriptor
-# (CI: 10 -> 11 fds after 1000 cycles). The wait ends as soon as the
-# redial lands, ~0.1 s usually.
-_SETTLE = 2.0
 
 
 class Req:
@@ -260,11 +250,6 @@ class Req:
 
     def __init__(self, url, timeout_ms=30000, recv_max=256 << 20):
         self.sock = ctypes.c_uint32(0)
-        self.dialer = ctypes.c_uint32(0)
-        self._conns = 0
-        self._drop = None  # (monotonic time, _conns) of the last drop
-        # kept referenced: nng calls it until the socket is closed
-        self._cb = _PIPE_CB(self._pipe_event)
         _chk(_nng.nng_req0_open(ctypes.byref(self.sock)))
         _nng.nng_socket_set_ms(self.sock, b"recv-timeout",
                                ctypes.c_int32(timeout_ms))
@@ -276,56 +261,30 @@ class Req:
                                ctypes.c_int32(100))
         _nng.nng_socket_set_size(self.sock, b"recv-size-max",
                                  ctypes.c_size_t(recv_max))
-        for ev in (NNG_PIPE_EV_ADD_POST, NNG_PIPE_EV_REM_POST):
-            _chk(_nng.nng_pipe_notify(self.sock, ev, self._cb, None))
-        _chk(_nng.nng_dial(self.sock, url.encode(), ctypes.byref(
-            self.dialer), 2))  # nonblock
+        _chk(_nng.nng_dial(self.sock, url.encode(), None, 2))  # nonblock
         _reqs.add(self)
 
     def __del__(self):
-        # nng must never call the pipe callback of a collected Req
         self.close()
-
-    def _pipe_event(self, pipe, ev, arg):
-        if ev == NNG_PIPE_EV_ADD_POST:
-            self._conns += 1
-        elif ev == NNG_PIPE_EV_REM_POST:
-            self._drop = (time.monotonic(), self._conns)
 
     def rpc(self, data):
         if isinstance(data, str):
             data = data.encode()
-        try:
-            _chk(_nng.nng_send(self.sock, data, ctypes.c_size_t(len(data)),
-                               0))
-            return _recv(self.sock)
-        except NngError:
-            # maybe before nng's pipe callback has run
-            self._drop = (time.monotonic(), self._conns)
-            raise
+        _chk(_nng.nng_send(self.sock, data, ctypes.c_size_t(len(data)), 0))
+        return _recv(self.sock)
 
     def close(self):
-        """Close without ever hanging. libnng 1.5.2 leaks the descriptor
-        of a connection it is still making when the socket closes, and its
-        nng_close can wait for good then (nanomsg/nng#1543, fixed by #1824
-        in 1.8.0): after a drop, let the redial land first (bounded), and
-        close the dialer before the socket."""
+        """Close the socket, whatever is in flight: the nng built from
+        third_party/nng never waits for the peer here
+        (tests/integration/test_nng_close.c)."""
         if getattr(self, "sock", None) is None:
             return
-        if self._drop is not None:
-            t, conns = self._drop
-            while self._conns == conns and time.monotonic() - t < _SETTLE:
-                time.sleep(0.002)
-        _nng.nng_dialer_close(self.dialer)
         _nng.nng_close(self.sock)
         self.sock = None
 
 
 class Req1(Req):
-    """A Req for one request, closed by rpc() itself rather than by the
-    garbage collector: a close from a finalizer runs wherever the
-    collector happens to run, and one such nng_close was seen to wait for
-    good (test_agent, under load)."""
+    """A Req for one request, closed by rpc() itself."""
 
     def rpc(self, data):
         try:
@@ -392,11 +351,14 @@ class Sub:
         msg = _recv(self.sock)
         return events_open(self.key, msg) if self.key is not None else msg
 
+    def __del__(self):
+        self.close()
+
     def close(self):
-        # libnng 1.5.2's nng_close sometimes hangs for good (seen after a
-        # dropped oversized send, and once in a plain test); a test
-        # process is short-lived, so its sockets go with it instead.
-        pass
+        if getattr(self, "sock", None) is None:
+            return
+        _nng.nng_close(self.sock)
+        self.sock = None
 
 
 class Daemon:

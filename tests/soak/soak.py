@@ -19,9 +19,8 @@ after the run exceed the warm-up's by more than the allowance, when a
 request goes unanswered or gets an unexpected reply, or when the daemon
 dies. Environment: SOAK_REQUESTS (10000), SOAK_CLIENTS (8).
 
-The nng client sockets are never closed (libnng 1.5.2's nng_close can hang
-for good, see bt.Req.close): each client keeps its one socket until exit.
-The raw peers are plain TCP sockets, closed normally.
+Each client keeps its one nng socket for the run and closes it at the end;
+the raw peers are plain TCP sockets, closed normally.
 """
 
 import base64
@@ -244,7 +243,7 @@ RAW_KINDS = ["oversized", "oversized_body", "no_handshake", "bad_handshake",
 # --- the mixed load ---------------------------------------------------------
 
 class Client:
-    """One client thread's state: its own REQ socket (never closed)."""
+    """One client thread's state: its own REQ socket."""
 
     def __init__(self, n, d, root):
         self.n = n
@@ -546,6 +545,8 @@ def main():
             answering = d.alive()
         except Exception as e:  # noqa: BLE001
             errors.append("final ping: %s" % e)
+    for c in clients:
+        c.req.close()
 
     total = wsent + sent
     print("\n%-26s %6s %8s %10s %9s" % ("", "fds", "threads", "rss_kb",
