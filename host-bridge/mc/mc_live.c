@@ -214,106 +214,43 @@ live_same(const char *name, const char *url, const unsigned char key[32])
 }
 
 /*
- * The sources a live view has dialed, on its one SUB socket: the last is
- * the current one. A source that was replaced (a desktop removed and
- * attached again under its name) keeps its dialer until it has no
- * connection: its frames do not open with the current key and are
- * dropped. Closing a socket or a dialer while a frame arrives on it hangs
- * libnng 1.5.2 for good, and every nng_close of the process after it
- * (its one reaper thread waits on a receive nobody will finish:
- * nanomsg/nng#1636, fixed for TCP in 1.6.0); Mission Control's next call
- * to a host agent then never returns. test_reattached_while_frames_flow
- * hung so with a source that sends without a pause.
+ * The live view's one source: a desktop removed and attached again under
+ * its name is a new source, and the old one's dialer is closed at once,
+ * frames in flight or not (the nng built from third_party/nng closes
+ * without waiting for them; Debian's libnng 1.5.2 hung for good there,
+ * nanomsg/nng#1636, and the old dialers were kept until idle).
  */
-struct live_dials {
-	nng_dialer *d;
-	char **url;
-	size_t n;
-};
-
-/* Dial url on s unless it is dialed already; either way it becomes the
- * current source. 0 or an nng error. */
 static int
-live_dial(nng_socket s, struct live_dials *ds, const char *url)
+live_dial(nng_socket s, nng_dialer *cur, char **cur_url, const char *url)
 {
-	nng_dialer d, *nd;
-	char *u, **nu;
-	size_t i;
+	nng_dialer d;
+	char *u;
 	int rv;
 
-	for (i = 0; i < ds->n && strcmp(ds->url[i], url) != 0; i++)
-		;
-	if (i < ds->n) {
-		d = ds->d[i];
-		u = ds->url[i];
-		memmove(ds->d + i, ds->d + i + 1,
-		    (ds->n - i - 1) * sizeof *ds->d);
-		memmove(ds->url + i, ds->url + i + 1,
-		    (ds->n - i - 1) * sizeof *ds->url);
-		ds->d[ds->n - 1] = d;
-		ds->url[ds->n - 1] = u;
+	if (*cur_url != NULL && strcmp(*cur_url, url) == 0)
 		return (0);
-	}
-	if ((nd = realloc(ds->d, (ds->n + 1) * sizeof *nd)) == NULL)
-		return (NNG_ENOMEM);
-	ds->d = nd;
-	if ((nu = realloc(ds->url, (ds->n + 1) * sizeof *nu)) == NULL)
-		return (NNG_ENOMEM);
-	ds->url = nu;
 	if ((u = strdup(url)) == NULL)
 		return (NNG_ENOMEM);
+	if (*cur_url != NULL) {
+		nng_dialer_close(*cur);
+		free(*cur_url);
+		*cur_url = NULL;
+	}
 	if ((rv = nng_dial(s, url, &d, NNG_FLAG_NONBLOCK)) != 0) {
 		free(u);
 		return (rv);
 	}
-	ds->d[ds->n] = d;
-	ds->url[ds->n++] = u;
+	*cur = d;
+	*cur_url = u;
 	return (0);
-}
-
-/* Has dialer d a connection (nng's statistics: pipes name their dialer)?
- * 1 when it cannot tell. */
-static int
-live_dialer_busy(nng_dialer d)
-{
-	nng_stat *all, *st, *v;
-	int busy = 0;
-
-	if (nng_stats_get(&all) != 0)
-		return (1);
-	for (st = nng_stat_child(all); st != NULL && !busy;
-	     st = nng_stat_next(st))
-		busy = strcmp(nng_stat_name(st), "pipe") == 0 &&
-		    (v = nng_stat_find(st, "dialer")) != NULL &&
-		    nng_stat_value(v) == (uint64_t)nng_dialer_id(d);
-	nng_stats_free(all);
-	return (busy);
-}
-
-/* Close the replaced sources that have no connection left. */
-static void
-live_prune(struct live_dials *ds)
-{
-	for (size_t i = 0; ds->n > 0 && i < ds->n - 1;) {
-		if (live_dialer_busy(ds->d[i])) {
-			i++;
-			continue;
-		}
-		nng_dialer_close(ds->d[i]);
-		free(ds->url[i]);
-		memmove(ds->d + i, ds->d + i + 1,
-		    (ds->n - i - 1) * sizeof *ds->d);
-		memmove(ds->url + i, ds->url + i + 1,
-		    (ds->n - i - 1) * sizeof *ds->url);
-		ds->n--;
-	}
 }
 
 static void *
 live_main(void *arg)
 {
 	struct live *lv = arg;
-	struct live_dials ds = { NULL, NULL, 0 };
+	nng_dialer dialer = NNG_DIALER_INITIALIZER;
+	char *dialed = NULL; /* the url dialer dials, NULL: none */
 	unsigned char key[32];
 	struct desktop *d = NULL;
 	char *url = NULL;
@@ -336,7 +273,7 @@ live_main(void *arg)
 again:
 	while (live_source(lv->name, &d, &url, key) != 0)
 		sleep(2);
-	if ((rv = live_dial(s, &ds, url)) != 0)
+	if ((rv = live_dial(s, &dialer, &dialed, url)) != 0)
 		fprintf(stderr,
 		    "bureau mission-control: no live view of '%s' from %s: "
 		    "%s\n",
@@ -353,7 +290,6 @@ again:
 			shot = live_screenshot(lv, d) != 0;
 		if (hb_now_ms() - checked > 5000) {
 			checked = hb_now_ms();
-			live_prune(&ds);
 			if (!live_same(lv->name, url, key)) {
 				free(url);
 				desktop_free(d);
