@@ -88,8 +88,29 @@ print_tail(const char *path, int lines)
 
 /* ---- create ------------------------------------------------------------ */
 
+/* bureau create's options, then what they were parsed into. */
+struct create_args {
+	char *name;
+	const char *disk_s, *home_s, *mem_s, *image_opt, *allow, *approve;
+	const char *net;
+	long approve_timeout, cpus;
+	long long disk, home_sz, mem;
+	struct policy_list al, ap;
+	char *al_s, *ap_s;
+};
+
+static void
+create_args_clear(struct create_args *a)
+{
+	free(a->al_s);
+	free(a->ap_s);
+	policy_list_clear(&a->al);
+	policy_list_clear(&a->ap);
+}
+
+/* The command line into *a: 0, or 2 with the usage printed. */
 static int
-cmd_create(int argc, char **argv)
+create_parse(int argc, char **argv, struct create_args *a)
 {
 	static const struct option opts[] = {
 		{ "disk", required_argument, NULL, 'd' },
@@ -103,50 +124,44 @@ cmd_create(int argc, char **argv)
 		{ "net", required_argument, NULL, 'N' },
 		{ NULL, 0, NULL, 0 },
 	};
-	const char *disk_s = "20G", *home_s = NULL, *mem_s = "4G";
-	const char *image_opt = NULL, *allow = "", *approve = "";
-	const char *net = "internet";
-	struct policy_list al = { 0 }, ap = { 0 };
-	char *al_s = NULL, *ap_s = NULL, *gtoken = NULL;
-	long approve_timeout = AGENT_APPROVE_TIMEOUT;
-	long long disk, home_sz, mem;
-	long cpus = 2;
-	int c, created = 0;
-	char *cause = NULL, *token = NULL, *s = NULL, *p = NULL;
-	char *home, *why = NULL, *mid = NULL;
-	int lk = -1, cl = 0;
-	struct desktop d = { 0 };
-	struct image im = { 0 };
-	json_t *cfg = NULL;
+	char *cause = NULL;
+	int c;
 
+	a->disk_s = "20G";
+	a->mem_s = "4G";
+	a->allow = "";
+	a->approve = "";
+	a->net = "internet";
+	a->approve_timeout = AGENT_APPROVE_TIMEOUT;
+	a->cpus = 2;
 	optind = 1;
 	while ((c = getopt_long(argc, argv, "", opts, NULL)) != -1) {
 		switch (c) {
 		case 'd':
-			disk_s = optarg;
+			a->disk_s = optarg;
 			break;
 		case 'H':
-			home_s = optarg;
+			a->home_s = optarg;
 			break;
 		case 'm':
-			mem_s = optarg;
+			a->mem_s = optarg;
 			break;
 		case 'i':
-			image_opt = optarg;
+			a->image_opt = optarg;
 			break;
 		case 'c':
-			if (int_opt("create", "--cpus", 1, 64, &cpus) != 0)
+			if (int_opt("create", "--cpus", 1, 64, &a->cpus) != 0)
 				return (2);
 			break;
 		case 'a':
-			allow = optarg;
+			a->allow = optarg;
 			break;
 		case 'p':
-			approve = optarg;
+			a->approve = optarg;
 			break;
 		case 'T':
 			if (int_opt("create", "--approve-timeout", 1, 86400,
-			        &approve_timeout) != 0)
+			        &a->approve_timeout) != 0)
 				return (2);
 			break;
 		case 'N':
@@ -159,7 +174,7 @@ cmd_create(int argc, char **argv)
 				free(cause);
 				return (2);
 			}
-			net = optarg;
+			a->net = optarg;
 			break;
 		default:
 			usage_err("create", "unknown option");
@@ -170,116 +185,194 @@ cmd_create(int argc, char **argv)
 		usage_err("create", "one NAME expected");
 		return (2);
 	}
-	d.name = argv[optind];
-	d.cpus = (int)cpus;
-	if (store_valid_name(d.name, &cause) != 0 ||
-	    hb_parse_size("--disk", disk_s, &disk, &cause) != 0 ||
-	    hb_parse_size(home_s ? "--home" : "--disk",
-	        home_s ? home_s : disk_s, &home_sz, &cause) != 0 ||
-	    hb_parse_size("--memory", mem_s, &mem, &cause) != 0 ||
-	    policy_parse("--allow", allow, &al, &cause) != 0 ||
-	    policy_parse("--approve", approve, &ap, &cause) != 0)
-		goto fail;
-	if ((al_s = policy_format(&al)) == NULL ||
-	    (ap_s = policy_format(&ap)) == NULL) {
-		cause = hb_fmt("out of memory");
-		goto fail;
+	a->name = argv[optind];
+	return (0);
+}
+
+/* The name, sizes and policies checked and parsed. */
+static int
+create_check(struct create_args *a, char **cause)
+{
+	if (store_valid_name(a->name, cause) != 0 ||
+	    hb_parse_size("--disk", a->disk_s, &a->disk, cause) != 0 ||
+	    hb_parse_size(a->home_s ? "--home" : "--disk",
+	        a->home_s ? a->home_s : a->disk_s, &a->home_sz, cause) != 0 ||
+	    hb_parse_size("--memory", a->mem_s, &a->mem, cause) != 0 ||
+	    policy_parse("--allow", a->allow, &a->al, cause) != 0 ||
+	    policy_parse("--approve", a->approve, &a->ap, cause) != 0)
+		return (-1);
+	if ((a->al_s = policy_format(&a->al)) == NULL ||
+	    (a->ap_s = policy_format(&a->ap)) == NULL) {
+		*cause = hb_fmt("out of memory");
+		return (-1);
 	}
-	if (mem < (256LL << 20)) {
-		cause = hb_fmt("invalid memory '%s': at least 256M", mem_s);
-		goto fail;
+	if (a->mem < (256LL << 20)) {
+		*cause = hb_fmt("invalid memory '%s': at least 256M", a->mem_s);
+		return (-1);
 	}
-	if (home_sz < (64LL << 20)) {
-		cause = hb_fmt("invalid home disk size: at least 64M");
-		goto fail;
+	if (a->home_sz < (64LL << 20)) {
+		*cause = hb_fmt("invalid home disk size: at least 64M");
+		return (-1);
 	}
-	d.memory = (long)(mem >> 20);
-	/* Held until desktop.json names the ports this desktop was given. */
-	if (store_lock_all(&lk, &cause) != 0)
-		goto fail;
-	if ((d.image = image_dir(image_opt, &cause)) == NULL ||
-	    image_load(d.image, &im, &cause) != 0)
-		goto fail;
-	if ((d.dir = store_dir(d.name, NULL)) == NULL) {
-		cause = hb_fmt("out of memory");
-		goto fail;
+	return (0);
+}
+
+/* The desktop's directory, under a home made if need be; *created once
+ * it is there (a failure after that removes it). */
+static int
+create_dir(struct desktop *d, int *created, char **cause)
+{
+	char *home;
+
+	if ((d->dir = store_dir(d->name, NULL)) == NULL) {
+		*cause = hb_fmt("out of memory");
+		return (-1);
 	}
 	home = hb_home();
 	if (home == NULL || hb_mkdirs(home, 0700) != 0) {
-		cause = hb_fmt("cannot create '%s': %s", home ? home : "home",
+		*cause = hb_fmt("cannot create '%s': %s", home ? home : "home",
 		    strerror(errno));
 		free(home);
-		goto fail;
+		return (-1);
 	}
 	free(home);
-	if (mkdir(d.dir, 0700) != 0) {
-		cause = errno == EEXIST ?
-		    hb_fmt("desktop '%s' exists", d.name) :
-		    hb_fmt("cannot create '%s': %s", d.dir, strerror(errno));
-		goto fail;
+	if (mkdir(d->dir, 0700) != 0) {
+		*cause = errno == EEXIST ?
+		    hb_fmt("desktop '%s' exists", d->name) :
+		    hb_fmt("cannot create '%s': %s", d->dir, strerror(errno));
+		return (-1);
 	}
-	created = 1;
-	if (store_pick_port(&d.port, &cause) != 0)
-		goto fail;
-	/* From the image's warm state when it fits (vm.h), else empty. */
-	cl = vm_backend()->clone ?
-	    vm_backend()->clone(&d, &im, disk, home_sz, &why) :
+	*created = 1;
+	return (0);
+}
+
+/* The disks, from the image's warm state when it fits (vm.h), else
+ * empty: 1 cloned, 0 empty (*why says why not cloned), -1 failed. */
+static int
+create_disks(const struct desktop *d, const struct image *im,
+    const struct create_args *a, char **why, char **cause)
+{
+	int cl = vm_backend()->clone ?
+	    vm_backend()->clone(d, im, a->disk, a->home_sz, why) :
 	    0;
+
 	if (cl < 0) {
-		cause = why;
-		why = NULL;
-		goto fail;
+		*cause = *why;
+		*why = NULL;
+		return (-1);
 	}
 	if (cl == 0 &&
-	    vm_backend()->create(&d, &im, disk, home_sz, &cause) != 0)
-		goto fail;
+	    vm_backend()->create(d, im, a->disk, a->home_sz, cause) != 0)
+		return (-1);
+	return (cl);
+}
 
-	/* Two tokens: the agent's, for the endpoint, and the guest's, for
-	 * bureaud in the VM, known to the host agent alone. */
+/* Two tokens: the agent's, for the endpoint, and the guest's, for
+ * bureaud in the VM, known to the host agent alone. */
+static int
+create_secrets(const struct desktop *d, char **cause)
+{
+	char *token = NULL, *gtoken = NULL, *mid = NULL, *s = NULL, *p = NULL;
+	int rv = -1;
+
 	if ((token = hb_random_hex(32)) == NULL ||
 	    (gtoken = hb_random_hex(32)) == NULL ||
 	    (mid = hb_random_hex(16)) == NULL) {
-		cause = hb_fmt("no random bytes: %s", strerror(errno));
-		goto fail;
+		*cause = hb_fmt("no random bytes: %s", strerror(errno));
+		goto out;
 	}
-	if ((p = desktop_path(&d, "token")) == NULL ||
-	    hb_write_file(p, token, strlen(token), 0600, &cause) != 0)
-		goto fail;
+	if ((p = desktop_path(d, "token")) == NULL ||
+	    hb_write_file(p, token, strlen(token), 0600, cause) != 0)
+		goto out;
 	free(p);
-	if ((p = desktop_path(&d, "guest-token")) == NULL ||
-	    hb_write_file(p, gtoken, strlen(gtoken), 0600, &cause) != 0)
-		goto fail;
+	if ((p = desktop_path(d, "guest-token")) == NULL ||
+	    hb_write_file(p, gtoken, strlen(gtoken), 0600, cause) != 0)
+		goto out;
 	free(p);
 	/* The guest's /etc/machine-id (through fw_cfg, as the tokens). */
-	if ((p = desktop_path(&d, "machine-id")) == NULL ||
-	    hb_write_file(p, mid, strlen(mid), 0644, &cause) != 0)
-		goto fail;
+	if ((p = desktop_path(d, "machine-id")) == NULL ||
+	    hb_write_file(p, mid, strlen(mid), 0644, cause) != 0)
+		goto out;
 	free(p);
-	if ((s = hb_fmt("tcp://127.0.0.1:%d\n", d.port)) == NULL ||
-	    (p = desktop_path(&d, "endpoint")) == NULL ||
-	    hb_write_file(p, s, strlen(s), 0644, &cause) != 0)
-		goto fail;
+	p = NULL;
+	if ((s = hb_fmt("tcp://127.0.0.1:%d\n", d->port)) == NULL ||
+	    (p = desktop_path(d, "endpoint")) == NULL ||
+	    hb_write_file(p, s, strlen(s), 0644, cause) != 0)
+		goto out;
+	rv = 0;
+out:
 	free(p);
+	free(s);
+	free(token);
+	free(gtoken);
+	free(mid);
+	return (rv);
+}
+
+/* desktop.json: what the desktop was created with. */
+static int
+create_config(const struct desktop *d, const struct create_args *a,
+    char **cause)
+{
+	json_t *cfg;
+	char *s, *p = NULL;
+	int rv = -1;
+
 	cfg = json_pack("{s:s, s:s, s:I, s:i, s:I, s:I, s:i, s:s, s:s, s:s, "
 	                "s:I, s:I}",
-	    "name", d.name, "image", d.image, "memory", (json_int_t)d.memory,
-	    "cpus", d.cpus, "disk", (json_int_t)disk, "home",
-	    (json_int_t)home_sz, "port", d.port, "net", net, "allow", al_s,
-	    "approve", ap_s, "approve_timeout", (json_int_t)approve_timeout,
-	    "created", (json_int_t)time(NULL));
-	free(s);
+	    "name", d->name, "image", d->image, "memory", (json_int_t)d->memory,
+	    "cpus", d->cpus, "disk", (json_int_t)a->disk, "home",
+	    (json_int_t)a->home_sz, "port", d->port, "net", a->net, "allow",
+	    a->al_s, "approve", a->ap_s, "approve_timeout",
+	    (json_int_t)a->approve_timeout, "created", (json_int_t)time(NULL));
 	s = cfg ? json_dumps(cfg, JSON_INDENT(2)) : NULL;
-	if (s == NULL || (p = desktop_path(&d, "desktop.json")) == NULL) {
-		cause = hb_fmt("out of memory");
-		goto fail;
+	if (s == NULL || (p = desktop_path(d, "desktop.json")) == NULL) {
+		*cause = hb_fmt("out of memory");
+		goto out;
 	}
 	/* 0600: it holds the policy, the operator's business. */
-	if (hb_write_file(p, s, strlen(s), 0600, &cause) != 0)
+	if (hb_write_file(p, s, strlen(s), 0600, cause) == 0)
+		rv = 0;
+out:
+	free(p);
+	free(s);
+	json_decref(cfg);
+	return (rv);
+}
+
+static int
+cmd_create(int argc, char **argv)
+{
+	struct create_args a = { 0 };
+	struct desktop d = { 0 };
+	struct image im = { 0 };
+	char *cause = NULL, *why = NULL;
+	int lk = -1, cl = 0, created = 0, rc;
+
+	if ((rc = create_parse(argc, argv, &a)) != 0)
+		return (rc);
+	d.name = a.name;
+	d.cpus = (int)a.cpus;
+	if (create_check(&a, &cause) != 0)
+		goto fail;
+	d.memory = (long)(a.mem >> 20);
+	/* Held until desktop.json names the ports this desktop was given. */
+	if (store_lock_all(&lk, &cause) != 0)
+		goto fail;
+	if ((d.image = image_dir(a.image_opt, &cause)) == NULL ||
+	    image_load(d.image, &im, &cause) != 0)
+		goto fail;
+	if (create_dir(&d, &created, &cause) != 0 ||
+	    store_pick_port(&d.port, &cause) != 0)
+		goto fail;
+	if ((cl = create_disks(&d, &im, &a, &why, &cause)) < 0 ||
+	    create_secrets(&d, &cause) != 0 ||
+	    create_config(&d, &a, &cause) != 0)
 		goto fail;
 	printf("created desktop '%s': %s, home %s, memory %s, %d cpus, "
 	       "ports %d-%d, network %s\n",
-	    d.name, disk_s, home_s ? home_s : disk_s, mem_s, d.cpus, d.port,
-	    d.port + 2, net);
+	    d.name, a.disk_s, a.home_s ? a.home_s : a.disk_s, a.mem_s, d.cpus,
+	    d.port, d.port + 2, a.net);
 	if (cl > 0)
 		printf("cloned from the image's warm state: the first start "
 		       "restores it as '%s'\n",
@@ -287,43 +380,22 @@ cmd_create(int argc, char **argv)
 	else
 		printf("no warm state (%s): the first start boots\n",
 		    why ? why : "?");
-	free(why);
-	free(mid);
-	free(p);
-	free(s);
-	free(token);
-	free(gtoken);
-	free(al_s);
-	free(ap_s);
-	policy_list_clear(&al);
-	policy_list_clear(&ap);
-	json_decref(cfg);
-	image_clear(&im);
-	free(d.image);
-	free(d.dir);
-	close(lk);
-	return (0);
+	rc = 0;
+	goto out;
 fail:
 	die_cause("create", cause);
 	if (created)
 		hb_rm_tree(d.dir);
+	rc = 1;
+out:
 	if (lk >= 0)
 		close(lk);
-	free(p);
-	free(s);
-	free(token);
-	free(gtoken);
-	free(al_s);
-	free(ap_s);
-	policy_list_clear(&al);
-	policy_list_clear(&ap);
 	free(why);
-	free(mid);
-	json_decref(cfg);
+	create_args_clear(&a);
 	image_clear(&im);
 	free(d.image);
 	free(d.dir);
-	return (1);
+	return (rc);
 }
 
 /* ---- start ------------------------------------------------------------- */
@@ -365,14 +437,21 @@ out:
 	return (rv);
 }
 
-/*
- * start: the desktop's host agent is started (as attach does), and it
- * starts the VM as its own child; this command waits until a ping with
- * the agent token answers through the agent's endpoint, i.e. the guest's
- * daemon answers the agent.
- */
+/* bureau start, as it goes. */
+struct start {
+	const char *name, *want, *accel;
+	long timeout;
+	int nowait, lk, restored, stall_retried;
+	struct desktop *d;
+	struct image im;
+	char *log, *qlog;
+	long long t0, stall_ms;
+	pid_t agent;
+};
+
+/* The command line into *s: 0, or 2 with the usage printed. */
 static int
-cmd_start(int argc, char **argv)
+start_parse(int argc, char **argv, struct start *s)
 {
 	static const struct option opts[] = {
 		{ "timeout", required_argument, NULL, 't' },
@@ -380,34 +459,21 @@ cmd_start(int argc, char **argv)
 		{ "no-wait", no_argument, NULL, 'n' },
 		{ NULL, 0, NULL, 0 },
 	};
-	const struct vm_backend *vm = vm_backend();
-	struct desktop *d = NULL;
-	struct image im = { 0 };
-	char *cause = NULL, *log = NULL, *qlog = NULL;
-	long timeout = 0;
-	int nowait = 0, c, rc = 1, lk = -1, w;
-	const char *accel = NULL, *want = NULL;
-	long long t0;
-	pid_t agent = 0;
-	bureau_client *bc = NULL;
-	struct vm_ready ready;
-	char *rcause = NULL, *sc = NULL;
-	int restored = 0, stall_retried = 0;
-	long long stall_ms;
+	int c;
 
 	optind = 1;
 	while ((c = getopt_long(argc, argv, "", opts, NULL)) != -1) {
 		switch (c) {
 		case 't':
-			if (int_opt("start", "--timeout", 1, 86400, &timeout) !=
-			    0)
+			if (int_opt("start", "--timeout", 1, 86400,
+			        &s->timeout) != 0)
 				return (2);
 			break;
 		case 'a':
-			want = optarg;
+			s->want = optarg;
 			break;
 		case 'n':
-			nowait = 1;
+			s->nowait = 1;
 			break;
 		default:
 			usage_err("start", "unknown option");
@@ -418,167 +484,243 @@ cmd_start(int argc, char **argv)
 		usage_err("start", "one NAME expected");
 		return (2);
 	}
-	if (desktop_load(argv[optind], &d, &cause) != 0 ||
-	    attached_refuse(d, "start", &cause) != 0 ||
-	    store_lock(d, "start", &lk, &cause) != 0)
-		goto fail;
-	if (vm->pid(d) > 0 || store_agent_pid(d) > 0) {
-		cause = hb_fmt("desktop '%s' is already running", d->name);
-		goto fail;
+	s->name = argv[optind];
+	return (0);
+}
+
+/* The desktop loaded and locked, stopped, its ports free; the
+ * accelerator, the timeout and the logs to show should it fail. */
+static int
+start_check(const struct vm_backend *vm, struct start *s, char **cause)
+{
+	if (desktop_load(s->name, &s->d, cause) != 0 ||
+	    attached_refuse(s->d, "start", cause) != 0 ||
+	    store_lock(s->d, "start", &s->lk, cause) != 0)
+		return (-1);
+	if (vm->pid(s->d) > 0 || store_agent_pid(s->d) > 0) {
+		*cause = hb_fmt("desktop '%s' is already running", s->d->name);
+		return (-1);
 	}
-	if (image_load(d->image, &im, &cause) != 0)
-		goto fail;
-	for (int p = d->port; p < d->port + 3; p++) {
+	if (image_load(s->d->image, &s->im, cause) != 0)
+		return (-1);
+	for (int p = s->d->port; p < s->d->port + 3; p++) {
 		if (!store_port_free(p)) {
-			cause = hb_fmt("port %d is in use on 127.0.0.1", p);
-			goto fail;
+			*cause = hb_fmt("port %d is in use on 127.0.0.1", p);
+			return (-1);
 		}
 	}
-	if (vm->accel(d, &im, want, &accel, &cause) != 0 ||
-	    ensure_guest_token(d, &cause) != 0)
-		goto fail;
-	if (timeout <= 0)
-		timeout = strcmp(accel, "kvm") == 0 ? 180 : 600;
-	if ((log = desktop_path(d, "console.log")) == NULL ||
-	    (qlog = desktop_path(d, "qemu.log")) == NULL) {
-		cause = hb_fmt("out of memory");
-		goto fail;
+	if (vm->accel(s->d, &s->im, s->want, &s->accel, cause) != 0 ||
+	    ensure_guest_token(s->d, cause) != 0)
+		return (-1);
+	if (s->timeout <= 0)
+		s->timeout = strcmp(s->accel, "kvm") == 0 ? 180 : 600;
+	if ((s->log = desktop_path(s->d, "console.log")) == NULL ||
+	    (s->qlog = desktop_path(s->d, "qemu.log")) == NULL) {
+		*cause = hb_fmt("out of memory");
+		return (-1);
 	}
-	t0 = hb_now_ms();
-	stall_ms = vm_boot_stall_ms(accel);
-boot:
-	if (agent_launch(d, accel, &agent, &cause) != 0)
-		goto fail;
-	if (nowait) {
-		w = agent_wait(d, agent, 120000, 0, &cause);
-	} else {
-		/* Until the daemon answers through the agent, in slices: a
-		 * boot whose console stays silent before its login prompt
-		 * has hung (an intermittent early hang of TCG guests) and is
-		 * started again, once. */
-		struct vm_boot_watch watch = { 0 };
-		char *last = NULL;
+	return (0);
+}
 
-		for (;;) {
-			long long left = t0 + timeout * 1000LL - hb_now_ms();
+/*
+ * Until the daemon answers through the agent, in slices: a boot whose
+ * console stays silent before its login prompt has hung (an intermittent
+ * early hang of TCG guests) and is started again, once. 0 with agent_wait's
+ * answer in *w; 1: the agent was stopped, to start again; -1 with *cause.
+ */
+static int
+start_watch(struct start *s, int *w, char **cause)
+{
+	struct vm_boot_watch watch = { 0 };
+	struct desktop *d = s->d;
+	char *last = NULL, *sc = NULL;
 
-			w = agent_wait(d, agent, left < 5000 ? left : 5000, 1,
-			    &cause);
-			if (w != AGENT_WAIT_TIMEOUT || left <= 5000)
-				break;
-			free(cause);
-			cause = NULL;
-			if (!vm_boot_stalled(d, &watch, stall_ms, &last))
-				continue;
-			if (stall_retried) {
-				cause = hb_fmt(
-				    "desktop '%s' (%s): the boot made "
-				    "no progress again (console "
-				    "silent for %lld s after \"%s\"); "
-				    "stopped it",
-				    d->name, accel, stall_ms / 1000,
-				    last ? last : "");
-				free(last);
-				print_tail(log, 30);
-				agent_stop(d, &sc);
-				free(sc);
-				goto fail;
-			}
-			printf("desktop '%s' (%s): the boot made no progress "
-			       "(console silent for %lld s after \"%s\"): "
-			       "starting it again (once; that console is "
-			       "console.log.1)\n",
-			    d->name, accel, stall_ms / 1000, last ? last : "");
-			fflush(stdout);
+	for (;;) {
+		long long left = s->t0 + s->timeout * 1000LL - hb_now_ms();
+
+		*w = agent_wait(d, s->agent, left < 5000 ? left : 5000, 1,
+		    cause);
+		if (*w != AGENT_WAIT_TIMEOUT || left <= 5000)
+			return (0);
+		free(*cause);
+		*cause = NULL;
+		if (!vm_boot_stalled(d, &watch, s->stall_ms, &last))
+			continue;
+		if (s->stall_retried) {
+			*cause = hb_fmt("desktop '%s' (%s): the boot made "
+			                "no progress again (console "
+			                "silent for %lld s after \"%s\"); "
+			                "stopped it",
+			    d->name, s->accel, s->stall_ms / 1000,
+			    last ? last : "");
 			free(last);
-			last = NULL;
-			stall_retried = 1;
-			if (agent_stop(d, &sc) != 0) {
-				cause = sc;
-				goto fail;
-			}
-			goto boot;
+			print_tail(s->log, 30);
+			agent_stop(d, &sc);
+			free(sc);
+			return (-1);
 		}
+		printf("desktop '%s' (%s): the boot made no progress "
+		       "(console silent for %lld s after \"%s\"): "
+		       "starting it again (once; that console is "
+		       "console.log.1)\n",
+		    d->name, s->accel, s->stall_ms / 1000, last ? last : "");
+		fflush(stdout);
+		free(last);
+		last = NULL;
+		s->stall_retried = 1;
+		if (agent_stop(d, &sc) != 0) {
+			*cause = sc;
+			return (-1);
+		}
+		return (1);
+	}
+}
+
+/* The host agent started, which starts the VM, and waited for until the
+ * daemon answers (--no-wait: until the agent serves); a desktop that does
+ * not answer is stopped, with its logs' tails shown. */
+static int
+start_boot(struct start *s, char **cause)
+{
+	int w, r;
+
+	for (;;) {
+		if (agent_launch(s->d, s->accel, &s->agent, cause) != 0)
+			return (-1);
+		if (s->nowait) {
+			w = agent_wait(s->d, s->agent, 120000, 0, cause);
+			break;
+		}
+		if ((r = start_watch(s, &w, cause)) < 0)
+			return (-1);
+		if (r == 0)
+			break;
 	}
 	if (w == AGENT_WAIT_EXITED) {
-		print_tail(qlog, 20);
-		print_tail(log, 30);
-		goto fail;
+		print_tail(s->qlog, 20);
+		print_tail(s->log, 30);
+		return (-1);
 	}
 	if (w != 0) {
-		char *c2 = NULL, *c3 = cause;
-		cause = hb_fmt("desktop '%s' did not answer within %ld s (%s): "
-		               "%s; stopped it",
-		    d->name, timeout, accel, c3);
+		char *c2 = NULL, *c3 = *cause;
+		*cause = hb_fmt("desktop '%s' did not answer within %ld s "
+		                "(%s): %s; stopped it",
+		    s->d->name, s->timeout, s->accel, c3);
 		free(c3);
-		print_tail(log, 30);
+		print_tail(s->log, 30);
+		agent_stop(s->d, &c2);
+		free(c2);
+		return (-1);
+	}
+	return (0);
+}
+
+/* The agent restored the saved state, or booted (run.json). */
+static void
+start_run_json(struct start *s)
+{
+	char *rp = desktop_path(s->d, "run.json");
+	json_t *run = rp ? json_load_file(rp, 0, NULL) : NULL;
+	const char *why = json_string_value(
+	    json_object_get(run, "restore_failed"));
+
+	s->restored = json_is_true(json_object_get(run, "restored"));
+	if (why != NULL)
+		fprintf(stderr,
+		    "bureau: cannot restore the saved state of '%s' "
+		    "(%s): booted it instead; its disks are as they "
+		    "were, the programs it ran are gone\n",
+		    s->d->name, why);
+	json_decref(run);
+	free(rp);
+}
+
+/* Ready: the daemon answers, the session has drawn, the clock is the
+ * host's (not waited for with --no-wait); said so. */
+static int
+start_ready(const struct vm_backend *vm, struct start *s, char **cause)
+{
+	struct desktop *d = s->d;
+	bureau_client *bc = NULL;
+	struct vm_ready ready;
+	char *rcause = NULL, *c2 = NULL;
+	int rv = -1;
+
+	if (s->nowait) {
+		printf("%s desktop '%s' (%s), not waiting for the daemon\n",
+		    s->restored ? "restored" : "started", d->name, s->accel);
+		return (0);
+	}
+	if ((bc = vm_guest_client(d, NULL, 2.0, &c2)) == NULL ||
+	    vm_ready_wait(vm, d, bc, s->restored,
+	        s->t0 + (long long)s->timeout * 1000, &ready, &rcause) != 0) {
+		*cause = hb_fmt("desktop '%s' (%s) not ready within %ld "
+		                "s: %s; stopped it",
+		    d->name, s->accel, s->timeout,
+		    rcause ? rcause :
+		        c2 ? c2 :
+		             "?");
+		free(c2);
+		c2 = NULL;
+		print_tail(s->log, 30);
 		agent_stop(d, &c2);
 		free(c2);
-		goto fail;
+		goto out;
 	}
-	/* The agent restored the saved state, or booted (run.json). */
-	{
-		char *rp = desktop_path(d, "run.json");
-		json_t *run = rp ? json_load_file(rp, 0, NULL) : NULL;
-		const char *why = json_string_value(
-		    json_object_get(run, "restore_failed"));
+	printf("%s desktop '%s' (%s) in %.1f s (drawn %.1f s after "
+	       "the daemon answered)\n",
+	    s->restored ? "restored" : "started", d->name, s->accel,
+	    (hb_now_ms() - s->t0) / 1000.0,
+	    (ready.drawn_ms - ready.daemon_ms) / 1000.0);
+	rv = 0;
+out:
+	free(rcause);
+	bureau_close(bc);
+	return (rv);
+}
 
-		restored = json_is_true(json_object_get(run, "restored"));
-		if (why != NULL)
-			fprintf(stderr,
-			    "bureau: cannot restore the saved state of '%s' "
-			    "(%s): booted it instead; its disks are as they "
-			    "were, the programs it ran are gone\n",
-			    d->name, why);
-		json_decref(run);
-		free(rp);
-	}
-	if (!nowait) {
-		char *c2 = NULL;
-		/* Ready: the daemon answers, the session has drawn, the
-		 * clock is the host's. */
-		if ((bc = vm_guest_client(d, NULL, 2.0, &c2)) == NULL ||
-		    vm_ready_wait(vm, d, bc, restored,
-		        t0 + (long long)timeout * 1000, &ready, &rcause) != 0) {
-			cause = hb_fmt("desktop '%s' (%s) not ready within %ld "
-			               "s: %s; stopped it",
-			    d->name, accel, timeout,
-			    rcause ? rcause :
-			        c2 ? c2 :
-			             "?");
-			free(c2);
-			c2 = NULL;
-			print_tail(log, 30);
-			agent_stop(d, &c2);
-			free(c2);
-			goto fail;
-		}
-		printf("%s desktop '%s' (%s) in %.1f s (drawn %.1f s after "
-		       "the daemon answered)\n",
-		    restored ? "restored" : "started", d->name, accel,
-		    (hb_now_ms() - t0) / 1000.0,
-		    (ready.drawn_ms - ready.daemon_ms) / 1000.0);
-	} else
-		printf("%s desktop '%s' (%s), not waiting for the daemon\n",
-		    restored ? "restored" : "started", d->name, accel);
+/*
+ * start: the desktop's host agent is started (as attach does), and it
+ * starts the VM as its own child; this command waits until a ping with
+ * the agent token answers through the agent's endpoint, i.e. the guest's
+ * daemon answers the agent.
+ */
+static int
+cmd_start(int argc, char **argv)
+{
+	const struct vm_backend *vm = vm_backend();
+	struct start s = { .lk = -1 };
+	char *cause = NULL;
+	int rc;
+
+	if ((rc = start_parse(argc, argv, &s)) != 0)
+		return (rc);
+	if (start_check(vm, &s, &cause) != 0)
+		goto fail;
+	s.t0 = hb_now_ms();
+	s.stall_ms = vm_boot_stall_ms(s.accel);
+	if (start_boot(&s, &cause) != 0)
+		goto fail;
+	start_run_json(&s);
+	if (start_ready(vm, &s, &cause) != 0)
+		goto fail;
 	/* The live view: QEMU's own VNC server on a unix socket in the
 	 * 0700 desktop directory (Mission Control, or socat + a viewer). */
 	printf("endpoint tcp://127.0.0.1:%d\nevents tcp://127.0.0.1:%d\nvnc "
 	       "unix:%s/vnc.sock\n",
-	    d->port, d->port + 1, d->dir);
+	    s.d->port, s.d->port + 1, s.d->dir);
 	rc = 0;
 	goto out;
 fail:
 	die_cause("start", cause);
+	rc = 1;
 out:
-	if (lk >= 0)
-		close(lk);
-	free(log);
-	free(qlog);
-	free(rcause);
-	bureau_close(bc);
-	image_clear(&im);
-	desktop_free(d);
+	if (s.lk >= 0)
+		close(s.lk);
+	free(s.log);
+	free(s.qlog);
+	image_clear(&s.im);
+	desktop_free(s.d);
 	return (rc);
 }
 

@@ -342,9 +342,11 @@ qemu_accel(const struct desktop *d, const struct image *im, const char *want,
  */
 
 /* The files of a running desktop that QEMU is given, escaped for QEMU's
- * option syntax where they go into an option value. */
+ * option syntax where they go into an option value; the *_raw ones as
+ * they are, for what this file does with them itself. */
 struct qemu_files {
 	char *tok, *pid, *qmp, *sys, *home, *log, *qlog, *ram, *host, *mid;
+	char *host_raw, *mid_raw, *qmp_raw, *log_raw;
 };
 
 static void
@@ -360,6 +362,10 @@ qemu_files_free(struct qemu_files *f)
 	free(f->ram);
 	free(f->host);
 	free(f->mid);
+	free(f->host_raw);
+	free(f->mid_raw);
+	free(f->qmp_raw);
+	free(f->log_raw);
 }
 
 static char *
@@ -523,78 +529,96 @@ out:
 	return (pid);
 }
 
-int
-qemu_launch(const struct desktop *d, const struct image *im, const char *accel,
-    int incoming, char **cause)
-{
-	struct qemu_files f = { 0 };
-	char *args[48] = { 0 }; /* strings this function formats */
-	char *argv_q[104], *qmp_raw = NULL, *log_raw = NULL;
-	char *gj = NULL, *host_raw = NULL, *mid_raw = NULL;
-	int na = 0, n = 0, rv = -1, lfd, st = 0, kvm, api, events;
-	int pfd[2] = { -1, -1 }, net = -1;
-	pid_t pid = -1, passt = -1;
-	long long deadline;
+/* QEMU's command line as it is built: argv, and the strings formatted for
+ * it (args, na of them, the caller's to free). */
+struct qemu_cmd {
+	char *argv[104];
+	char *args[48];
+	int n, na;
+};
 
-	kvm = strcmp(accel, "kvm") == 0;
+/* An argument formatted into c->args: NULL when out of memory, which
+ * qemu_cmd_build finds once the line is whole. */
+#define A(...) (c->args[c->na] = hb_fmt(__VA_ARGS__), c->args[c->na++])
+
+/* The desktop's files QEMU is given (struct qemu_files), the QMP socket's
+ * path short enough for a unix socket. */
+static int
+qemu_launch_files(const struct desktop *d, struct qemu_files *f, char **cause)
+{
 	/* The guest's own token: the host agent's token (`token`) never
 	 * enters the guest. */
-	if ((f.tok = qemu_file(d, "guest-token", 1)) == NULL ||
-	    (f.pid = qemu_file(d, "qemu.pid", 0)) == NULL ||
-	    (f.qmp = qemu_file(d, "qmp.sock", 1)) == NULL ||
-	    (f.sys = qemu_file(d, "system.qcow2", 1)) == NULL ||
-	    (f.home = qemu_file(d, "home.qcow2", 1)) == NULL ||
-	    (f.log = qemu_file(d, "console.log", 1)) == NULL ||
-	    (f.qlog = qemu_file(d, "qemu.log", 0)) == NULL ||
-	    (f.ram = qemu_file(d, "ram", 1)) == NULL ||
-	    (f.host = qemu_file(d, "hostname", 1)) == NULL ||
-	    (f.mid = qemu_file(d, "machine-id", 1)) == NULL ||
-	    (host_raw = qemu_file(d, "hostname", 0)) == NULL ||
-	    (mid_raw = qemu_file(d, "machine-id", 0)) == NULL ||
-	    (qmp_raw = qemu_file(d, "qmp.sock", 0)) == NULL ||
-	    (log_raw = qemu_file(d, "console.log", 0)) == NULL) {
+	if ((f->tok = qemu_file(d, "guest-token", 1)) == NULL ||
+	    (f->pid = qemu_file(d, "qemu.pid", 0)) == NULL ||
+	    (f->qmp = qemu_file(d, "qmp.sock", 1)) == NULL ||
+	    (f->sys = qemu_file(d, "system.qcow2", 1)) == NULL ||
+	    (f->home = qemu_file(d, "home.qcow2", 1)) == NULL ||
+	    (f->log = qemu_file(d, "console.log", 1)) == NULL ||
+	    (f->qlog = qemu_file(d, "qemu.log", 0)) == NULL ||
+	    (f->ram = qemu_file(d, "ram", 1)) == NULL ||
+	    (f->host = qemu_file(d, "hostname", 1)) == NULL ||
+	    (f->mid = qemu_file(d, "machine-id", 1)) == NULL ||
+	    (f->host_raw = qemu_file(d, "hostname", 0)) == NULL ||
+	    (f->mid_raw = qemu_file(d, "machine-id", 0)) == NULL ||
+	    (f->qmp_raw = qemu_file(d, "qmp.sock", 0)) == NULL ||
+	    (f->log_raw = qemu_file(d, "console.log", 0)) == NULL) {
 		*cause = hb_fmt("out of memory");
-		goto out;
+		return (-1);
 	}
-	if (strlen(qmp_raw) >= 108) {
+	if (strlen(f->qmp_raw) >= 108) {
 		*cause = hb_fmt("path '%s' too long for a unix socket (a "
 		                "shorter BUREAU_HOME)",
-		    qmp_raw);
-		goto out;
+		    f->qmp_raw);
+		return (-1);
 	}
+	return (0);
+}
+
+/* The guest's hostname (the desktop's name) through fw_cfg, padded
+ * to a fixed size: the guest's fw_cfg driver keeps the entries' sizes
+ * from its boot, and a clone's guest booted as another desktop. */
+static int
+qemu_write_hostname(const struct desktop *d, const char *path, char **cause)
+{
+	char hn[66];
+	size_t l = strlen(d->name);
+
+	memset(hn, '\n', sizeof hn - 1);
+	hn[sizeof hn - 1] = '\0';
+	memcpy(hn, d->name, l < 64 ? l : 64);
+	return (hb_write_file(path, hn, sizeof hn - 1, 0600, cause));
+}
+
+/* What the previous QEMU left is put aside before the next starts. */
+static int
+qemu_launch_reset(const struct desktop *d, const struct qemu_files *f,
+    int incoming, char **cause)
+{
 	/* Keep the previous boot's console for a post-mortem. */
-	char *old = hb_fmt("%s.1", log_raw);
+	char *old = hb_fmt("%s.1", f->log_raw);
 	if (old != NULL)
-		rename(log_raw, old);
+		rename(f->log_raw, old);
 	free(old);
-	unlink(f.pid);
-	unlink(qmp_raw);
+	unlink(f->pid);
+	unlink(f->qmp_raw);
 	/* A boot starts from fresh (sparse) RAM; a restore from the saved. */
 	if (!incoming) {
 		qemu_drop_ram(d);
 		qemu_warm_forget(d);
 	}
-	/* The guest's hostname (the desktop's name) through fw_cfg, padded
-	 * to a fixed size: the guest's fw_cfg driver keeps the entries' sizes
-	 * from its boot, and a clone's guest booted as another desktop. */
-	{
-		char hn[66], *c3 = NULL;
-		size_t l = strlen(d->name);
+	return (qemu_write_hostname(d, f->host_raw, cause));
+}
 
-		memset(hn, '\n', sizeof hn - 1);
-		hn[sizeof hn - 1] = '\0';
-		memcpy(hn, d->name, l < 64 ? l : 64);
-		if (hb_write_file(host_raw, hn, sizeof hn - 1, 0600, &c3) !=
-		    0) {
-			*cause = c3;
-			goto out;
-		}
-	}
+/* The guest's daemon and its events, forwarded for the host agent
+ * only (it holds the guest token); written down for it. */
+static int
+qemu_guest_ports(const struct desktop *d, int *api, int *events, char **cause)
+{
+	int pfd[2] = { -1, -1 }, rv = -1;
+	char *path = NULL, *gj = NULL;
 
-	/* The guest's daemon and its events, forwarded for the host agent
-	 * only (it holds the guest token); written down for it. */
-	if ((api = qemu_free_port(&pfd[0])) < 0 ||
-	    (events = qemu_free_port(&pfd[1])) < 0) {
+	if ((*api = qemu_free_port(&pfd[0])) < 0 ||
+	    (*events = qemu_free_port(&pfd[1])) < 0) {
 		*cause = hb_fmt("no free port on 127.0.0.1: %s",
 		    strerror(errno));
 		goto out;
@@ -602,195 +626,295 @@ qemu_launch(const struct desktop *d, const struct image *im, const char *accel,
 	close(pfd[0]);
 	close(pfd[1]);
 	pfd[0] = pfd[1] = -1;
-	{
-		char *path = desktop_path(d, "guest.json");
-		if ((gj = hb_fmt("{\"url\": \"tcp://127.0.0.1:%d\", "
-		                 "\"events\": \"tcp://127.0.0.1:%d\"}\n",
-		         api, events)) == NULL ||
-		    path == NULL ||
-		    hb_write_file(path, gj, strlen(gj), 0600, cause) != 0) {
-			if (path == NULL || gj == NULL)
-				*cause = hb_fmt("out of memory");
-			free(path);
-			goto out;
-		}
-		free(path);
-	}
-	if (!d->net_none &&
-	    (passt = qemu_passt(d, api, events, &net, cause)) < 0)
+	path = desktop_path(d, "guest.json");
+	if ((gj = hb_fmt("{\"url\": \"tcp://127.0.0.1:%d\", "
+	                 "\"events\": \"tcp://127.0.0.1:%d\"}\n",
+	         *api, *events)) == NULL ||
+	    path == NULL ||
+	    hb_write_file(path, gj, strlen(gj), 0600, cause) != 0) {
+		if (path == NULL || gj == NULL)
+			*cause = hb_fmt("out of memory");
 		goto out;
+	}
+	rv = 0;
+out:
+	for (int i = 0; i < 2; i++)
+		if (pfd[i] >= 0)
+			close(pfd[i]);
+	free(path);
+	free(gj);
+	return (rv);
+}
 
-#define A(...) (args[na] = hb_fmt(__VA_ARGS__), args[na++])
-	argv_q[n++] = "qemu-system-x86_64";
-	argv_q[n++] = "-name";
-	argv_q[n++] = A("bureau-%s", d->name);
+/* The machine, its CPUs and memory, the kernel it boots. */
+static void
+qemu_cmd_machine(struct qemu_cmd *c, const struct desktop *d,
+    const struct image *im, const struct qemu_files *f, const char *accel)
+{
+	int kvm = strcmp(accel, "kvm") == 0;
+
+	c->argv[c->n++] = "qemu-system-x86_64";
+	c->argv[c->n++] = "-name";
+	c->argv[c->n++] = A("bureau-%s", d->name);
 	/* Only the devices below: q35's defaults (a CD-ROM drive, a parallel
 	 * port, a default NIC) cost the guest drivers and udev work at every
 	 * boot, and nothing uses them. */
-	argv_q[n++] = "-nodefaults";
+	c->argv[c->n++] = "-nodefaults";
 	/* RAM is a file beside the disks, so that a save (qemu_state.c)
 	 * leaves it where it is and writes only the devices' state; the
 	 * machine type is pinned so that a newer QEMU still restores it. */
-	argv_q[n++] = "-machine";
-	argv_q[n++] = QEMU_MACHINE ",memory-backend=mem";
-	argv_q[n++] = "-object";
-	argv_q[n++] = A("memory-backend-file,id=mem,size=%ldM,mem-path=%s,"
-	                "share=on",
-	    d->memory, f.ram);
-	argv_q[n++] = "-accel";
-	argv_q[n++] = kvm ? "kvm" : "tcg,thread=multi";
-	argv_q[n++] = "-cpu";
-	argv_q[n++] = kvm ? "host" : "max";
-	argv_q[n++] = "-smp";
-	argv_q[n++] = A("%d", d->cpus);
-	argv_q[n++] = "-m";
-	argv_q[n++] = A("%ldM", d->memory);
+	c->argv[c->n++] = "-machine";
+	c->argv[c->n++] = QEMU_MACHINE ",memory-backend=mem";
+	c->argv[c->n++] = "-object";
+	c->argv[c->n++] = A("memory-backend-file,id=mem,size=%ldM,mem-path=%s,"
+	                    "share=on",
+	    d->memory, f->ram);
+	c->argv[c->n++] = "-accel";
+	c->argv[c->n++] = kvm ? "kvm" : "tcg,thread=multi";
+	c->argv[c->n++] = "-cpu";
+	c->argv[c->n++] = kvm ? "host" : "max";
+	c->argv[c->n++] = "-smp";
+	c->argv[c->n++] = A("%d", d->cpus);
+	c->argv[c->n++] = "-m";
+	c->argv[c->n++] = A("%ldM", d->memory);
 	/* -kernel, -initrd, -append and -pidfile take their value whole. */
-	argv_q[n++] = "-kernel";
-	argv_q[n++] = A("%s/%s", d->image, im->kernel);
-	argv_q[n++] = "-initrd";
-	argv_q[n++] = A("%s/%s", d->image, im->initrd);
-	argv_q[n++] = "-append";
-	argv_q[n++] = (char *)im->cmdline;
-	/* vda is the system disk, vdb the home: the slots fix the order. */
-	argv_q[n++] = "-drive";
-	argv_q[n++] = A("file=%s,if=none,id=drive-sys,node-name=sys,"
-	                "format=qcow2,discard=unmap",
-	    f.sys);
-	argv_q[n++] = "-device";
-	argv_q[n++] = "virtio-blk-pci,drive=drive-sys,bus=pcie.0,addr=0x4";
-	argv_q[n++] = "-drive";
-	argv_q[n++] = A("file=%s,if=none,id=drive-home,node-name=home,"
-	                "format=qcow2,discard=unmap",
-	    f.home);
-	argv_q[n++] = "-device";
-	argv_q[n++] = "virtio-blk-pci,drive=drive-home,bus=pcie.0,addr=0x5";
-	argv_q[n++] = "-netdev";
+	c->argv[c->n++] = "-kernel";
+	c->argv[c->n++] = A("%s/%s", d->image, im->kernel);
+	c->argv[c->n++] = "-initrd";
+	c->argv[c->n++] = A("%s/%s", d->image, im->initrd);
+	c->argv[c->n++] = "-append";
+	c->argv[c->n++] = (char *)im->cmdline;
+}
+
+/* vda is the system disk, vdb the home: the slots fix the order. */
+static void
+qemu_cmd_disks(struct qemu_cmd *c, const struct qemu_files *f)
+{
+	c->argv[c->n++] = "-drive";
+	c->argv[c->n++] = A("file=%s,if=none,id=drive-sys,node-name=sys,"
+	                    "format=qcow2,discard=unmap",
+	    f->sys);
+	c->argv[c->n++] = "-device";
+	c->argv[c->n++] = "virtio-blk-pci,drive=drive-sys,bus=pcie.0,addr=0x4";
+	c->argv[c->n++] = "-drive";
+	c->argv[c->n++] = A("file=%s,if=none,id=drive-home,node-name=home,"
+	                    "format=qcow2,discard=unmap",
+	    f->home);
+	c->argv[c->n++] = "-device";
+	c->argv[c->n++] = "virtio-blk-pci,drive=drive-home,bus=pcie.0,addr=0x5";
+}
+
+/* The guest's network: passt's end of the link (qemu_passt), or slirp. */
+static void
+qemu_cmd_net(struct qemu_cmd *c, const struct desktop *d, int api, int events)
+{
+	c->argv[c->n++] = "-netdev";
 	/* --net none: slirp with restrict=on, which forwards the ports but
 	 * lets the guest reach nothing, the host included. */
-	argv_q[n++] = d->net_none ?
+	c->argv[c->n++] = d->net_none ?
 	    A("user,id=net0,restrict=on,hostfwd=tcp:127.0.0.1:%d-:%d,"
 	      "hostfwd=tcp:127.0.0.1:%d-:%d",
 	        api, GUEST_API_PORT, events, GUEST_EVENTS_PORT) :
 	    A("stream,id=net0,server=off,addr.type=fd,addr.str=%d",
 	        QEMU_NET_FD);
-	argv_q[n++] = "-device";
-	argv_q[n++] = "virtio-net-pci,netdev=net0";
-	argv_q[n++] = "-device";
-	argv_q[n++] = "virtio-rng-pci";
+	c->argv[c->n++] = "-device";
+	c->argv[c->n++] = "virtio-net-pci,netdev=net0";
+}
+
+/* The guest's entropy and identity: its RNG, its generation id, and
+ * through fw_cfg its hostname, machine id and token. */
+static void
+qemu_cmd_identity(struct qemu_cmd *c, const struct qemu_files *f)
+{
+	c->argv[c->n++] = "-device";
+	c->argv[c->n++] = "virtio-rng-pci";
 	/* A new generation id for every QEMU: a guest restored from a state
 	 * saved by another (a clone of a warm state) is told, reseeds its
 	 * RNG and re-reads its identity from fw_cfg (bureau-identity). */
-	argv_q[n++] = "-device";
-	argv_q[n++] = "vmgenid,guid=auto";
-	argv_q[n++] = "-fw_cfg";
-	argv_q[n++] = A("name=opt/bureau/hostname,file=%s", f.host);
-	if (access(mid_raw, R_OK) == 0) {
-		argv_q[n++] = "-fw_cfg";
-		argv_q[n++] = A("name=opt/bureau/machine-id,file=%s", f.mid);
+	c->argv[c->n++] = "-device";
+	c->argv[c->n++] = "vmgenid,guid=auto";
+	c->argv[c->n++] = "-fw_cfg";
+	c->argv[c->n++] = A("name=opt/bureau/hostname,file=%s", f->host);
+	if (access(f->mid_raw, R_OK) == 0) {
+		c->argv[c->n++] = "-fw_cfg";
+		c->argv[c->n++] = A("name=opt/bureau/machine-id,file=%s",
+		    f->mid);
 	}
-	argv_q[n++] = "-fw_cfg";
-	argv_q[n++] = A("name=opt/bureau/token,file=%s", f.tok);
-	argv_q[n++] = "-chardev";
-	argv_q[n++] = A("socket,id=qmp,path=%s,server=on,wait=off", f.qmp);
-	argv_q[n++] = "-mon";
-	argv_q[n++] = "chardev=qmp,mode=control";
-	argv_q[n++] = "-chardev";
-	argv_q[n++] = A("file,id=console,path=%s", f.log);
-	argv_q[n++] = "-serial";
-	argv_q[n++] = "chardev:console";
-	argv_q[n++] = "-display";
-	argv_q[n++] = "none";
-	argv_q[n++] = "-vga";
-	argv_q[n++] = "std";
+	c->argv[c->n++] = "-fw_cfg";
+	c->argv[c->n++] = A("name=opt/bureau/token,file=%s", f->tok);
+}
+
+/* QMP, the serial console, the display and its VNC server. */
+static void
+qemu_cmd_console(struct qemu_cmd *c, const struct qemu_files *f)
+{
+	c->argv[c->n++] = "-chardev";
+	c->argv[c->n++] = A("socket,id=qmp,path=%s,server=on,wait=off", f->qmp);
+	c->argv[c->n++] = "-mon";
+	c->argv[c->n++] = "chardev=qmp,mode=control";
+	c->argv[c->n++] = "-chardev";
+	c->argv[c->n++] = A("file,id=console,path=%s", f->log);
+	c->argv[c->n++] = "-serial";
+	c->argv[c->n++] = "chardev:console";
+	c->argv[c->n++] = "-display";
+	c->argv[c->n++] = "none";
+	c->argv[c->n++] = "-vga";
+	c->argv[c->n++] = "std";
 	/* Mission Control's live view: QEMU's own VNC server (it shows the
 	 * boot too) on a unix socket in the 0700 desktop directory, with an
 	 * absolute pointer so the viewer's clicks land where they point
-	 * (f.qmp ends in "/qmp.sock": the same directory, escaped). */
-	argv_q[n++] = "-vnc";
-	argv_q[n++] = A("unix:%.*s/vnc.sock", (int)(strlen(f.qmp) - 9), f.qmp);
-	argv_q[n++] = "-device";
-	argv_q[n++] = "qemu-xhci,id=xhci";
-	argv_q[n++] = "-device";
-	argv_q[n++] = "usb-tablet,bus=xhci.0";
-	argv_q[n++] = "-pidfile";
-	argv_q[n++] = f.pid;
+	 * (f->qmp ends in "/qmp.sock": the same directory, escaped). */
+	c->argv[c->n++] = "-vnc";
+	c->argv[c->n++] = A("unix:%.*s/vnc.sock", (int)(strlen(f->qmp) - 9),
+	    f->qmp);
+	c->argv[c->n++] = "-device";
+	c->argv[c->n++] = "qemu-xhci,id=xhci";
+	c->argv[c->n++] = "-device";
+	c->argv[c->n++] = "usb-tablet,bus=xhci.0";
+}
+
+/* The pid file, and for a restore the wait for the saved state. */
+static void
+qemu_cmd_state(struct qemu_cmd *c, const struct qemu_files *f, int incoming)
+{
+	c->argv[c->n++] = "-pidfile";
+	c->argv[c->n++] = f->pid;
 	if (incoming) {
 		/* Paused until the saved state is in (qemu_restore). */
-		argv_q[n++] = "-S";
-		argv_q[n++] = "-incoming";
-		argv_q[n++] = "defer";
+		c->argv[c->n++] = "-S";
+		c->argv[c->n++] = "-incoming";
+		c->argv[c->n++] = "defer";
 	}
-	argv_q[n] = NULL;
+}
+
 #undef A
-	for (int i = 0; i < na; i++) {
-		if (args[i] == NULL) {
+
+/* QEMU's whole command line, in c. */
+static int
+qemu_cmd_build(struct qemu_cmd *c, const struct desktop *d,
+    const struct image *im, const struct qemu_files *f, const char *accel,
+    int api, int events, int incoming, char **cause)
+{
+	qemu_cmd_machine(c, d, im, f, accel);
+	qemu_cmd_disks(c, f);
+	qemu_cmd_net(c, d, api, events);
+	qemu_cmd_identity(c, f);
+	qemu_cmd_console(c, f);
+	qemu_cmd_state(c, f, incoming);
+	c->argv[c->n] = NULL;
+	for (int i = 0; i < c->na; i++) {
+		if (c->args[i] == NULL) {
 			*cause = hb_fmt("out of memory");
-			goto out;
+			return (-1);
 		}
 	}
-	/* QEMU is the caller's child (the host agent's), not a daemon: its
-	 * parent sees it end. */
-	lfd = open(f.qlog, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
-	pid = fork();
+	return (0);
+}
+
+/* QEMU is the caller's child (the host agent's), not a daemon: its
+ * parent sees it end. *net, passt's end of the guest's link, goes to
+ * QEMU and is closed here. */
+static pid_t
+qemu_spawn(char **argv, const char *qlog, int *net, char **cause)
+{
+	int lfd = open(qlog, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+	pid_t pid = fork();
+
 	if (pid == 0) {
-		qemu_child_setup(lfd, net, 1);
-		execvp(argv_q[0], argv_q);
-		fprintf(stderr, "cannot run '%s': %s\n", argv_q[0],
+		qemu_child_setup(lfd, *net, 1);
+		execvp(argv[0], argv);
+		fprintf(stderr, "cannot run '%s': %s\n", argv[0],
 		    strerror(errno));
 		_exit(127);
 	}
 	if (lfd >= 0)
 		close(lfd);
-	if (net >= 0)
-		close(net);
-	net = -1;
-	if (pid < 0) {
+	if (*net >= 0)
+		close(*net);
+	*net = -1;
+	if (pid < 0)
 		*cause = hb_fmt("fork: %s", strerror(errno));
-		goto out;
-	}
-	/* Running once its QMP socket listens (what -daemonize waited
-	 * for); TCG with a loaded host takes a few seconds. */
-	deadline = hb_now_ms() + 60000;
-	while (!qemu_unix_listening(qmp_raw)) {
-		if (waitpid(pid, &st, WNOHANG) == pid) {
-			pid = -1;
+	return (pid);
+}
+
+/* Running once its QMP socket listens (what -daemonize waited
+ * for); TCG with a loaded host takes a few seconds. A QEMU that ended
+ * meanwhile is reaped: *pid becomes -1. */
+static int
+qemu_wait_qmp(pid_t *pid, const struct qemu_files *f, const char *accel,
+    char **cause)
+{
+	long long deadline = hb_now_ms() + 60000;
+	int st = 0;
+
+	while (!qemu_unix_listening(f->qmp_raw)) {
+		if (waitpid(*pid, &st, WNOHANG) == *pid) {
+			*pid = -1;
 			*cause = hb_fmt("qemu did not start (%s): see '%s'",
-			    accel, f.qlog);
-			goto out;
+			    accel, f->qlog);
+			return (-1);
 		}
 		if (hb_now_ms() >= deadline) {
 			*cause = hb_fmt("qemu did not open its QMP socket "
 			                "within 60 s: see '%s'",
-			    f.qlog);
-			goto out;
+			    f->qlog);
+			return (-1);
 		}
 		usleep(50000);
 	}
-	{
-		char *pp = desktop_path(d, "passt.pid"), *ps = NULL, *c3 = NULL;
-		struct stat sb;
+	return (0);
+}
 
-		if (pp != NULL && passt > 0 &&
-		    (ps = hb_fmt("%d\n", (int)passt)) != NULL)
-			hb_write_file(pp, ps, strlen(ps), 0600, &c3);
-		free(ps);
-		free(c3);
-		ps = c3 = NULL;
-		/* QEMU writes its pid file early in its start; should it not
-		 * have, the caller still finds its child. */
-		if (stat(f.pid, &sb) != 0 &&
-		    (ps = hb_fmt("%d\n", (int)pid)) != NULL)
-			hb_write_file(f.pid, ps, strlen(ps), 0600, &c3);
-		free(c3);
-		free(ps);
-		free(pp);
-	}
+/* Written down once QEMU runs: passt's pid, QEMU's, the accelerator. */
+static void
+qemu_launch_record(const struct desktop *d, const struct qemu_files *f,
+    pid_t pid, pid_t passt, const char *accel)
+{
+	char *pp = desktop_path(d, "passt.pid"), *ps = NULL, *c3 = NULL;
+	struct stat sb;
+
+	if (pp != NULL && passt > 0 &&
+	    (ps = hb_fmt("%d\n", (int)passt)) != NULL)
+		hb_write_file(pp, ps, strlen(ps), 0600, &c3);
+	free(ps);
+	free(c3);
+	ps = c3 = NULL;
+	/* QEMU writes its pid file early in its start; should it not
+	 * have, the caller still finds its child. */
+	if (stat(f->pid, &sb) != 0 && (ps = hb_fmt("%d\n", (int)pid)) != NULL)
+		hb_write_file(f->pid, ps, strlen(ps), 0600, &c3);
+	free(c3);
+	free(ps);
+	free(pp);
 	char *ap = desktop_path(d, "accel"), *c2 = NULL;
 	if (ap != NULL)
 		hb_write_file(ap, accel, strlen(accel), 0644, &c2);
 	free(c2);
 	free(ap);
+}
+
+int
+qemu_launch(const struct desktop *d, const struct image *im, const char *accel,
+    int incoming, char **cause)
+{
+	struct qemu_files f = { 0 };
+	struct qemu_cmd c = { 0 };
+	int rv = -1, st = 0, api = 0, events = 0, net = -1;
+	pid_t pid = -1, passt = -1;
+
+	if (qemu_launch_files(d, &f, cause) != 0 ||
+	    qemu_launch_reset(d, &f, incoming, cause) != 0 ||
+	    qemu_guest_ports(d, &api, &events, cause) != 0)
+		goto out;
+	if (!d->net_none &&
+	    (passt = qemu_passt(d, api, events, &net, cause)) < 0)
+		goto out;
+	if (qemu_cmd_build(&c, d, im, &f, accel, api, events, incoming,
+	        cause) != 0 ||
+	    (pid = qemu_spawn(c.argv, f.qlog, &net, cause)) < 0 ||
+	    qemu_wait_qmp(&pid, &f, accel, cause) != 0)
+		goto out;
+	qemu_launch_record(d, &f, pid, passt, accel);
 	rv = 0;
 out:
 	if (rv != 0 && pid > 0) {
@@ -801,19 +925,11 @@ out:
 		kill(passt, SIGKILL);
 		waitpid(passt, &st, 0);
 	}
-	for (int i = 0; i < 2; i++)
-		if (pfd[i] >= 0)
-			close(pfd[i]);
 	if (net >= 0)
 		close(net);
-	for (int i = 0; i < na; i++)
-		free(args[i]);
+	for (int i = 0; i < c.na; i++)
+		free(c.args[i]);
 	qemu_files_free(&f);
-	free(host_raw);
-	free(mid_raw);
-	free(qmp_raw);
-	free(log_raw);
-	free(gj);
 	return (rv);
 }
 

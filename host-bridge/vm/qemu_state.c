@@ -428,6 +428,53 @@ state_fits(const struct desktop *d, const char *dir, json_t *j, char **cause)
 	return (0);
 }
 
+/* Incoming, the VM is "inmigrate" until the state is in, then
+ * "paused" (-S); a state QEMU cannot load makes it exit. */
+static int
+state_wait_loaded(const struct desktop *d, struct qmp *q, char **cause)
+{
+	long long deadline = hb_now_ms() + STATE_TIMEOUT_MS;
+	char *c2 = NULL;
+
+	for (;;) {
+		json_t *r = NULL;
+		const char *s;
+
+		if (qmp_exec(q, "query-status", NULL, &r, &c2) != 0) {
+			free(c2);
+			c2 = NULL;
+			if (qemu_pid(d) == 0) {
+				/* Daemonized, QEMU said why on a closed
+				 * stderr. */
+				*cause = hb_fmt("qemu exited while it loaded "
+				                "it (damaged, or not a state "
+				                "this QEMU reads)");
+				return (-1);
+			}
+			*cause = hb_fmt("qemu stopped answering while it "
+			                "loaded the state");
+			return (-1);
+		}
+		s = json_string_value(json_object_get(r, "status")) ?: "";
+		if (strcmp(s, "inmigrate") != 0) {
+			int ok = strcmp(s, "paused") == 0;
+			if (!ok)
+				*cause = hb_fmt("qemu is '%s' after loading "
+				                "the state",
+				    s);
+			json_decref(r);
+			return (ok ? 0 : -1);
+		}
+		json_decref(r);
+		if (hb_now_ms() >= deadline) {
+			*cause = hb_fmt("the restore did not end within %d s",
+			    STATE_TIMEOUT_MS / 1000);
+			return (-1);
+		}
+		usleep(20000);
+	}
+}
+
 int
 qemu_restore(const struct desktop *d, const struct image *im, const char *accel,
     char **cause)
@@ -435,13 +482,12 @@ qemu_restore(const struct desktop *d, const struct image *im, const char *accel,
 	struct qmp *q = NULL;
 	char *meta = desktop_path(d, "state.json"), *st = NULL, *ms = NULL;
 	char *qmps = NULL, *quoted = NULL, *uri = NULL, *full = NULL;
-	char *series = NULL, *c2 = NULL;
+	char *series = NULL;
 	const char *was;
 	json_t *j = NULL, *warm = NULL;
 	json_error_t jerr;
 	int rv = -1, launched = 0, ram_in_state = 0;
 	const char *wdir = NULL;
-	long long deadline;
 
 	/* A clone's first start: the warm state of its image, which stays
 	 * (other clones read it), is restored into this desktop's disks. */
@@ -497,48 +543,8 @@ qemu_restore(const struct desktop *d, const struct image *im, const char *accel,
 	    qmp_exec(q, "migrate-incoming", json_pack("{s:s}", "uri", uri),
 	        NULL, cause) != 0)
 		goto out;
-	/* Incoming, the VM is "inmigrate" until the state is in, then
-	 * "paused" (-S); a state QEMU cannot load makes it exit. */
-	deadline = hb_now_ms() + STATE_TIMEOUT_MS;
-	for (;;) {
-		json_t *r = NULL;
-		const char *s;
-
-		if (qmp_exec(q, "query-status", NULL, &r, &c2) != 0) {
-			free(c2);
-			c2 = NULL;
-			if (qemu_pid(d) == 0) {
-				/* Daemonized, QEMU said why on a closed
-				 * stderr. */
-				*cause = hb_fmt("qemu exited while it loaded "
-				                "it (damaged, or not a state "
-				                "this QEMU reads)");
-				goto out;
-			}
-			*cause = hb_fmt("qemu stopped answering while it "
-			                "loaded the state");
-			goto out;
-		}
-		s = json_string_value(json_object_get(r, "status")) ?: "";
-		if (strcmp(s, "inmigrate") != 0) {
-			int ok = strcmp(s, "paused") == 0;
-			if (!ok)
-				*cause = hb_fmt("qemu is '%s' after loading "
-				                "the state",
-				    s);
-			json_decref(r);
-			if (!ok)
-				goto out;
-			break;
-		}
-		json_decref(r);
-		if (hb_now_ms() >= deadline) {
-			*cause = hb_fmt("the restore did not end within %d s",
-			    STATE_TIMEOUT_MS / 1000);
-			goto out;
-		}
-		usleep(20000);
-	}
+	if (state_wait_loaded(d, q, cause) != 0)
+		goto out;
 	/* Snapshots (snapshot-save) must include the RAM again. */
 	if (set_ignore_shared(q, 0, cause) != 0)
 		goto out;
