@@ -27,6 +27,5 @@ struct cli_cmd {
 extern const struct cli_cmd cli_client_cmds[];   /* client.c */
 extern const struct cli_cmd cli_desktop_cmds[];  /* desktop.c */
 extern const struct cli_cmd cli_operator_cmds[]; /* operator.c */
-extern const struct cli_cmd cli_mc_cmds[];       /* ../mc/mc.c */
 
 #endif
