@@ -15,7 +15,7 @@
 #include "host-bridge/agent/audit.h"
 #include "host-bridge/agent/policy.h"
 #include "host-bridge/include/bureau.h"
-#include "host-bridge/lib/internal.h"
+#include "host-bridge/lib/relay.h"
 
 /* While the daemon looks gone, a request first pings it this long, so a
  * gone daemon costs each request seconds, not its whole timeout. */
