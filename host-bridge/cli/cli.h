@@ -4,7 +4,9 @@
  * desktop management (image, create, start, stop, ...) in desktop.c and
  * image.c, over the desktop store (../store) and the VM backend (../vm);
  * attached desktops and the operator's commands over a desktop's host
- * agent (../agent) in operator.c.
+ * agent (../agent, reached through ../opclient) in operator.c; Mission
+ * Control (../mc) is bureau.c's own entry. Nothing below calls back up
+ * into these files.
  *
  * A desktop NAME lives in $BUREAU_HOME/NAME (default
  * ~/.local/share/bureau/NAME). Two files there are the contract between the
