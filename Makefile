@@ -82,7 +82,7 @@ L_SRC := $(wildcard host-bridge/lib/*.c)
 L_OBJ := $(L_SRC:%.c=$(OBJ)/%.o)
 C_SRC := $(wildcard host-bridge/cli/*.c host-bridge/util/*.c \
 	host-bridge/store/*.c host-bridge/vm/*.c host-bridge/agent/*.c \
-	host-bridge/mc/*.c common/*.c)
+	host-bridge/opclient/*.c host-bridge/mc/*.c common/*.c)
 C_OBJ := $(C_SRC:%.c=$(OBJ)/%.o)
 
 # Unit tests: tests/unit/test_*.c, each linked with the daemon's objects.

@@ -1,6 +1,6 @@
 /*
  * host-bridge/agent/ops_mc: the operator-socket ops Mission Control needs
- * beyond agent.c's own (state, takeover, approvals, decide, policy):
+ * beyond agent_ops.c's own (state, takeover, approvals, decide, policy):
  *   {"op":"screenshot"[,"frame":N]}   the screen now, as the daemon's
  *        screenshot reply (image, frame, width, height); with "frame" equal
  *        to the screen's current frame the image is left out and

@@ -9,10 +9,20 @@
 
 #include "host-bridge/cli/cli.h"
 #include "host-bridge/include/bureau.h"
+#include "host-bridge/mc/mc.h"
 
 #ifndef BUREAU_VERSION
 #define BUREAU_VERSION "unknown"
 #endif
+
+/* Mission Control (../mc) is one command. */
+static const struct cli_cmd mc_cmds[] = {
+	{ "mission-control",
+	    "mission-control [--listen 127.0.0.1:7380] [--token-file F] "
+	    "[--print-url] [--insecure]",
+	    mc_main },
+	{ NULL, NULL, NULL },
+};
 
 static const struct cli_cmd *
 tables(int i)
@@ -25,7 +35,7 @@ tables(int i)
 	case 2:
 		return (cli_operator_cmds);
 	case 3:
-		return (cli_mc_cmds);
+		return (mc_cmds);
 	}
 	return (NULL);
 }

@@ -4,7 +4,9 @@
  * desktop management (image, create, start, stop, ...) in desktop.c and
  * image.c, over the desktop store (../store) and the VM backend (../vm);
  * attached desktops and the operator's commands over a desktop's host
- * agent (../agent) in operator.c.
+ * agent (../agent, reached through ../opclient) in operator.c; Mission
+ * Control (../mc) is bureau.c's own entry. Nothing below calls back up
+ * into these files.
  *
  * A desktop NAME lives in $BUREAU_HOME/NAME (default
  * ~/.local/share/bureau/NAME). Two files there are the contract between the
@@ -27,6 +29,5 @@ struct cli_cmd {
 extern const struct cli_cmd cli_client_cmds[];   /* client.c */
 extern const struct cli_cmd cli_desktop_cmds[];  /* desktop.c */
 extern const struct cli_cmd cli_operator_cmds[]; /* operator.c */
-extern const struct cli_cmd cli_mc_cmds[];       /* ../mc/mc.c */
 
 #endif

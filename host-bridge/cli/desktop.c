@@ -25,6 +25,7 @@
 #include "host-bridge/cli/operator.h"
 #include "host-bridge/cli/safeprint.h"
 #include "host-bridge/include/bureau.h"
+#include "host-bridge/opclient/opclient.h"
 #include "host-bridge/store/store.h"
 #include "host-bridge/util/util.h"
 #include "host-bridge/vm/ready.h"

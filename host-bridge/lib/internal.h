@@ -1,6 +1,7 @@
 /*
  * libbureau internals shared by client.c (transport, errors) and tools.c
- * (one function per tool action). Not installed.
+ * (one function per tool action), with relay.h's call, which the host
+ * agent uses too. Not installed.
  */
 #ifndef BUREAU_LIB_INTERNAL_H
 #define BUREAU_LIB_INTERNAL_H
@@ -9,6 +10,7 @@
 #include <nng/nng.h>
 
 #include "host-bridge/include/bureau.h"
+#include "host-bridge/lib/relay.h"
 
 /* Internal: not exported from libbureau.so. */
 #pragma GCC visibility push(hidden)
@@ -27,16 +29,6 @@ int bc_fail(int code, const char *fmt, ...)
  */
 int bc_request(bureau_client *c, json_t *req, int timeout_ms, json_t **reply,
     char **text);
-
-/*
- * bc_request for a relay (the host agent), which passes the daemon's reply
- * on verbatim: the reply is not parsed (a screenshot's base64 costs
- * milliseconds to parse) nor checked, nor copied: 0 when a reply arrived,
- * nng's own message of it in *reply (the caller's: send it on, or
- * nng_msg_free it; its body is not NUL-terminated); else the transport's
- * error.
- */
-int bc_relay(bureau_client *c, json_t *req, int timeout_ms, nng_msg **reply);
 
 /* The client's timeout in milliseconds. */
 int bc_timeout_ms(const bureau_client *c);

@@ -26,7 +26,6 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "host-bridge/cli/cli.h"
 #include "host-bridge/mc/mc.h"
 #include "host-bridge/util/util.h"
 
@@ -303,8 +302,8 @@ mc_usage(const char *msg)
 	return (2);
 }
 
-static int
-cmd_mission_control(int argc, char **argv)
+int
+mc_main(int argc, char **argv)
 {
 	static const struct option opts[] = {
 		{ "listen", required_argument, NULL, 'l' },
@@ -436,11 +435,3 @@ cmd_mission_control(int argc, char **argv)
 	 * them (mg_stop would wait for each). */
 	_exit(0);
 }
-
-const struct cli_cmd cli_mc_cmds[] = {
-	{ "mission-control",
-	    "mission-control [--listen 127.0.0.1:7380] [--token-file F] "
-	    "[--print-url] [--insecure]",
-	    cmd_mission_control },
-	{ NULL, NULL, NULL },
-};

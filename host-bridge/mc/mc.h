@@ -33,6 +33,13 @@ struct mg_context;
 	"Content-Security-Policy: default-src 'self'; img-src 'self' data: "   \
 	"blob:; connect-src 'self'; frame-ancestors 'none'"
 
+/* ---- mc.c ---- */
+
+/* `bureau mission-control ARGS` (argv[0] the command's name): serve until
+ * SIGTERM, SIGINT or SIGHUP end the process. Returns the exit status when
+ * it does not serve (--print-url, a usage error, a failure to start). */
+int mc_main(int argc, char **argv);
+
 /* ---- mc_http.c: each returns the HTTP status it sent ---- */
 
 /* A reply with body (len bytes of type); extra: more header lines, each

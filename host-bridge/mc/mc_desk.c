@@ -18,8 +18,8 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "host-bridge/cli/operator.h"
 #include "host-bridge/mc/mc.h"
+#include "host-bridge/opclient/opclient.h"
 #include "host-bridge/util/util.h"
 #include "host-bridge/vm/vm.h"
 

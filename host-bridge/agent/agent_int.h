@@ -1,0 +1,184 @@
+/*
+ * host-bridge/agent/agent_int.h: what the host agent's files share (see
+ * agent.h): its state, and the functions one file calls in another.
+ *
+ *   agent.c           agent_serve: startup, the workers, the signal loop
+ *   agent_reply.c     the protocol's replies
+ *   agent_endpoint.c  the endpoint: token, policy, forwarding to bureaud
+ *   agent_ops.c       the operator socket: its ops, the policy
+ *   agent_approve.c   approvals and takeover
+ *   agent_events.c    the daemon's events, sealed again for subscribers
+ *   agent_vm.c        the VM the agent owns (a desktop bureau runs)
+ *
+ * Threads: the workers of both sockets run the handlers at once; what
+ * struct agent holds below its lock is read and written under it.
+ */
+#ifndef BUREAU_HB_AGENT_INT_H
+#define BUREAU_HB_AGENT_INT_H
+
+#include <jansson.h>
+#include <nng/nng.h>
+#include <pthread.h>
+#include <sodium.h>
+#include <stdatomic.h>
+#include <sys/types.h>
+
+#include "host-bridge/agent/audit.h"
+#include "host-bridge/agent/policy.h"
+#include "host-bridge/include/bureau.h"
+#include "host-bridge/store/store.h"
+
+/* Workers on the endpoint: requests waiting for an approval hold one, so
+ * at most AG_WORKERS - AG_FREE wait at once and the rest keep serving
+ * screenshots and input. */
+#define AG_WORKERS 16
+#define AG_FREE    6
+/* Operator ops: state, approvals, decisions are answered at once; a
+ * screenshot or info for Mission Control waits on the guest, and must not
+ * hold the others up while a desktop boots. */
+#define AG_OP_WORKERS 8
+/*
+ * How long a forwarded request may take: libbureau waits that long for a
+ * connection too, so a daemon that is gone holds a worker for it. system
+ * (ping, info) is always quick, and attach relies on its short wait to
+ * report an unreachable daemon; bash commands run up to 120 s by default;
+ * a request with its own "timeout" or "duration" gets that plus a margin.
+ */
+#define AG_SYSTEM_S  10.0
+#define AG_FORWARD_S 60.0
+#define AG_BASH_S    150.0
+#define AG_MARGIN_S  30.0
+/* The largest request the endpoint takes: the protocol's, plus room for
+ * the token and the envelope. `system info` reports this. */
+#define AG_MAX_REQUEST (BUREAU_MAX_REQUEST + (1u << 16))
+
+struct approval; /* agent_approve.c */
+
+struct ag_worker {
+	struct agent *ag;
+	int op; /* the operator socket's */
+	pthread_t thread;
+	nng_ctx ctx;
+	nng_aio *aio;
+};
+
+struct agent {
+	struct desktop *d;
+	unsigned char token_hash[crypto_generichash_BYTES];
+	bureau_client *guest;
+	atomic_int guest_down; /* the last forward found no daemon */
+	struct audit *audit;
+	nng_socket ep, op;
+	char *ep_url, *op_url, *op_path;
+	struct ag_worker workers[AG_WORKERS + AG_OP_WORKERS];
+	char *guest_url;    /* the daemon's REQ/REP URL */
+	char *guest_events; /* its events, or NULL */
+	/* The events' keys: the daemon seals with the guest token's, the
+	 * agent re-seals with the agent token's for its own subscribers. */
+	unsigned char key_guest[crypto_aead_xchacha20poly1305_ietf_KEYBYTES];
+	unsigned char key_agent[crypto_aead_xchacha20poly1305_ietf_KEYBYTES];
+	nng_socket sub, pub;
+	char *pub_url;
+	pthread_t relay;
+
+	pthread_mutex_t lock; /* everything below */
+	pthread_cond_t decided;
+	struct policy_list allow, approve;
+	long approve_timeout;
+	int takeover;
+	struct approval *approvals;
+	int pending;
+};
+
+/* ---- agent.c ---- */
+
+/* The wall clock as unix time, for the files and the approvals. */
+double ag_unix_now(void);
+
+/* ---- agent_reply.c ---- */
+
+/* j (stolen) as the reply's text (malloc'd); an internal error when j is
+ * NULL (out of memory). */
+char *ag_dump(json_t *j);
+
+/* The protocol's error reply; id NULL before the request is
+ * authenticated (a stranger learns nothing, not even its echo). */
+char *ag_error(json_t *id, const char *code, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+
+/* ag_error that also notes the code (a string constant) in *err, for the
+ * audit trail. */
+char *ag_refuse(const char **err, json_t *id, const char *code, const char *fmt,
+    ...) __attribute__((format(printf, 4, 5)));
+
+/* A reply text (malloc'd, taken) as a message to send; NULL for none. */
+nng_msg *ag_msg(char *text);
+
+/* ---- agent_endpoint.c ---- */
+
+/* One request on the endpoint: the reply to send. */
+nng_msg *ag_handle(struct agent *ag, const char *buf, size_t len);
+
+/* ---- agent_ops.c ---- */
+
+/* One request on the operator socket: the reply's text (malloc'd). */
+char *ag_op_handle(struct agent *ag, const char *buf, size_t len);
+
+/* The policy as the ops show it ({"ok": true, allow, approve,
+ * approve_timeout}). Called with ag->lock held. */
+json_t *ag_policy_json(struct agent *ag);
+
+/* Write the policy and the takeover into desktop.json, so they outlive
+ * this agent: an operator's control must not end with an agent's restart.
+ * Called with ag->lock held. */
+int ag_persist(struct agent *ag, char **cause);
+
+/* ---- agent_approve.c ---- */
+
+/*
+ * Wait for an operator's decision on req. Called and returns with
+ * ag->lock held. NULL when allowed, else the error reply.
+ */
+char *ag_wait_approval(struct agent *ag, json_t *id, json_t *req,
+    const char *tool, const char *action, const char **err);
+
+/* The operator ops takeover, approvals and decide: the reply's text. */
+char *ag_op_takeover(struct agent *ag, json_t *req);
+char *ag_op_approvals(struct agent *ag);
+char *ag_op_decide(struct agent *ag, json_t *req);
+
+/* ---- agent_events.c ---- */
+
+/* The events' key of token. */
+void ag_events_key(unsigned char *key, const char *token);
+
+/* "tcp://host:port" with port + 1, the daemon's events by its own
+ * default (malloc'd); NULL for any other URL. */
+char *ag_events_of(const char *url);
+
+/* Start the relay: a failure costs the live events only, not the
+ * desktop, so it is logged, not returned. */
+void ag_relay_start(struct agent *ag);
+
+/* ---- agent_vm.c ---- */
+
+/*
+ * Run the desktop's VM as this process's child: passt and QEMU are
+ * started by the backend from this (the main) thread, which they die
+ * with. run.json says a run is on; exit.json, once QEMU ends, how it
+ * ended.
+ */
+int ag_vm_start(struct agent *ag, const char *accel, pid_t *qemu, pid_t *passt,
+    char **cause);
+
+/* QEMU ended with status st: say how, and clear what it left. */
+void ag_vm_ended(struct agent *ag, int st, const char *why, pid_t passt);
+
+/* The agent got signal sig: end QEMU (SIGTERM, then SIGKILL) and say
+ * so. */
+void ag_vm_stop(struct agent *ag, pid_t qemu, pid_t passt, int sig);
+
+/* The agent could not start: QEMU killed, and exit.json says why. */
+void ag_vm_abort(struct agent *ag, pid_t qemu, pid_t passt);
+
+#endif

@@ -1,0 +1,177 @@
+/*
+ * host-bridge/agent/agent_ops.c: the operator socket: its requests (the ops of
+ * agent.h; Mission Control's own are in ops_mc.c) and the policy they
+ * change.
+ */
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "host-bridge/agent/agent_int.h"
+#include "host-bridge/agent/ops_mc.h"
+#include "host-bridge/agent/policy.h"
+#include "host-bridge/store/store.h"
+#include "host-bridge/util/util.h"
+
+int
+ag_persist(struct agent *ag, char **cause)
+{
+	char *path = desktop_path(ag->d, "desktop.json"), *s = NULL;
+	char *al = policy_format(&ag->allow), *ap = policy_format(&ag->approve);
+	json_error_t jerr;
+	json_t *j = NULL;
+	int rv = -1;
+
+	if (path == NULL || al == NULL || ap == NULL) {
+		*cause = hb_fmt("out of memory");
+		goto out;
+	}
+	if ((j = json_load_file(path, 0, &jerr)) == NULL) {
+		*cause = hb_fmt("cannot read '%s': %s", path, jerr.text);
+		goto out;
+	}
+	json_object_set_new(j, "allow", json_string(al));
+	json_object_set_new(j, "approve", json_string(ap));
+	json_object_set_new(j, "approve_timeout",
+	    json_integer(ag->approve_timeout));
+	json_object_set_new(j, "takeover", json_boolean(ag->takeover));
+	if ((s = json_dumps(j, JSON_INDENT(2))) == NULL) {
+		*cause = hb_fmt("out of memory");
+		goto out;
+	}
+	rv = hb_write_file(path, s, strlen(s), 0600, cause);
+out:
+	json_decref(j);
+	free(s);
+	free(al);
+	free(ap);
+	free(path);
+	return (rv);
+}
+
+json_t *
+ag_policy_json(struct agent *ag)
+{
+	char *al = policy_format(&ag->allow), *ap = policy_format(&ag->approve);
+	json_t *r = json_pack("{s:b, s:s, s:s, s:I}", "ok", 1, "allow",
+	    al ? al : "", "approve", ap ? ap : "", "approve_timeout",
+	    (json_int_t)ag->approve_timeout);
+
+	free(al);
+	free(ap);
+	return (r);
+}
+
+static char *
+ag_op_policy(struct agent *ag, json_t *req)
+{
+	struct policy_list al = { 0 }, ap = { 0 };
+	json_t *jal = json_object_get(req, "allow");
+	json_t *jap = json_object_get(req, "approve");
+	json_t *jto = json_object_get(req, "approve_timeout");
+	char *cause = NULL, *reply;
+
+	if ((jal != NULL && !json_is_string(jal)) ||
+	    (jap != NULL && !json_is_string(jap)))
+		return (ag_error(NULL, "invalid_argument",
+		    "field '%s' must be a string (a comma-separated list)",
+		    jal != NULL && !json_is_string(jal) ? "allow" : "approve"));
+	if (jto != NULL &&
+	    (!json_is_integer(jto) || json_integer_value(jto) < 1 ||
+	        json_integer_value(jto) > 86400))
+		return (ag_error(NULL, "invalid_argument",
+		    "field 'approve_timeout' must be a whole number of seconds "
+		    "from 1 to 86400"));
+	if ((jal != NULL &&
+	        policy_parse("allow", json_string_value(jal), &al, &cause) !=
+	            0) ||
+	    (jap != NULL &&
+	        policy_parse("approve", json_string_value(jap), &ap, &cause) !=
+	            0)) {
+		policy_list_clear(&al);
+		reply = ag_error(NULL, "invalid_argument", "%s", cause);
+		free(cause);
+		return (reply);
+	}
+	pthread_mutex_lock(&ag->lock);
+	if (jal != NULL) {
+		policy_list_clear(&ag->allow);
+		ag->allow = al;
+	}
+	if (jap != NULL) {
+		policy_list_clear(&ag->approve);
+		ag->approve = ap;
+	}
+	if (jto != NULL)
+		ag->approve_timeout = (long)json_integer_value(jto);
+	if ((jal != NULL || jap != NULL || jto != NULL) &&
+	    ag_persist(ag, &cause) != 0) {
+		/* Applied, but it would not survive a restart: say so. */
+		pthread_mutex_unlock(&ag->lock);
+		reply = ag_error(NULL, "io_error",
+		    "policy applied but not saved: %s", cause);
+		free(cause);
+		return (reply);
+	}
+	reply = ag_dump(ag_policy_json(ag));
+	pthread_mutex_unlock(&ag->lock);
+	return (reply);
+}
+
+/* {"op":"state"}: the policy, the takeover, what waits, where. */
+static char *
+ag_op_state(struct agent *ag)
+{
+	json_t *r;
+
+	pthread_mutex_lock(&ag->lock);
+	r = ag_policy_json(ag);
+	if (r != NULL) {
+		json_object_set_new(r, "desktop", json_string(ag->d->name));
+		json_object_set_new(r, "takeover", json_boolean(ag->takeover));
+		json_object_set_new(r, "pending", json_integer(ag->pending));
+		json_object_set_new(r, "endpoint", json_string(ag->ep_url));
+		json_object_set_new(r, "pid", json_integer(getpid()));
+	}
+	pthread_mutex_unlock(&ag->lock);
+	return (ag_dump(r));
+}
+
+char *
+ag_op_handle(struct agent *ag, const char *buf, size_t len)
+{
+	json_t *req = json_loadb(buf, len, JSON_REJECT_DUPLICATES, NULL);
+	const char *op = json_string_value(json_object_get(req, "op"));
+	char *reply;
+
+	if (!json_is_object(req) || op == NULL) {
+		json_decref(req);
+		return (ag_error(NULL, "bad_request",
+		    "expected a JSON object with a string field 'op'"));
+	}
+	if (strcmp(op, "state") == 0) {
+		reply = ag_op_state(ag);
+	} else if (strcmp(op, "takeover") == 0) {
+		reply = ag_op_takeover(ag, req);
+	} else if (strcmp(op, "approvals") == 0) {
+		reply = ag_op_approvals(ag);
+	} else if (strcmp(op, "decide") == 0) {
+		reply = ag_op_decide(ag, req);
+	} else if (strcmp(op, "policy") == 0) {
+		reply = ag_op_policy(ag, req);
+	} else if (ops_mc_is(op)) { /* Mission Control's: ops_mc.c */
+		pthread_mutex_lock(&ag->lock);
+		int tk = ag->takeover;
+		pthread_mutex_unlock(&ag->lock);
+		reply = ops_mc_handle(ag->guest, ag->d->name, tk, op, req);
+	} else {
+		reply = ag_error(NULL, "unknown_action",
+		    "unknown op '%.64s': expected state, takeover, approvals, "
+		    "decide or policy",
+		    op);
+	}
+	json_decref(req);
+	return (reply);
+}
