@@ -31,14 +31,12 @@ struct bd_worker {
 
 struct bd_server {
 	struct bd_config *cfg;
-	/* Held (read) while a worker hands an operation to nng and (write)
-	 * while the socket closes: libnng 1.5.2 panics ("pthread_mutex_lock:
-	 * Invalid argument" in nng_ctx_send) when a context operation starts
-	 * while nng_close tears the socket down, as a worker leaving a
-	 * cancelled wait at SIGTERM did. */
-	pthread_rwlock_t closing;
 	nng_socket sock;
-	int open;
+	/* 0 once bd_server_stop began: a worker then stops. An operation
+	 * that starts on a context after nng_close fails at once (nng 1.11
+	 * looks contexts up by id; Debian's 1.5.2 panicked there, which a
+	 * lock around every operation used to prevent). */
+	atomic_int open;
 	int nworkers;
 	struct bd_worker *workers;
 	atomic_int busy; /* workers inside a request */
@@ -200,23 +198,18 @@ bd_events_publish(const char *topic, const char *json, const void *body,
 	pthread_mutex_unlock(&bd_events.lock);
 }
 
-/* Start the worker's receive or send unless the socket is closing (or
- * closed): then 0. */
+/* Start the worker's receive or send unless the server is stopping:
+ * then 0. */
 static int
 bd_worker_submit(struct bd_worker *w, int send)
 {
-	struct bd_server *srv = w->srv;
-	int open;
-
-	pthread_rwlock_rdlock(&srv->closing);
-	if ((open = srv->open) != 0) {
-		if (send)
-			nng_ctx_send(w->ctx, w->aio);
-		else
-			nng_ctx_recv(w->ctx, w->aio);
-	}
-	pthread_rwlock_unlock(&srv->closing);
-	return (open);
+	if (!atomic_load(&w->srv->open))
+		return (0);
+	if (send)
+		nng_ctx_send(w->ctx, w->aio);
+	else
+		nng_ctx_recv(w->ctx, w->aio);
+	return (1);
 }
 
 static void *
@@ -237,7 +230,7 @@ bd_worker_main(void *arg)
 			break;
 		nng_aio_wait(w->aio);
 		if ((rv = nng_aio_result(w->aio)) != 0) {
-			if (rv == NNG_ECLOSED)
+			if (rv == NNG_ECLOSED || !atomic_load(&w->srv->open))
 				break;
 			bd_warn("receive failed: %s", nng_strerror(rv));
 			continue;
@@ -277,16 +270,13 @@ bd_worker_main(void *arg)
 		if ((rv = nng_aio_result(w->aio)) != 0) {
 			/* nng did not take the msg */
 			nng_msg_free(out);
-			if (rv == NNG_ECLOSED)
+			if (rv == NNG_ECLOSED || !atomic_load(&w->srv->open))
 				break;
 			if (rv == NNG_ETIMEDOUT) {
 				bd_warn("a client has not read its replies for "
 				        "%d ms: disconnecting it",
 				    cfg->reply_timeout_ms);
-				pthread_rwlock_rdlock(&w->srv->closing);
-				if (w->srv->open)
-					nng_pipe_close(pipe);
-				pthread_rwlock_unlock(&w->srv->closing);
+				nng_pipe_close(pipe); /* gone already: ENOENT */
 			}
 		}
 	}
@@ -302,14 +292,12 @@ bd_server_start(struct bd_config *cfg, struct bd_server **out, char **cause)
 	if ((srv = calloc(1, sizeof *srv)) == NULL)
 		return (-1);
 	srv->cfg = cfg;
-	pthread_rwlock_init(&srv->closing, NULL);
 	if ((rv = nng_rep0_open(&srv->sock)) != 0) {
 		bd_nng_fail(cause, "cannot open socket for", "rep", rv);
-		pthread_rwlock_destroy(&srv->closing);
 		free(srv);
 		return (-1);
 	}
-	srv->open = 1;
+	atomic_init(&srv->open, 1);
 	/* nng drops a larger message and closes that connection; the
 	 * daemon never allocates for it. */
 	nng_socket_set_size(srv->sock, NNG_OPT_RECVMAXSZ, cfg->max_request);
@@ -361,11 +349,8 @@ bd_server_stop(struct bd_server *srv)
 
 	if (srv == NULL)
 		return (0);
-	pthread_rwlock_wrlock(&srv->closing);
-	if (srv->open)
+	if (atomic_exchange(&srv->open, 0))
 		nng_close(srv->sock);
-	srv->open = 0;
-	pthread_rwlock_unlock(&srv->closing);
 	/* The caller has called tool_shutdown(): waits and shell commands
 	 * return within a few hundred ms. A handler that does not honour it
 	 * must still not hold up SIGTERM for minutes: after a few seconds
@@ -387,7 +372,6 @@ bd_server_stop(struct bd_server *srv)
 			nng_aio_free(w->aio);
 	}
 	free(srv->workers);
-	pthread_rwlock_destroy(&srv->closing);
 	free(srv);
 	return (0);
 }

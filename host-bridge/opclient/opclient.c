@@ -30,31 +30,6 @@
 
 /* ---- the operator socket ---------------------------------------------- */
 
-/* Replies socket s still owes: the requests its connections sent minus
- * the replies they read (nng's statistics; a reply to a request that
- * timed out is read and dropped by nng, and counted). */
-static uint64_t
-op_owed(nng_socket s)
-{
-	nng_stat *all, *st, *v;
-	uint64_t tx = 0, rx = 0;
-
-	if (nng_stats_get(&all) != 0)
-		return (0);
-	for (st = nng_stat_child(all); st != NULL; st = nng_stat_next(st)) {
-		if (strcmp(nng_stat_name(st), "pipe") != 0 ||
-		    (v = nng_stat_find(st, "socket")) == NULL ||
-		    nng_stat_value(v) != (uint64_t)nng_socket_id(s))
-			continue;
-		if ((v = nng_stat_find(st, "tx_msgs")) != NULL)
-			tx += nng_stat_value(v);
-		if ((v = nng_stat_find(st, "rx_msgs")) != NULL)
-			rx += nng_stat_value(v);
-	}
-	nng_stats_free(all);
-	return (tx > rx ? tx - rx : 0);
-}
-
 int
 op_exchange(const struct desktop *d, json_t *req, int timeout_ms,
     json_t **reply, char **cause)
@@ -111,19 +86,6 @@ nng:
 out:
 	if (buf != NULL)
 		nng_free(buf, len);
-	/*
-	 * A reply that arrives as the socket closes hangs libnng 1.5.2's
-	 * nng_close for good, and every one of the process after it
-	 * (nanomsg/nng#1636; Mission Control's later calls then never
-	 * return): after a timeout, let a late reply land first, for a
-	 * bounded time, as bureau_close does.
-	 */
-	if (open && rv == NNG_ETIMEDOUT) {
-		nng_time until = nng_clock() + 2000;
-
-		while (op_owed(s) > 0 && nng_clock() < until)
-			nng_msleep(2);
-	}
 	if (open)
 		nng_close(s);
 	json_decref(r);
