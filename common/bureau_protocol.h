@@ -58,4 +58,8 @@
 /* The largest number BUREAU_PROTOCOL_ERRORS lists (14 is a gap). */
 #define BUREAU_PROTOCOL_NERRORS 15
 
+/* The BLAKE2b key that derives the events' encryption key from the token
+ * (docs/protocol.md, "Encryption"). */
+#define BUREAU_EVENTS_KEY_CONTEXT "bureau-events-v1"
+
 #endif

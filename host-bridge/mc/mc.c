@@ -26,6 +26,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "common/token.h"
 #include "host-bridge/cli/cli.h"
 #include "host-bridge/mc/mc.h"
 #include "host-bridge/util/util.h"
@@ -35,43 +36,33 @@
 #define MC_COOKIE   "bureau_mc"
 
 static struct {
-	unsigned char token_hash[crypto_generichash_BYTES];
+	unsigned char token_hash[TOKEN_HASH_BYTES];
 	char *web;   /* the page's files */
 	char *novnc; /* Debian's novnc */
 	pthread_mutex_t lock;
-	unsigned char sessions[MC_SESSIONS][crypto_generichash_BYTES];
+	unsigned char sessions[MC_SESSIONS][TOKEN_HASH_BYTES];
 	int nsessions;
 } mc = { .lock = PTHREAD_MUTEX_INITIALIZER };
 
 /* ---- auth ------------------------------------------------------------- */
 
-static void
-mc_hash(const char *s, size_t n, unsigned char out[crypto_generichash_BYTES])
-{
-	crypto_generichash(out, crypto_generichash_BYTES,
-	    (const unsigned char *)s, n, NULL, 0);
-}
-
-/* Constant time in the content, as the host agent's token check. */
+/* Constant time in the content (common/token.h). */
 static int
 mc_token_ok(const char *t, size_t n)
 {
-	unsigned char h[crypto_generichash_BYTES];
-
-	mc_hash(t, n, h);
-	return (sodium_memcmp(h, mc.token_hash, sizeof h) == 0);
+	return (token_check(mc.token_hash, t, n));
 }
 
 static int
 mc_session_ok(const char *sid)
 {
-	unsigned char h[crypto_generichash_BYTES];
+	unsigned char h[TOKEN_HASH_BYTES];
 	int ok = 0;
 
-	mc_hash(sid, strlen(sid), h);
+	token_hash(sid, strlen(sid), h);
 	pthread_mutex_lock(&mc.lock);
 	for (int i = 0; i < mc.nsessions; i++)
-		ok |= sodium_memcmp(h, mc.sessions[i], sizeof h) == 0;
+		ok |= token_hash_equal(h, mc.sessions[i]);
 	pthread_mutex_unlock(&mc.lock);
 	return (ok);
 }
@@ -90,7 +81,7 @@ mc_session_new(void)
 		    sizeof mc.sessions[0] * (MC_SESSIONS - 1));
 		mc.nsessions--;
 	}
-	mc_hash(sid, strlen(sid), mc.sessions[mc.nsessions++]);
+	token_hash(sid, strlen(sid), mc.sessions[mc.nsessions++]);
 	pthread_mutex_unlock(&mc.lock);
 	return (sid);
 }
@@ -376,7 +367,7 @@ cmd_mission_control(int argc, char **argv)
 		free(cause);
 		return (1);
 	}
-	mc_hash(token, strlen(token), mc.token_hash);
+	token_hash(token, strlen(token), mc.token_hash);
 	url = hb_fmt("http://%s:%d/login?token=%s",
 	    strcmp(host, "0.0.0.0") == 0 ? "127.0.0.1" : host, port, token);
 	if (print) {
