@@ -128,11 +128,12 @@ mc_login(struct mg_connection *c, const char *query)
 	n = query ? mg_get_var(query, strlen(query), "token", tok, sizeof tok) :
 	            -1;
 	if (n <= 0 || !mc_token_ok(tok, (size_t)n))
-		return (mc_err(c, 401, "unauthorized",
+		return (mc_err(c, 401, bureau_error_name(BUREAU_EUNAUTH),
 		    "wrong or missing token (bureau mission-control "
 		    "--print-url prints the login URL)"));
 	if ((sid = mc_session_new()) == NULL)
-		return (mc_err(c, 500, "internal", "no random bytes"));
+		return (mc_err(c, 500, bureau_error_name(BUREAU_EINTERNAL),
+		    "no random bytes"));
 	hdr = hb_fmt("Set-Cookie: " MC_COOKIE
 	             "=%s; Path=/; HttpOnly; SameSite=Strict\r\n"
 	             "Location: /\r\n",
@@ -153,7 +154,7 @@ mc_request(struct mg_connection *c)
 	if (strcmp(uri, "/login") == 0 && strcmp(m, "GET") == 0)
 		return (mc_login(c, ri->query_string));
 	if ((auth = mc_auth(c)) == AUTH_NONE)
-		return (mc_err(c, 401, "unauthorized",
+		return (mc_err(c, 401, bureau_error_name(BUREAU_EUNAUTH),
 		    "log in first: open the URL `bureau mission-control "
 		    "--print-url` prints, or send Authorization: Bearer "
 		    "TOKEN"));
@@ -163,20 +164,20 @@ mc_request(struct mg_connection *c)
 	 * a browser on its own. */
 	if (auth == AUTH_COOKIE && (strcmp(m, "GET") != 0 || ws) &&
 	    !mc_same_origin(c))
-		return (mc_err(c, 403, "permission_denied",
+		return (mc_err(c, 403, bureau_error_name(BUREAU_EPERM),
 		    "cross-origin request refused (Origin must be this "
 		    "server)"));
 	if (ws) {
 		if (strncmp(uri, "/vnc/", 5) == 0 && mc_live_known(uri + 5))
 			return (0); /* on to the WebSocket handler */
-		return (
-		    mc_err(c, 404, "not_found", "no live view at '%s'", uri));
+		return (mc_err(c, 404, bureau_error_name(BUREAU_ENOTFOUND),
+		    "no live view at '%s'", uri));
 	}
 	if (strncmp(uri, "/api/", 5) == 0)
 		return (mc_api(c, m, uri, ri->query_string));
 	if (strcmp(m, "GET") != 0)
-		return (mc_err(c, 405, "bad_request", "method '%s' not allowed",
-		    m));
+		return (mc_err(c, 405, bureau_error_name(BUREAU_EBADREQ),
+		    "method '%s' not allowed", m));
 	if (strcmp(uri, "/") == 0)
 		return (mc_file(c, mc.web, "index.html"));
 	if (strncmp(uri, "/desktop/", 9) == 0)
@@ -185,7 +186,8 @@ mc_request(struct mg_connection *c)
 		return (mc_file(c, mc.novnc, uri + 7));
 	if (strncmp(uri, "/static/", 8) == 0)
 		return (mc_file(c, mc.web, uri + 8));
-	return (mc_err(c, 404, "not_found", "nothing at '%s'", uri));
+	return (mc_err(c, 404, bureau_error_name(BUREAU_ENOTFOUND),
+	    "nothing at '%s'", uri));
 }
 
 static int
