@@ -17,31 +17,33 @@
 static void
 test_decode_valid(void **state)
 {
+	static const struct {
+		const char *s;
+		int len;
+		uint32_t cp;
+	} ok[] = {
+		{ "A", 1, 'A' },
+		{ "", 1, 0 }, /* NUL is a character */
+		{ "\xc2\x80", 2, 0x80 },
+		{ "\xc3\xa9z", 2, 0xe9 }, /* only the first character */
+		{ "\xe0\xa0\x80", 3, 0x800 },
+		{ "\xe2\x82\xac", 3, 0x20ac },
+		{ "\xed\x9f\xbf", 3, 0xd7ff },
+		{ "\xef\xbf\xbd", 3, 0xfffd },
+		{ "\xf0\x90\x80\x80", 4, 0x10000 },
+		{ "\xf4\x8f\xbf\xbf", 4, 0x10ffff },
+	};
 	uint32_t cp;
 
 	(void)state;
-	assert_int_equal(DECODE("A", &cp), 1);
-	assert_int_equal(cp, 'A');
-	assert_int_equal(utf8_decode((const unsigned char *)"", 1, &cp), 1);
-	assert_int_equal(cp, 0); /* NUL is a character */
-	assert_int_equal(DECODE("\xc2\x80", &cp), 2);
-	assert_int_equal(cp, 0x80);
-	assert_int_equal(DECODE("\xc3\xa9", &cp), 2);
-	assert_int_equal(cp, 0xe9);
-	assert_int_equal(DECODE("\xe0\xa0\x80", &cp), 3);
-	assert_int_equal(cp, 0x800);
-	assert_int_equal(DECODE("\xe2\x82\xac", &cp), 3);
-	assert_int_equal(cp, 0x20ac);
-	assert_int_equal(DECODE("\xed\x9f\xbf", &cp), 3);
-	assert_int_equal(cp, 0xd7ff);
-	assert_int_equal(DECODE("\xef\xbf\xbd", &cp), 3);
-	assert_int_equal(cp, 0xfffd);
-	assert_int_equal(DECODE("\xf0\x90\x80\x80", &cp), 4);
-	assert_int_equal(cp, 0x10000);
-	assert_int_equal(DECODE("\xf4\x8f\xbf\xbf", &cp), 4);
-	assert_int_equal(cp, 0x10ffff);
-	/* only the first character */
-	assert_int_equal(DECODE("\xc3\xa9z", &cp), 2);
+	for (size_t i = 0; i < sizeof ok / sizeof ok[0]; i++) {
+		size_t n = strlen(ok[i].s);
+
+		assert_int_equal(utf8_decode((const unsigned char *)ok[i].s,
+		                     n > 0 ? n : 1, &cp),
+		    ok[i].len);
+		assert_int_equal(cp, ok[i].cp);
+	}
 }
 
 static void
