@@ -152,8 +152,9 @@ $(BUILD)/tests/test_%: tests/unit/test_%.c $(D_LIBOBJ) $(NNG_A) $(BUILD)/.varian
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $< $(D_LIBOBJ) $(LDLIBS_D) -lcmocka
 
-# Unit tests of the host bridge's helpers, linked with those objects.
-H_OBJ := $(filter $(OBJ)/host-bridge/util/%,$(C_OBJ))
+# Unit tests of the host bridge's helpers, linked with those objects (and
+# the common/ parser they use).
+H_OBJ := $(filter $(OBJ)/host-bridge/util/% $(OBJ)/common/size.o,$(C_OBJ))
 $(BUILD)/tests/test_hb_%: tests/unit/test_hb_%.c $(H_OBJ) $(BUILD)/.variant-$(VARIANT)
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $< $(H_OBJ) -lcmocka

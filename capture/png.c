@@ -1,12 +1,13 @@
 /*
  * png: BGRX pixels to an 8-bit RGB PNG in memory.
  *
- * Screenshots take the libdeflate path at the end of this file, the
- * container written here. Small images (and capbench's settings table) go
- * through libpng, also the reference encoder of the tests, which reads the X11
- * rows as they are: png_set_bgr swaps B and R and png_set_filler drops the
- * X byte while each row is copied into libpng's own row buffer, so the
- * caller's pixels are never modified or copied whole.
+ * Screenshots take the sdeflate path at the end of this file (the
+ * compressor in capture/sdeflate.c), the container written here. Small
+ * images (and capbench's settings table) go through libpng, also the
+ * reference encoder of the tests, which reads the X11 rows as they are:
+ * png_set_bgr swaps B and R and png_set_filler drops the X byte while each row
+ * is copied into libpng's own row buffer, so the caller's pixels are never
+ * modified or copied whole.
  */
 #include <libdeflate.h>
 #include <png.h>
@@ -536,7 +537,8 @@ capng_filter(uint8_t *raw, int width, int height)
 	free(tmp);
 }
 
-/* Scanlines (filtered here, in place) to PNG through libdeflate. */
+/* Scanlines (filtered here, in place) to PNG through sdeflate, or through
+ * libdeflate when capbench -e asks for it (cap_png_engine). */
 static int
 capng_deflate(uint8_t *raw, int width, int height, int level, uint8_t **out,
     size_t *outlen, char **cause)
@@ -600,7 +602,7 @@ cap_png_encoder(void)
 	return "libdeflate v" LIBDEFLATE_VERSION_STRING;
 }
 
-/* Small images go through libpng, large ones through libdeflate. */
+/* Small images go through libpng, large ones through capng_deflate. */
 static int
 capng_small(int width, int height)
 {
@@ -647,8 +649,8 @@ cap_png_encode(const struct cap_image *img, int level, uint8_t **out,
 	    level > 9 || capng_small(img->width, img->height))
 		return cap_png_encode_tuned(img, level, CAPNG_FILTERS,
 		    CAPNG_STRATEGY, out, outlen, cause);
-	/* libdeflate compresses a whole buffer: the scanlines, the one copy
-	 * of the image made here */
+	/* capng_deflate compresses a whole buffer: the scanlines, the one
+	 * copy of the image made here */
 	if ((raw = cap_alloc(CAP_SCANLINE(img->width) * (size_t)img->height)) ==
 	    NULL) {
 		if (cause != NULL &&

@@ -1,12 +1,76 @@
 /*
- * common/action.c: policy matching, action keys and audit summaries shared
- * by bureaud and the host agent (see action.h).
+ * common/action.c: policy lists, action keys and audit summaries shared by
+ * bureaud and the host agent (see action.h).
  */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "common/action.h"
+
+void
+action_list_free(char **items, int n)
+{
+	for (int i = 0; i < n; i++)
+		free(items[i]);
+	free(items);
+}
+
+static int
+action_item_ok(const char *s)
+{
+	int dots = 0;
+
+	if (*s == '.' || *s == '\0')
+		return (0);
+	for (; *s != '\0'; s++) {
+		if (*s == '.') {
+			if (++dots > 1 || s[1] == '\0')
+				return (0);
+		} else if (!((*s >= 'a' && *s <= 'z') ||
+		               (*s >= '0' && *s <= '9') || *s == '_' ||
+		               *s == '*'))
+			return (0);
+	}
+	return (1);
+}
+
+int
+action_list_add(char ***items, int *n, const char *what, const char *s,
+    char **cause)
+{
+	char *copy = strdup(s), *tok, *save = NULL;
+
+	if (copy == NULL)
+		goto oom;
+	for (tok = strtok_r(copy, ", \t", &save); tok != NULL;
+	     tok = strtok_r(NULL, ", \t", &save)) {
+		char **grown;
+
+		if (!action_item_ok(tok)) {
+			if (asprintf(cause,
+			        "invalid %s item '%s': expected tool, "
+			        "tool.action or tool.*",
+			        what, tok) < 0)
+				*cause = NULL;
+			free(copy);
+			return (-1);
+		}
+		if ((grown = realloc(*items,
+		         sizeof *grown * (size_t)(*n + 1))) == NULL)
+			goto oom;
+		*items = grown;
+		if ((grown[*n] = strdup(tok)) == NULL)
+			goto oom;
+		(*n)++;
+	}
+	free(copy);
+	return (0);
+oom:
+	free(copy);
+	*cause = strdup("out of memory");
+	return (-1);
+}
 
 int
 action_listed(char *const *items, int n, const char *tool, const char *action)

@@ -1,9 +1,10 @@
 /*
- * common/action: how a request names its tool and action, judged the same
- * way by bureaud (runtime/) and by the host agent (host-bridge/agent/),
- * which enforces the operator's policy in front of it. One source,
- * compiled into both, so the two can never judge one request differently.
- * Pure functions over jansson values; no allocation but the summary.
+ * common/action: policy lists and how a request names its tool and action,
+ * judged the same way by bureaud (runtime/) and by the host agent
+ * (host-bridge/agent/), which enforces the operator's policy in front of
+ * it. One source, compiled into both, so the two can never judge one
+ * request differently. Pure functions over jansson values; no allocation
+ * but the lists and the summary.
  */
 #ifndef BUREAU_COMMON_ACTION_H
 #define BUREAU_COMMON_ACTION_H
@@ -11,8 +12,21 @@
 #include <jansson.h>
 
 /*
- * Does a policy list (bureaud's --allow syntax: "tool", "tool.action" or
- * "tool.*", n items) name tool and action? action NULL: the tool has none
+ * Add the items of the policy list s to (*items)[0..*n), each malloc'd:
+ * bureaud's --allow syntax, items separated by commas, spaces or tabs,
+ * each "tool", "tool.action" or "tool.*" of lowercase letters, digits,
+ * '_' and '*'. An empty string adds nothing. -1 with a cause (malloc'd,
+ * or NULL when even that failed): "invalid WHAT item 'X': expected ...",
+ * or "out of memory"; the items added before stay, for the caller to
+ * free with action_list_free.
+ */
+int action_list_add(char ***items, int *n, const char *what, const char *s,
+    char **cause);
+void action_list_free(char **items, int n);
+
+/*
+ * Does a policy list (action_list_add's syntax, n items) name tool and
+ * action? action NULL: the tool has none
  * (bash), and only "tool" or "tool.*" match. An empty list matches
  * nothing: the callers decide what that means (bureaud: allow all).
  */

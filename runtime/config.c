@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include "common/action.h"
+#include "common/size.h"
 #include "runtime/config.h"
 #include "runtime/dispatch.h"
 #include "runtime/log.h"
@@ -108,53 +109,26 @@ bd_num_fail(char **cause, const char *name, const char *v, const char *why,
 	return (-1);
 }
 
-/*
- * An integer in [min, max] (min >= 0), with an optional K, M or G suffix
- * (powers of 1024). Only digits then the suffix: strtoull alone would skip
- * white space, take a sign (and negate "-1" into a huge value) and stop at
- * garbage; the suffix multiplication is checked, so "17179869185G" is too
- * large instead of wrapping.
- */
+/* An integer in [min, max] (min >= 0), with an optional K, M or G suffix
+ * (common/size.h). */
 static int
 bd_parse_num(const char *name, const char *v, long long min, long long max,
     long long *out, char **cause)
 {
-	unsigned long long n, mul = 1;
-	char *end;
+	static const char *const why[] = {
+		[SIZE_EMPTY] = "empty",
+		[SIZE_NEGATIVE] = "negative",
+		[SIZE_NOT_NUMBER] = "not a number",
+		[SIZE_TOO_LARGE] = "too large",
+		[SIZE_TRAILING] = "trailing characters",
+	};
+	unsigned long long n;
+	enum size_status st;
 
-	if (v == NULL || *v == '\0')
-		return (bd_num_fail(cause, name, v != NULL ? v : "", "empty",
-		    min, max));
-	if (*v == '-')
-		return (bd_num_fail(cause, name, v, "negative", min, max));
-	if (!isdigit((unsigned char)*v))
-		return (bd_num_fail(cause, name, v, "not a number", min, max));
-	errno = 0;
-	n = strtoull(v, &end, 10);
-	if (errno == ERANGE)
-		return (bd_num_fail(cause, name, v, "too large", min, max));
-	switch (*end) {
-	case 'k':
-	case 'K':
-		mul = 1ULL << 10;
-		end++;
-		break;
-	case 'm':
-	case 'M':
-		mul = 1ULL << 20;
-		end++;
-		break;
-	case 'g':
-	case 'G':
-		mul = 1ULL << 30;
-		end++;
-		break;
-	}
-	if (*end != '\0')
-		return (bd_num_fail(cause, name, v, "trailing characters", min,
-		    max));
-	if (__builtin_mul_overflow(n, mul, &n) || n > (unsigned long long)max)
-		return (bd_num_fail(cause, name, v, "too large", min, max));
+	if (v == NULL)
+		v = "";
+	if ((st = size_parse(v, 0, (unsigned long long)max, &n)) != SIZE_OK)
+		return (bd_num_fail(cause, name, v, why[st], min, max));
 	if (n < (unsigned long long)min)
 		return (bd_num_fail(cause, name, v, "too small", min, max));
 	*out = (long long)n;
@@ -185,30 +159,6 @@ bd_parse_bool(const char *name, const char *v, int *out, char **cause)
 	}
 	return (bd_cfail(cause, "invalid %s '%s': expected true or false", name,
 	    v));
-}
-
-static int
-bd_parse_allow(struct bd_config *cfg, const char *list, char **cause)
-{
-	char *copy, *tok, *save = NULL;
-
-	if ((copy = strdup(list)) == NULL)
-		return (bd_cfail(cause, "out of memory%s%s", "", ""));
-	for (tok = strtok_r(copy, ", \t", &save); tok != NULL;
-	     tok = strtok_r(NULL, ", \t", &save)) {
-		char **n = realloc(cfg->allow,
-		    sizeof *n * (size_t)(cfg->nallow + 1));
-		if (n == NULL || (n[cfg->nallow] = strdup(tok)) == NULL) {
-			if (n != NULL)
-				cfg->allow = n;
-			free(copy);
-			return (bd_cfail(cause, "out of memory%s%s", "", ""));
-		}
-		cfg->allow = n;
-		cfg->nallow++;
-	}
-	free(copy);
-	return (0);
 }
 
 /* One option, from the command line or the file. */
@@ -272,7 +222,8 @@ bd_apply(struct bd_config *cfg, int opt, const char *name, const char *v,
 		cfg->max_request = (size_t)n;
 		return (0);
 	case OPT_ALLOW:
-		return (bd_parse_allow(cfg, v, cause));
+		return (
+		    action_list_add(&cfg->allow, &cfg->nallow, name, v, cause));
 	case OPT_ROOT:
 		if (bd_set_str(&cfg->root, v) != 0)
 			return (-1);
@@ -689,9 +640,7 @@ bd_config_clear(struct bd_config *cfg)
 		memset(cfg->token, 0, cfg->token_len);
 		free(cfg->token);
 	}
-	for (int i = 0; i < cfg->nallow; i++)
-		free(cfg->allow[i]);
-	free(cfg->allow);
+	action_list_free(cfg->allow, cfg->nallow);
 	free(cfg->scale);
 	free(cfg->root);
 	memset(cfg, 0, sizeof *cfg);

@@ -4,13 +4,13 @@
  */
 #include <jansson.h>
 #include <math.h>
-#include <sodium.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
 #include "common/action.h"
+#include "common/token.h"
 #include "runtime/dispatch.h"
 #include "runtime/log.h"
 #include "runtime/protocol.h"
@@ -18,33 +18,23 @@
 
 #define BD_REAL_DIGITS 15
 
-static void
-bd_hash_sink(void *arg, const char *p, size_t n)
-{
-	crypto_generichash_update(arg, (const unsigned char *)p, n);
-}
-
-/* Compare hashes of the tokens with sodium_memcmp: constant time in the
- * content and independent of the length, so a wrong guess learns nothing
- * from the reply's timing. The client's token is hashed straight from the
- * raw request as its escapes are decoded: nothing is allocated before the
- * client is known. */
+/* The token check of common/token.h. The client's token is hashed straight
+ * from the raw request as its escapes are decoded: nothing is allocated
+ * before the client is known. */
 static int
 bd_token_ok(const struct bd_config *cfg, const char *raw, size_t rawlen)
 {
-	unsigned char want[crypto_generichash_BYTES];
-	unsigned char got[crypto_generichash_BYTES];
+	unsigned char want[TOKEN_HASH_BYTES], got[TOKEN_HASH_BYTES];
 	crypto_generichash_state st;
 
 	/* SIGHUP may swap the token (bd_config_reload_token). */
 	pthread_rwlock_rdlock(&bd_token_lock);
-	crypto_generichash(want, sizeof want, (const unsigned char *)cfg->token,
-	    cfg->token_len, NULL, 0);
+	token_hash(cfg->token, cfg->token_len, want);
 	pthread_rwlock_unlock(&bd_token_lock);
-	crypto_generichash_init(&st, NULL, 0, sizeof got);
-	bd_reqscan_unescape(raw, rawlen, bd_hash_sink, &st);
-	crypto_generichash_final(&st, got, sizeof got);
-	return (sodium_memcmp(want, got, sizeof want) == 0);
+	token_hash_init(&st);
+	bd_reqscan_unescape(raw, rawlen, token_hash_add, &st);
+	token_hash_final(&st, got);
+	return (token_hash_equal(want, got));
 }
 
 /* The typed error for a request the scan refused. */

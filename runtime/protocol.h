@@ -1,13 +1,13 @@
 /*
  * runtime/protocol.h: what only the daemon needs of the wire protocol. The
- * version, the error codes and the limits live in
- * host-bridge/include/bureau_protocol.h, shared with libbureau;
+ * version, the error codes and the limits live in common/bureau_protocol.h,
+ * shared with the host side and libbureau;
  * docs/protocol.md describes them for clients.
  */
 #ifndef BUREAU_RUNTIME_PROTOCOL_H
 #define BUREAU_RUNTIME_PROTOCOL_H
 
-#include "host-bridge/include/bureau_protocol.h"
+#include "common/bureau_protocol.h"
 
 #define BD_PROTOCOL_VERSION BUREAU_PROTOCOL
 /* Default and largest request accepted (bytes); --max-request changes it. */

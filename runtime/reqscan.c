@@ -14,6 +14,7 @@
 #include <stdint.h>
 #include <string.h>
 
+#include "common/utf8.h"
 #include "runtime/reqscan.h"
 
 struct sc {
@@ -66,38 +67,6 @@ sc_hex4(const unsigned char *p, unsigned *out)
 	return (0);
 }
 
-/* Length of the valid UTF-8 sequence at p (at most n bytes), 0 if none:
- * no overlong forms, no surrogates, nothing past U+10FFFF. */
-static size_t
-sc_utf8(const unsigned char *p, size_t n)
-{
-	unsigned char c = p[0], lo = 0x80, hi = 0xbf;
-	size_t need;
-
-	if (c >= 0xc2 && c <= 0xdf)
-		need = 1;
-	else if (c >= 0xe0 && c <= 0xef) {
-		need = 2;
-		if (c == 0xe0)
-			lo = 0xa0;
-		else if (c == 0xed)
-			hi = 0x9f;
-	} else if (c >= 0xf0 && c <= 0xf4) {
-		need = 3;
-		if (c == 0xf0)
-			lo = 0x90;
-		else if (c == 0xf4)
-			hi = 0x8f;
-	} else
-		return (0);
-	if (n < need + 1 || p[1] < lo || p[1] > hi)
-		return (0);
-	for (size_t k = 2; k <= need; k++)
-		if (p[k] < 0x80 || p[k] > 0xbf)
-			return (0);
-	return (need + 1);
-}
-
 /* The string whose opening quote is at s->i; on success s->i is past the
  * closing quote and [*off, *off + *n) is its raw text. */
 static int
@@ -108,7 +77,8 @@ sc_string(struct sc *s, size_t *off, size_t *n)
 	while (s->i < s->len) {
 		unsigned char c = s->p[s->i];
 		unsigned u, u2;
-		size_t k;
+		uint32_t cp;
+		int k;
 
 		if (c == '"') {
 			*off = start;
@@ -120,10 +90,11 @@ sc_string(struct sc *s, size_t *off, size_t *n)
 			return (sc_fail(s, BD_REQSCAN_SYNTAX,
 			    "control character in a string"));
 		if (c >= 0x80) {
-			if ((k = sc_utf8(s->p + s->i, s->len - s->i)) == 0)
+			if ((k = utf8_decode(s->p + s->i, s->len - s->i,
+			         &cp)) <= 0)
 				return (sc_fail(s, BD_REQSCAN_SYNTAX,
 				    "invalid UTF-8 in a string"));
-			s->i += k;
+			s->i += (size_t)k;
 			continue;
 		}
 		if (c != '\\') {
@@ -513,24 +484,7 @@ bd_reqscan_unescape(const char *raw, size_t len,
 				    (u2 - 0xdc00);
 				i += 6;
 			}
-			if (u < 0x80)
-				u8[0] = (char)u;
-			else if (u < 0x800) {
-				u8[0] = (char)(0xc0 | (u >> 6));
-				u8[1] = (char)(0x80 | (u & 0x3f));
-				n = 2;
-			} else if (u < 0x10000) {
-				u8[0] = (char)(0xe0 | (u >> 12));
-				u8[1] = (char)(0x80 | ((u >> 6) & 0x3f));
-				u8[2] = (char)(0x80 | (u & 0x3f));
-				n = 3;
-			} else {
-				u8[0] = (char)(0xf0 | (u >> 18));
-				u8[1] = (char)(0x80 | ((u >> 12) & 0x3f));
-				u8[2] = (char)(0x80 | ((u >> 6) & 0x3f));
-				u8[3] = (char)(0x80 | (u & 0x3f));
-				n = 4;
-			}
+			n = utf8_encode(u, u8);
 			break;
 		default: /* '"', '\\', '/' stand for themselves */
 			u8[0] = (char)p[i + 1];

@@ -14,6 +14,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "common/token.h"
 #include "runtime/dispatch.h"
 #include "runtime/log.h"
 #include "runtime/server.h"
@@ -42,16 +43,12 @@ struct bd_server {
 	atomic_int busy; /* workers inside a request */
 };
 
-/* The context of the events key: BLAKE2b-256 of the token, keyed with this
- * (16 bytes, libsodium's least key size). docs/protocol.md has the format. */
-#define BD_EVENTS_CONTEXT "bureau-events-v1"
-
 static struct {
 	pthread_mutex_t lock;
 	nng_socket sock;
 	int open;
 	int sealed; /* encrypt events with key */
-	unsigned char key[crypto_aead_xchacha20poly1305_ietf_KEYBYTES];
+	unsigned char key[TOKEN_EVENTS_KEY_BYTES];
 } bd_events = { .lock = PTHREAD_MUTEX_INITIALIZER };
 
 static int
@@ -78,10 +75,7 @@ bd_events_open(const char *url, const char *token, size_t token_len,
 			*cause = strdup("cannot initialise libsodium");
 			return (-1);
 		}
-		crypto_generichash(bd_events.key, sizeof bd_events.key,
-		    (const unsigned char *)token, token_len,
-		    (const unsigned char *)BD_EVENTS_CONTEXT,
-		    sizeof BD_EVENTS_CONTEXT - 1);
+		token_events_key(token, token_len, bd_events.key);
 		bd_events.sealed = 1;
 	}
 	if ((rv = nng_pub0_open(&bd_events.sock)) != 0)
@@ -106,10 +100,7 @@ bd_events_rekey(const char *token, size_t token_len)
 {
 	pthread_mutex_lock(&bd_events.lock);
 	if (bd_events.sealed)
-		crypto_generichash(bd_events.key, sizeof bd_events.key,
-		    (const unsigned char *)token, token_len,
-		    (const unsigned char *)BD_EVENTS_CONTEXT,
-		    sizeof BD_EVENTS_CONTEXT - 1);
+		token_events_key(token, token_len, bd_events.key);
 	pthread_mutex_unlock(&bd_events.lock);
 }
 

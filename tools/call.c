@@ -9,6 +9,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "common/utf8.h"
 #include "tools/tool.h"
 #include "x11/clock.h"
 
@@ -345,19 +346,13 @@ tool_json_text(const char *s, size_t len)
 	if ((fixed = malloc(len * 3 + 1)) == NULL)
 		return (NULL);
 	for (size_t i = 0; i < len;) {
-		unsigned char c = (unsigned char)s[i];
-		size_t k = c < 0x80 ? 1 :
-		    (c >> 5) == 6   ? 2 :
-		    (c >> 4) == 14  ? 3 :
-		    (c >> 3) == 30  ? 4 :
-		                      0;
+		uint32_t cp;
+		int k = utf8_decode((const unsigned char *)s + i, len - i, &cp);
 
-		if (k > 0 && i + k <= len &&
-		    (v = json_stringn(s + i, k)) != NULL) {
-			json_decref(v);
-			memcpy(fixed + n, s + i, k);
-			n += k;
-			i += k;
+		if (k > 0) {
+			memcpy(fixed + n, s + i, (size_t)k);
+			n += (size_t)k;
+			i += (size_t)k;
 			continue;
 		}
 		memcpy(fixed + n, "\xef\xbf\xbd", 3);

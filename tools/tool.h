@@ -23,7 +23,7 @@
 #include <time.h>
 
 #include "capture/capture.h"
-#include "host-bridge/include/bureau_protocol.h"
+#include "common/bureau_protocol.h"
 
 /* The protocol's error codes (bureau_protocol.h), as handlers return them:
  * BD_EINVAL and so on; 0 is success. */

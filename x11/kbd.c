@@ -26,6 +26,7 @@
  * keycodes on Xvfb, 2 groups of 2) before anything lands in group 3.
  */
 #include "x11/kbd.h"
+#include "common/utf8.h"
 #include "x11/clock.h"
 #include "x11/keyname.h"
 #include "x11/xerr.h"
@@ -1095,7 +1096,7 @@ x11_kbd_type(struct x11_kbd *kbd, Display *dpy, const char *utf8, size_t len,
 	struct kbd_key key;
 	size_t i, k, n, nsyms, start;
 	uint32_t cp;
-	int r, typing = 0, relock = 0;
+	int r, clen, typing = 0, relock = 0;
 
 	/* Decode everything first: bad input types nothing. */
 	if ((syms = malloc(sizeof *syms * (len + 1))) == NULL) {
@@ -1104,10 +1105,11 @@ x11_kbd_type(struct x11_kbd *kbd, Display *dpy, const char *utf8, size_t len,
 	}
 	nsyms = 0;
 	for (i = 0; i < len; i += n) {
-		if ((n = x11_key_utf8_next(s + i, len - i, &cp)) == 0) {
+		if ((clen = utf8_decode(s + i, len - i, &cp)) <= 0) {
 			x11_fail(cause, "invalid utf-8 at byte %zu", i);
 			goto fail;
 		}
+		n = (size_t)clen;
 		if (cp == '\n')
 			syms[nsyms++] = XK_Return;
 		else if (cp == '\r') {

@@ -1,11 +1,12 @@
 /*
- * x11/keyname: key names and xdotool-style combos to keysyms, and the UTF-8
- * decoding typing shares with them. Split out of kbd.c so the parser that
- * reads what clients send can be unit tested and fuzzed without an X
- * server: XStringToKeysym and XConvertCase read Xlib's tables, never the
+ * x11/keyname: key names and xdotool-style combos to keysyms (UTF-8
+ * decoded by common/utf8.h, as typing decodes it). Split out of kbd.c so the
+ * parser that reads what clients send can be unit tested and fuzzed without an
+ * X server: XStringToKeysym and XConvertCase read Xlib's tables, never the
  * connection.
  */
 #include "x11/keyname.h"
+#include "common/utf8.h"
 #include "x11/xerr.h"
 
 #include <X11/Xlib.h>
@@ -18,43 +19,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
-
-/*
- * Decode one UTF-8 character at s[0..len-1]: its length, or 0 if invalid
- * (truncated, overlong, surrogate, beyond U+10FFFF).
- */
-size_t
-x11_key_utf8_next(const unsigned char *s, size_t len, uint32_t *cp)
-{
-	uint32_t c, min;
-	size_t n, i;
-
-	if (len == 0)
-		return 0;
-	c = s[0];
-	if (c < 0x80) {
-		*cp = c;
-		return 1;
-	} else if ((c & 0xe0) == 0xc0) {
-		n = 2, c &= 0x1f, min = 0x80;
-	} else if ((c & 0xf0) == 0xe0) {
-		n = 3, c &= 0x0f, min = 0x800;
-	} else if ((c & 0xf8) == 0xf0) {
-		n = 4, c &= 0x07, min = 0x10000;
-	} else
-		return 0;
-	if (len < n)
-		return 0;
-	for (i = 1; i < n; i++) {
-		if ((s[i] & 0xc0) != 0x80)
-			return 0;
-		c = (c << 6) | (s[i] & 0x3f);
-	}
-	if (c < min || c > 0x10ffff || (c >= 0xd800 && c <= 0xdfff))
-		return 0;
-	*cp = c;
-	return n;
-}
 
 /* The keysym of a Unicode character: Latin-1 is itself, the rest 0x01000000
  * + code point (X's Unicode keysyms). */
@@ -118,8 +82,9 @@ key_name_keysym(const char *name, int *single)
 {
 	char buf[64];
 	uint32_t cp;
-	size_t i, len, n;
+	size_t i, len;
 	KeySym ks;
+	int n;
 	char *end;
 	long f;
 
@@ -136,8 +101,8 @@ key_name_keysym(const char *name, int *single)
 		    name[1] != '0')
 			return XK_F1 + (f - 1);
 	}
-	n = x11_key_utf8_next((const unsigned char *)name, len, &cp);
-	if (n != 0 && n == len && cp >= 0x20 && cp != 0x7f &&
+	n = utf8_decode((const unsigned char *)name, len, &cp);
+	if (n > 0 && (size_t)n == len && cp >= 0x20 && cp != 0x7f &&
 	    !(cp >= 0x80 && cp < 0xa0)) {
 		*single = 1;
 		return x11_key_ucs_keysym(cp);

@@ -29,12 +29,6 @@
 int x11_kbd_parse(const char *combo, KeySym *syms, int max, int *n,
     char **cause);
 
-/*
- * Decode one UTF-8 character at s[0..len-1] into *cp: its length, or 0 if
- * invalid (truncated, overlong, surrogate, beyond U+10FFFF).
- */
-size_t x11_key_utf8_next(const unsigned char *s, size_t len, uint32_t *cp);
-
 /* The keysym of a Unicode character: Latin-1 is itself, the rest
  * 0x01000000 + code point (X's Unicode keysyms). */
 KeySym x11_key_ucs_keysym(uint32_t cp);

@@ -17,6 +17,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "common/utf8.h"
 #include "x11/clock.h"
 #include "x11/selection.h"
 #include "x11/xerr.h"
@@ -137,19 +138,12 @@ sel_latin1(const struct sel_buf *in)
 	if (b == NULL)
 		return (NULL);
 	for (size_t i = 0; i < in->len;) {
-		unsigned c = p[i];
-		size_t k = c < 0x80 ? 1 :
-		    (c >> 5) == 6   ? 2 :
-		    (c >> 4) == 14  ? 3 :
-		    (c >> 3) == 30  ? 4 :
-		                      1;
+		uint32_t cp;
+		int k = utf8_decode(p + i, in->len - i, &cp);
 
-		if (k == 2 && i + 1 < in->len && c <= 0xc3)
-			b->data[n++] = (char)(((c & 0x1f) << 6) |
-			    (p[i + 1] & 0x3f));
-		else
-			b->data[n++] = k == 1 ? (char)c : '?';
-		i += k;
+		/* x11_sel_set takes UTF-8 only: a bad byte would be '?' */
+		b->data[n++] = k > 0 && cp <= 0xff ? (char)cp : '?';
+		i += k > 0 ? (size_t)k : 1;
 	}
 	b->refs = 1;
 	b->len = n;
@@ -706,16 +700,8 @@ sel_to_utf8(struct x11_sel *s, Atom type, char **buf, size_t *len, char **cause)
 
 		if (u == NULL)
 			return (x11_fail(cause, "out of memory"));
-		for (size_t i = 0; i < *len; i++) {
-			unsigned char c = (unsigned char)(*buf)[i];
-
-			if (c < 0x80)
-				*o++ = (char)c;
-			else {
-				*o++ = (char)(0xc0 | (c >> 6));
-				*o++ = (char)(0x80 | (c & 0x3f));
-			}
-		}
+		for (size_t i = 0; i < *len; i++) /* Latin-1 */
+			o += utf8_encode((unsigned char)(*buf)[i], o);
 		*o = '\0';
 		free(*buf);
 		*buf = u;

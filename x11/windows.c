@@ -16,6 +16,7 @@
 #include <string.h>
 
 #include "x11/windows.h"
+#include "common/utf8.h"
 #include "x11/xerr.h"
 
 enum {
@@ -379,14 +380,8 @@ wm_latin1_to_utf8(const unsigned char *s, size_t n)
 
 	if (out == NULL)
 		return (NULL);
-	for (size_t i = 0; i < n && s[i] != '\0'; i++) {
-		if (s[i] < 0x80)
-			*o++ = (char)s[i];
-		else {
-			*o++ = (char)(0xc0 | (s[i] >> 6));
-			*o++ = (char)(0x80 | (s[i] & 0x3f));
-		}
-	}
+	for (size_t i = 0; i < n && s[i] != '\0'; i++)
+		o += utf8_encode(s[i], o);
 	*o = '\0';
 	return (out);
 }

@@ -24,11 +24,12 @@ ops_mc_is(const char *op)
 	    strcmp(op, "info") == 0);
 }
 
+/* The reply of a protocol error (a BUREAU_E* code). */
 static char *
-mc_error(const char *code, const char *msg)
+mc_error(int code, const char *msg)
 {
 	json_t *r = json_pack("{s:b, s:{s:s, s:s}}", "ok", 0, "error", "code",
-	    code, "message", msg);
+	    bureau_error_name(code), "message", msg);
 	char *s = r ? json_dumps(r, JSON_COMPACT) : NULL;
 
 	json_decref(r);
@@ -43,13 +44,14 @@ mc_forward(bureau_client *guest, json_t *req, double timeout_s)
 	int rv;
 
 	if (text == NULL)
-		return (mc_error("internal", "out of memory"));
+		return (mc_error(BUREAU_EINTERNAL, "out of memory"));
 	rv = bureau_call_timeout(guest, text, timeout_s, &reply);
 	free(text);
 	if (reply == NULL) {
 		r = hb_fmt("the daemon did not answer: %s",
 		    bureau_client_error(guest));
-		text = mc_error(rv == BUREAU_ETIMEOUT ? "timeout" : "io_error",
+		text = mc_error(rv == BUREAU_ETIMEOUT ? BUREAU_ETIMEOUT :
+		                                        BUREAU_EIO,
 		    r ? r : "no reply");
 		free(r);
 		return (text);
@@ -57,7 +59,7 @@ mc_forward(bureau_client *guest, json_t *req, double timeout_s)
 	/* libbureau's buffer: copied so the caller frees with free(). */
 	r = strdup(reply);
 	bureau_free(reply);
-	return (r != NULL ? r : mc_error("internal", "out of memory"));
+	return (r != NULL ? r : mc_error(BUREAU_EINTERNAL, "out of memory"));
 }
 
 static char *
@@ -67,7 +69,7 @@ mc_screenshot(bureau_client *guest, json_t *req)
 	char *text, *out;
 
 	if (frame != NULL && !json_is_integer(frame))
-		return (mc_error("invalid_argument",
+		return (mc_error(BUREAU_EINVAL,
 		    "field 'frame' must be a frame number"));
 	fwd = json_pack("{s:s, s:s}", "tool", "computer", "action",
 	    "screenshot");
@@ -101,24 +103,24 @@ mc_input(bureau_client *guest, const char *name, int takeover, json_t *req)
 	char *msg, *r;
 
 	if (!json_is_object(in))
-		return (mc_error("invalid_argument",
+		return (mc_error(BUREAU_EINVAL,
 		    "field 'request' must be a computer action (an object)"));
 	tool = json_string_value(json_object_get(in, "tool"));
 	action = json_string_value(json_object_get(in, "action"));
 	if (tool == NULL || strcmp(tool, "computer") != 0 || action == NULL)
-		return (mc_error("invalid_argument",
+		return (mc_error(BUREAU_EINVAL,
 		    "field 'request' must have \"tool\": \"computer\" and a "
 		    "string 'action'"));
 	if (!takeover) {
 		msg = hb_fmt("the operator has not taken over desktop '%s': "
 		             "take over first",
 		    name);
-		r = mc_error("permission_denied", msg ? msg : "not taken over");
+		r = mc_error(BUREAU_EPERM, msg ? msg : "not taken over");
 		free(msg);
 		return (r);
 	}
 	if ((fwd = json_deep_copy(in)) == NULL)
-		return (mc_error("internal", "out of memory"));
+		return (mc_error(BUREAU_EINTERNAL, "out of memory"));
 	json_object_del(fwd, "token");
 	json_object_set_new(fwd, "screenshot", json_false());
 	r = mc_forward(guest, fwd, MC_CALL_S);
@@ -138,7 +140,7 @@ ops_mc_handle(bureau_client *guest, const char *name, int takeover,
 		json_t *fwd = json_pack("{s:s, s:s}", "tool", "system",
 		    "action", "info");
 		char *r = fwd ? mc_forward(guest, fwd, MC_INFO_S) :
-		                mc_error("internal", "out of memory");
+		                mc_error(BUREAU_EINTERNAL, "out of memory");
 		json_decref(fwd);
 		return (r);
 	}

@@ -12,77 +12,38 @@
 void
 policy_list_clear(struct policy_list *l)
 {
-	for (int i = 0; i < l->n; i++)
-		free(l->items[i]);
-	free(l->items);
+	action_list_free(l->items, l->n);
 	l->items = NULL;
 	l->n = 0;
-}
-
-static int
-policy_item_ok(const char *s)
-{
-	int dots = 0;
-
-	if (*s == '.' || *s == '\0')
-		return (0);
-	for (; *s != '\0'; s++) {
-		if (*s == '.') {
-			if (++dots > 1 || s[1] == '\0')
-				return (0);
-		} else if (!((*s >= 'a' && *s <= 'z') ||
-		               (*s >= '0' && *s <= '9') || *s == '_' ||
-		               *s == '*'))
-			return (0);
-	}
-	return (1);
 }
 
 int
 policy_parse(const char *what, const char *s, struct policy_list *out,
     char **cause)
 {
-	char *copy = strdup(s), *tok, *save = NULL;
-
 	out->items = NULL;
 	out->n = 0;
-	if (copy == NULL) {
-		*cause = hb_fmt("out of memory");
+	if (action_list_add(&out->items, &out->n, what, s, cause) != 0) {
+		policy_list_clear(out);
 		return (-1);
 	}
-	/* The separators of bureaud's bd_parse_allow. */
-	for (tok = strtok_r(copy, ", \t", &save); tok != NULL;
-	     tok = strtok_r(NULL, ", \t", &save)) {
-		char **n, *item;
+	/* The editor by its name, as bureaud matches names. */
+	for (int i = 0; i < out->n; i++) {
+		char *item = out->items[i], *named;
 
-		if (!policy_item_ok(tok)) {
-			*cause = hb_fmt("invalid %s item '%s': expected tool, "
-			                "tool.action or tool.*",
-			    what, tok);
-			goto fail;
-		}
-		if (strncmp(tok, "text_editor", 11) == 0 &&
-		    (tok[11] == '\0' || tok[11] == '.'))
-			item = hb_fmt("%s%s", POLICY_EDITOR, tok + 11);
-		else
-			item = strdup(tok);
-		n = realloc(out->items, sizeof *n * (size_t)(out->n + 1));
-		if (item == NULL || n == NULL) {
-			free(item);
-			if (n != NULL)
-				out->items = n;
+		if (strncmp(item, "text_editor", 11) != 0 ||
+		    (item[11] != '\0' && item[11] != '.'))
+			continue;
+		if ((named = hb_fmt("%s%s", POLICY_EDITOR, item + 11)) ==
+		    NULL) {
+			policy_list_clear(out);
 			*cause = hb_fmt("out of memory");
-			goto fail;
+			return (-1);
 		}
-		out->items = n;
-		out->items[out->n++] = item;
+		free(item);
+		out->items[i] = named;
 	}
-	free(copy);
 	return (0);
-fail:
-	free(copy);
-	policy_list_clear(out);
-	return (-1);
 }
 
 char *

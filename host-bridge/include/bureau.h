@@ -38,8 +38,17 @@ typedef struct bureau_client bureau_client;
 
 /* The protocol's version (BUREAU_PROTOCOL), default URL
  * (BUREAU_DEFAULT_URL), bureaud's default largest request
- * (BUREAU_MAX_REQUEST) and its error codes, shared with bureaud. */
+ * (BUREAU_MAX_REQUEST) and its error codes, shared with bureaud: in
+ * common/ in the source tree, installed beside this header. */
+#if defined(__has_include)
+#if __has_include("../../common/bureau_protocol.h")
+#include "../../common/bureau_protocol.h"
+#else
 #include "bureau_protocol.h"
+#endif
+#else
+#include "bureau_protocol.h"
+#endif
 
 /* The smallest --max-request bureaud accepts. A longer request is checked
  * against the daemon's own limit (its `system info` "max_request", asked

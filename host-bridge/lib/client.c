@@ -34,7 +34,7 @@ struct bureau_client {
 
 /* --- errors ------------------------------------------------------------ */
 
-/* The protocol's names, by -code - 1 (bureau_protocol.h). */
+/* The protocol's names, by -code - 1 (common/bureau_protocol.h). */
 #define BC_CODE_NAME(n, suffix, name) [(n)-1] = name,
 static const char *const bc_daemon_codes[] = { BUREAU_PROTOCOL_ERRORS(
     BC_CODE_NAME) };

@@ -26,6 +26,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "common/token.h"
 #include "host-bridge/mc/mc.h"
 #include "host-bridge/util/util.h"
 
@@ -34,43 +35,33 @@
 #define MC_COOKIE   "bureau_mc"
 
 static struct {
-	unsigned char token_hash[crypto_generichash_BYTES];
+	unsigned char token_hash[TOKEN_HASH_BYTES];
 	char *web;   /* the page's files */
 	char *novnc; /* Debian's novnc */
 	pthread_mutex_t lock;
-	unsigned char sessions[MC_SESSIONS][crypto_generichash_BYTES];
+	unsigned char sessions[MC_SESSIONS][TOKEN_HASH_BYTES];
 	int nsessions;
 } mc = { .lock = PTHREAD_MUTEX_INITIALIZER };
 
 /* ---- auth ------------------------------------------------------------- */
 
-static void
-mc_hash(const char *s, size_t n, unsigned char out[crypto_generichash_BYTES])
-{
-	crypto_generichash(out, crypto_generichash_BYTES,
-	    (const unsigned char *)s, n, NULL, 0);
-}
-
-/* Constant time in the content, as the host agent's token check. */
+/* Constant time in the content (common/token.h). */
 static int
 mc_token_ok(const char *t, size_t n)
 {
-	unsigned char h[crypto_generichash_BYTES];
-
-	mc_hash(t, n, h);
-	return (sodium_memcmp(h, mc.token_hash, sizeof h) == 0);
+	return (token_check(mc.token_hash, t, n));
 }
 
 static int
 mc_session_ok(const char *sid)
 {
-	unsigned char h[crypto_generichash_BYTES];
+	unsigned char h[TOKEN_HASH_BYTES];
 	int ok = 0;
 
-	mc_hash(sid, strlen(sid), h);
+	token_hash(sid, strlen(sid), h);
 	pthread_mutex_lock(&mc.lock);
 	for (int i = 0; i < mc.nsessions; i++)
-		ok |= sodium_memcmp(h, mc.sessions[i], sizeof h) == 0;
+		ok |= token_hash_equal(h, mc.sessions[i]);
 	pthread_mutex_unlock(&mc.lock);
 	return (ok);
 }
@@ -89,7 +80,7 @@ mc_session_new(void)
 		    sizeof mc.sessions[0] * (MC_SESSIONS - 1));
 		mc.nsessions--;
 	}
-	mc_hash(sid, strlen(sid), mc.sessions[mc.nsessions++]);
+	token_hash(sid, strlen(sid), mc.sessions[mc.nsessions++]);
 	pthread_mutex_unlock(&mc.lock);
 	return (sid);
 }
@@ -136,11 +127,12 @@ mc_login(struct mg_connection *c, const char *query)
 	n = query ? mg_get_var(query, strlen(query), "token", tok, sizeof tok) :
 	            -1;
 	if (n <= 0 || !mc_token_ok(tok, (size_t)n))
-		return (mc_err(c, 401, "unauthorized",
+		return (mc_err(c, 401, bureau_error_name(BUREAU_EUNAUTH),
 		    "wrong or missing token (bureau mission-control "
 		    "--print-url prints the login URL)"));
 	if ((sid = mc_session_new()) == NULL)
-		return (mc_err(c, 500, "internal", "no random bytes"));
+		return (mc_err(c, 500, bureau_error_name(BUREAU_EINTERNAL),
+		    "no random bytes"));
 	hdr = hb_fmt("Set-Cookie: " MC_COOKIE
 	             "=%s; Path=/; HttpOnly; SameSite=Strict\r\n"
 	             "Location: /\r\n",
@@ -161,7 +153,7 @@ mc_request(struct mg_connection *c)
 	if (strcmp(uri, "/login") == 0 && strcmp(m, "GET") == 0)
 		return (mc_login(c, ri->query_string));
 	if ((auth = mc_auth(c)) == AUTH_NONE)
-		return (mc_err(c, 401, "unauthorized",
+		return (mc_err(c, 401, bureau_error_name(BUREAU_EUNAUTH),
 		    "log in first: open the URL `bureau mission-control "
 		    "--print-url` prints, or send Authorization: Bearer "
 		    "TOKEN"));
@@ -171,20 +163,20 @@ mc_request(struct mg_connection *c)
 	 * a browser on its own. */
 	if (auth == AUTH_COOKIE && (strcmp(m, "GET") != 0 || ws) &&
 	    !mc_same_origin(c))
-		return (mc_err(c, 403, "permission_denied",
+		return (mc_err(c, 403, bureau_error_name(BUREAU_EPERM),
 		    "cross-origin request refused (Origin must be this "
 		    "server)"));
 	if (ws) {
 		if (strncmp(uri, "/vnc/", 5) == 0 && mc_live_known(uri + 5))
 			return (0); /* on to the WebSocket handler */
-		return (
-		    mc_err(c, 404, "not_found", "no live view at '%s'", uri));
+		return (mc_err(c, 404, bureau_error_name(BUREAU_ENOTFOUND),
+		    "no live view at '%s'", uri));
 	}
 	if (strncmp(uri, "/api/", 5) == 0)
 		return (mc_api(c, m, uri, ri->query_string));
 	if (strcmp(m, "GET") != 0)
-		return (mc_err(c, 405, "bad_request", "method '%s' not allowed",
-		    m));
+		return (mc_err(c, 405, bureau_error_name(BUREAU_EBADREQ),
+		    "method '%s' not allowed", m));
 	if (strcmp(uri, "/") == 0)
 		return (mc_file(c, mc.web, "index.html"));
 	if (strncmp(uri, "/desktop/", 9) == 0)
@@ -193,7 +185,8 @@ mc_request(struct mg_connection *c)
 		return (mc_file(c, mc.novnc, uri + 7));
 	if (strncmp(uri, "/static/", 8) == 0)
 		return (mc_file(c, mc.web, uri + 8));
-	return (mc_err(c, 404, "not_found", "nothing at '%s'", uri));
+	return (mc_err(c, 404, bureau_error_name(BUREAU_ENOTFOUND),
+	    "nothing at '%s'", uri));
 }
 
 static int
@@ -375,7 +368,7 @@ mc_main(int argc, char **argv)
 		free(cause);
 		return (1);
 	}
-	mc_hash(token, strlen(token), mc.token_hash);
+	token_hash(token, strlen(token), mc.token_hash);
 	url = hb_fmt("http://%s:%d/login?token=%s",
 	    strcmp(host, "0.0.0.0") == 0 ? "127.0.0.1" : host, port, token);
 	if (print) {

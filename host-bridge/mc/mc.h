@@ -21,6 +21,7 @@
 #include <pthread.h>
 #include <stddef.h>
 
+#include "host-bridge/include/bureau.h"
 #include "host-bridge/store/store.h"
 
 struct mg_connection;

@@ -98,7 +98,7 @@ mc_lifecycle(struct mg_connection *c, const char *name, const char *what)
 		    json_object_get(body, "tag"));
 		if (tag == NULL || *tag == '\0' || *tag == '-') {
 			json_decref(body);
-			return (mc_err(c, 400, "invalid_argument",
+			return (mc_err(c, 400, bureau_error_name(BUREAU_EINVAL),
 			    "field 'tag' must be a snapshot name (a string)"));
 		}
 		argv[n++] = (char *)tag;
@@ -128,7 +128,8 @@ mc_load(struct mg_connection *c, const char *name, struct desktop **d)
 
 	if (store_valid_name(name, &cause) != 0 ||
 	    desktop_load(name, d, &cause) != 0) {
-		st = mc_err(c, 404, "not_found", "%s", cause);
+		st = mc_err(c, 404, bureau_error_name(BUREAU_ENOTFOUND), "%s",
+		    cause);
 		free(cause);
 		return (st);
 	}
@@ -150,7 +151,7 @@ mc_takeover(struct mg_connection *c, const char *name)
 	on = json_object_get(body, "on");
 	if (!json_is_boolean(on)) {
 		json_decref(body);
-		return (mc_err(c, 400, "invalid_argument",
+		return (mc_err(c, 400, bureau_error_name(BUREAU_EINVAL),
 		    "field 'on' must be true or false"));
 	}
 	if ((st = mc_load(c, name, &d)) != 0) {
@@ -193,7 +194,7 @@ mc_screenshot(struct mg_connection *c, const char *name)
 	if (b64 == NULL || (png = malloc(max)) == NULL ||
 	    sodium_base642bin(png, max, b64, strlen(b64), NULL, &len, NULL,
 	        sodium_base64_VARIANT_ORIGINAL) != 0) {
-		st = mc_err(c, 502, "io_error",
+		st = mc_err(c, 502, bureau_error_name(BUREAU_EIO),
 		    "the daemon sent no screenshot");
 		goto out;
 	}
@@ -217,7 +218,7 @@ mc_thumbnail(struct mg_connection *c, const char *name)
 	int st;
 
 	if (mc_live_image(name, &img, &len, &mime, &seq) != 0)
-		return (mc_err(c, 404, "not_found",
+		return (mc_err(c, 404, bureau_error_name(BUREAU_ENOTFOUND),
 		    "no frame of desktop '%s' yet", name));
 	st = mc_send(c, 200, mime, img, len, NULL);
 	free(img);
@@ -262,7 +263,8 @@ mc_decide(struct mg_connection *c, const char *name, const char *id)
 		    "field 'reason' must be a string";
 
 		json_decref(body);
-		return (mc_err(c, 400, "invalid_argument", "%s", msg));
+		return (mc_err(c, 400, bureau_error_name(BUREAU_EINVAL), "%s",
+		    msg));
 	}
 	if ((st = mc_load(c, name, &d)) != 0) {
 		json_decref(body);
@@ -325,7 +327,8 @@ mc_api(struct mg_connection *c, const char *method, const char *uri,
 	n = mc_split(uri, "/api/desktops/", buf, sizeof buf, p, 4);
 	if (n == 1 && get) {
 		if ((j = mc_desktop(p[0], 1, &cause)) == NULL) {
-			st = mc_err(c, 404, "not_found", "%s", cause);
+			st = mc_err(c, 404, bureau_error_name(BUREAU_ENOTFOUND),
+			    "%s", cause);
 			free(cause);
 			return (st);
 		}
@@ -336,7 +339,9 @@ mc_api(struct mg_connection *c, const char *method, const char *uri,
 		    strcmp(p[1], "pause") == 0 || strcmp(p[1], "resume") == 0 ||
 		    strcmp(p[1], "snapshot") == 0) {
 			if (store_valid_name(p[0], &cause) != 0) {
-				st = mc_err(c, 404, "not_found", "%s", cause);
+				st = mc_err(c, 404,
+				    bureau_error_name(BUREAU_ENOTFOUND), "%s",
+				    cause);
 				free(cause);
 				return (st);
 			}
@@ -361,19 +366,22 @@ mc_api(struct mg_connection *c, const char *method, const char *uri,
 			errno = 0;
 			since = strtoll(v, &end, 10);
 			if (errno != 0 || *end != '\0' || since < 0)
-				return (mc_err(c, 400, "invalid_argument",
+				return (mc_err(c, 400,
+				    bureau_error_name(BUREAU_EINVAL),
 				    "query 'since' must be a sequence number "
 				    "(0 or more)"));
 		}
 		if ((j = mc_log(p[0], since, &cause)) == NULL) {
-			st = mc_err(c, 404, "not_found", "%s", cause);
+			st = mc_err(c, 404, bureau_error_name(BUREAU_ENOTFOUND),
+			    "%s", cause);
 			free(cause);
 			return (st);
 		}
 		return (mc_json(c, 200, j));
 	}
 	if (!get && !post)
-		return (mc_err(c, 405, "bad_request", "method '%s' not allowed",
-		    method));
-	return (mc_err(c, 404, "not_found", "no API at '%s %s'", method, uri));
+		return (mc_err(c, 405, bureau_error_name(BUREAU_EBADREQ),
+		    "method '%s' not allowed", method));
+	return (mc_err(c, 404, bureau_error_name(BUREAU_ENOTFOUND),
+	    "no API at '%s %s'", method, uri));
 }

@@ -30,15 +30,15 @@ int
 mc_op(const struct desktop *d, json_t *req, json_t **reply, const char **code,
     char **cause)
 {
-	static const char *known[] = { "not_found", "invalid_argument",
-		"bad_request", "permission_denied", "timeout", "io_error",
-		"busy", "unknown_action", NULL };
+	static const int known[] = { BUREAU_ENOTFOUND, BUREAU_EINVAL,
+		BUREAU_EBADREQ, BUREAU_EPERM, BUREAU_ETIMEOUT, BUREAU_EIO,
+		BUREAU_EBUSY, BUREAU_EUNKNOWN_ACTION, 0 };
 	json_t *r = NULL, *e;
 	const char *c;
 	int rv;
 
 	*reply = NULL;
-	*code = "internal";
+	*code = bureau_error_name(BUREAU_EINTERNAL);
 	if ((rv = op_exchange(d, req, MC_OP_MS, &r, cause)) != 0) {
 		if (rv == 1 || rv == OP_UNREACHABLE)
 			*code = "unavailable";
@@ -47,9 +47,9 @@ mc_op(const struct desktop *d, json_t *req, json_t **reply, const char **code,
 	if (!json_is_true(json_object_get(r, "ok"))) {
 		e = json_object_get(r, "error");
 		c = json_string_value(json_object_get(e, "code"));
-		for (int i = 0; c != NULL && known[i] != NULL; i++)
-			if (strcmp(c, known[i]) == 0)
-				*code = known[i];
+		for (int i = 0; c != NULL && known[i] != 0; i++)
+			if (strcmp(c, bureau_error_name(known[i])) == 0)
+				*code = bureau_error_name(known[i]);
 		*cause = hb_fmt("%s",
 		    json_string_value(json_object_get(e, "message")) ?:
 		                                                       "failed");

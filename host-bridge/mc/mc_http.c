@@ -71,15 +71,15 @@ mc_err(struct mg_connection *c, int status, const char *code, const char *fmt,
 int
 mc_status_of(const char *code)
 {
-	if (strcmp(code, "not_found") == 0)
+	if (strcmp(code, bureau_error_name(BUREAU_ENOTFOUND)) == 0)
 		return (404);
-	if (strcmp(code, "invalid_argument") == 0 ||
-	    strcmp(code, "bad_request") == 0)
+	if (strcmp(code, bureau_error_name(BUREAU_EINVAL)) == 0 ||
+	    strcmp(code, bureau_error_name(BUREAU_EBADREQ)) == 0)
 		return (400);
 	if (strcmp(code, "unavailable") == 0 ||
 	    strcmp(code, "not_applicable") == 0)
 		return (409);
-	if (strcmp(code, "permission_denied") == 0)
+	if (strcmp(code, bureau_error_name(BUREAU_EPERM)) == 0)
 		return (403);
 	return (502);
 }
@@ -96,7 +96,8 @@ mc_body(struct mg_connection *c, int *status)
 	json_error_t e;
 
 	if (buf == NULL) {
-		*status = mc_err(c, 500, "internal", "out of memory");
+		*status = mc_err(c, 500, bureau_error_name(BUREAU_EINTERNAL),
+		    "out of memory");
 		return (NULL);
 	}
 	while (
@@ -104,7 +105,7 @@ mc_body(struct mg_connection *c, int *status)
 		n += (size_t)r;
 	if (n >= MC_BODY_MAX) {
 		free(buf);
-		*status = mc_err(c, 413, "too_large",
+		*status = mc_err(c, 413, bureau_error_name(BUREAU_ETOOLARGE),
 		    "request body larger than %d bytes", MC_BODY_MAX);
 		return (NULL);
 	}
@@ -114,7 +115,7 @@ mc_body(struct mg_connection *c, int *status)
 	free(buf);
 	if (!json_is_object(j)) {
 		json_decref(j);
-		*status = mc_err(c, 400, "bad_request",
+		*status = mc_err(c, 400, bureau_error_name(BUREAU_EBADREQ),
 		    "the request body must be a JSON object");
 		return (NULL);
 	}
@@ -134,11 +135,13 @@ mc_file(struct mg_connection *c, const char *dir, const char *rel)
 	    rel[strspn(rel,
 	        "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTU"
 	        "VWXYZ0123456789._-/")] != '\0')
-		return (mc_err(c, 404, "not_found", "no such file"));
+		return (mc_err(c, 404, bureau_error_name(BUREAU_ENOTFOUND),
+		    "no such file"));
 	path = hb_fmt("%s/%s", dir, rel);
 	if (path == NULL || stat(path, &st) != 0 || !S_ISREG(st.st_mode)) {
 		free(path);
-		return (mc_err(c, 404, "not_found", "no such file"));
+		return (mc_err(c, 404, bureau_error_name(BUREAU_ENOTFOUND),
+		    "no such file"));
 	}
 	mg_send_file(c, path);
 	free(path);

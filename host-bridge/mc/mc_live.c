@@ -22,12 +22,12 @@
 #include <turbojpeg.h>
 #include <unistd.h>
 
+#include "common/token.h"
 #include "host-bridge/mc/mc.h"
 #include "host-bridge/util/util.h"
 
-#define EV_CONTEXT "bureau-events-v1"
-#define EV_NONCE   crypto_aead_xchacha20poly1305_ietf_NPUBBYTES
-#define EV_TAG     crypto_aead_xchacha20poly1305_ietf_ABYTES
+#define EV_NONCE crypto_aead_xchacha20poly1305_ietf_NPUBBYTES
+#define EV_TAG   crypto_aead_xchacha20poly1305_ietf_ABYTES
 
 static pthread_mutex_t lives_lock = PTHREAD_MUTEX_INITIALIZER;
 static struct live *lives;
@@ -160,7 +160,7 @@ live_events_url(const struct desktop *d)
  * -1 while the desktop or its token is not there (yet). */
 static int
 live_source(const char *name, struct desktop **d, char **url,
-    unsigned char key[32])
+    unsigned char key[TOKEN_EVENTS_KEY_BYTES])
 {
 	char *cause = NULL, *tok = NULL, *p;
 
@@ -188,8 +188,7 @@ live_source(const char *name, struct desktop **d, char **url,
 		return (-1);
 	}
 	tok[strcspn(tok, " \t\r\n")] = '\0';
-	crypto_generichash(key, 32, (unsigned char *)tok, strlen(tok),
-	    (const unsigned char *)EV_CONTEXT, strlen(EV_CONTEXT));
+	token_events_key(tok, strlen(tok), key);
 	sodium_memzero(tok, strlen(tok));
 	free(tok);
 	return (0);
@@ -198,16 +197,17 @@ live_source(const char *name, struct desktop **d, char **url,
 /* Is name's source still url and key (a desktop removed and attached
  * again under its name has another)? */
 static int
-live_same(const char *name, const char *url, const unsigned char key[32])
+live_same(const char *name, const char *url,
+    const unsigned char key[TOKEN_EVENTS_KEY_BYTES])
 {
 	struct desktop *d;
-	unsigned char k[32];
+	unsigned char k[TOKEN_EVENTS_KEY_BYTES];
 	char *u;
 	int same;
 
 	if (live_source(name, &d, &u, k) != 0)
 		return (1); /* gone for now: keep what there is */
-	same = strcmp(u, url) == 0 && sodium_memcmp(k, key, 32) == 0;
+	same = strcmp(u, url) == 0 && sodium_memcmp(k, key, sizeof k) == 0;
 	free(u);
 	desktop_free(d);
 	return (same);
@@ -251,7 +251,7 @@ live_main(void *arg)
 	struct live *lv = arg;
 	nng_dialer dialer = NNG_DIALER_INITIALIZER;
 	char *dialed = NULL; /* the url dialer dials, NULL: none */
-	unsigned char key[32];
+	unsigned char key[TOKEN_EVENTS_KEY_BYTES];
 	struct desktop *d = NULL;
 	char *url = NULL;
 	nng_socket s;

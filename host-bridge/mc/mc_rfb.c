@@ -21,6 +21,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "common/utf8.h"
 #include "host-bridge/mc/mc.h"
 #include "host-bridge/util/util.h"
 
@@ -221,21 +222,7 @@ rfb_key(struct rfb *r, int down, unsigned long k)
 		u = k - 0x01000000;
 	if (u != 0 && (r->mods & (M_CTRL | M_ALT | M_SUPER)) == 0) {
 		/* UTF-8 of u: the text the viewer typed. */
-		if (u < 0x80)
-			text[0] = (char)u;
-		else if (u < 0x800) {
-			text[0] = (char)(0xc0 | (u >> 6));
-			text[1] = (char)(0x80 | (u & 0x3f));
-		} else if (u < 0x10000) {
-			text[0] = (char)(0xe0 | (u >> 12));
-			text[1] = (char)(0x80 | ((u >> 6) & 0x3f));
-			text[2] = (char)(0x80 | (u & 0x3f));
-		} else {
-			text[0] = (char)(0xf0 | (u >> 18));
-			text[1] = (char)(0x80 | ((u >> 12) & 0x3f));
-			text[2] = (char)(0x80 | ((u >> 6) & 0x3f));
-			text[3] = (char)(0x80 | (u & 0x3f));
-		}
+		utf8_encode((uint32_t)u, text);
 		rfb_input(r,
 		    json_pack("{s:s, s:s}", "action", "type", "text", text));
 		return;

@@ -16,6 +16,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "common/size.h"
 #include "host-bridge/util/util.h"
 
 char *
@@ -175,54 +176,18 @@ hb_read_file(const char *path)
 int
 hb_parse_size(const char *what, const char *s, long long *out, char **cause)
 {
-	char *end;
-	long long v, mul = 1;
+	unsigned long long v;
 
-	if (s[0] < '0' || s[0] > '9')
-		goto bad; /* strtoll would skip blanks and take a sign */
-	errno = 0;
-	v = strtoll(s, &end, 10);
-	if (errno != 0 || end == s || v <= 0)
-		goto bad;
-	switch (*end) {
-	case 'k':
-	case 'K':
-		mul = 1LL << 10;
-		end++;
-		break;
-	case 'm':
-	case 'M':
-		mul = 1LL << 20;
-		end++;
-		break;
-	case 'g':
-	case 'G':
-		mul = 1LL << 30;
-		end++;
-		break;
-	case 't':
-	case 'T':
-		mul = 1LL << 40;
-		end++;
-		break;
-	case '\0':
-		break;
-	default:
-		goto bad;
+	if (size_parse(s, SIZE_UNIT_T | SIZE_UNIT_BYTES, 1ULL << 50, &v) !=
+	        SIZE_OK ||
+	    v == 0) {
+		*cause = hb_fmt("invalid %s '%s': expected a positive number "
+		                "with K, M, G or T, at most 1P",
+		    what, s);
+		return (-1);
 	}
-	if (*end == 'i' && end[1] == 'B')
-		end += 2;
-	else if (*end == 'B')
-		end++;
-	if (*end != '\0' || v > (1LL << 50) / mul)
-		goto bad;
-	*out = v * mul;
+	*out = (long long)v;
 	return (0);
-bad:
-	*cause = hb_fmt("invalid %s '%s': expected a positive number with K, "
-	                "M, G or T, at most 1P",
-	    what, s);
-	return (-1);
 }
 
 int

@@ -1,11 +1,12 @@
 /*
  * fuzz_keyname: x11_kbd_parse, the xdotool-style key-combo parser that
  * reads the computer tool's key, hold_key, keypress and modifier fields,
- * and the UTF-8 decoder it shares with typing. No X server: both are pure.
+ * and the UTF-8 decoder it shares with typing (common/utf8.h). No X
+ * server: both are pure.
  *
  * Checked (abort on failure): success yields 1..max keysyms, none NoSymbol,
  * and no cause; failure yields a cause and no keys; a smaller max gives the
- * same first keys or fails; x11_key_utf8_next accepts exactly what
+ * same first keys or fails; utf8_decode accepts exactly what
  * jansson's UTF-8 validator accepts (a second, independent decoder).
  */
 #include <jansson.h>
@@ -14,6 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/utf8.h"
 #include "x11/keyname.h"
 
 static void
@@ -49,15 +51,15 @@ int
 LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	KeySym all[X11_KBD_MAX_COMBO], two[X11_KBD_MAX_COMBO];
-	int nall, ntwo, valid = 1;
-	size_t i, k;
+	int nall, ntwo, d, valid = 1;
+	size_t i;
 	uint32_t cp;
 	json_t *j;
 	char *s;
 
 	/* The decoder against jansson, over the raw bytes (NUL included). */
-	for (i = 0; i < size; i += k)
-		if ((k = x11_key_utf8_next(data + i, size - i, &cp)) == 0) {
+	for (i = 0; i < size; i += (size_t)d)
+		if ((d = utf8_decode(data + i, size - i, &cp)) <= 0) {
 			valid = 0;
 			break;
 		} else if (cp > 0x10ffff || (cp >= 0xd800 && cp <= 0xdfff))

@@ -347,7 +347,8 @@ check cli_console_follow_inert [ $? = 0 ]
 if cc -std=gnu11 -Wall -Wextra -Werror -Wshadow -Wstrict-prototypes -O1 -g \
     $SANFLAGS -I"$ROOT" -o "$TMP/test_client_safeprint" \
     "$ROOT/tests/integration/test_client_safeprint.c" \
-    "$ROOT/host-bridge/cli/safeprint.c" 2>"$TMP/cc-sp.log"; then
+    "$ROOT/host-bridge/cli/safeprint.c" "$ROOT/common/utf8.c" \
+    2>"$TMP/cc-sp.log"; then
 	run_sub c_safeprint "$TMP/test_client_safeprint"
 else
 	fail c_safeprint_compile "$(cat "$TMP/cc-sp.log")"

@@ -1,7 +1,8 @@
 /*
- * host-bridge/cli/safeprint.c on its own: known inputs give known output,
- * and a stream cut anywhere (two writes, or one byte at a time) gives the
- * same output as one write. Prints "PASS name" / "FAIL name: why".
+ * host-bridge/cli/safeprint.c on its own (with common/utf8.c): known
+ * inputs give known output, and a stream cut anywhere (two writes, or one
+ * byte at a time) gives the same output as one write. Prints "PASS name" /
+ * "FAIL name: why".
  */
 #include <stdio.h>
 #include <stdlib.h>

@@ -1,6 +1,6 @@
 """The protocol header is the one list of error codes: libbureau (built
 from it), the Python module's and the OpenClaw plugin's own lists, and
-docs/protocol.md must all agree with host-bridge/include/bureau_protocol.h.
+docs/protocol.md must all agree with common/bureau_protocol.h.
 No daemon or display needed: the header is parsed as text, libbureau is
 asked through its own bureau_error_name."""
 
@@ -43,7 +43,7 @@ def read(*path):
 
 def header_codes():
     """{number: (suffix, wire name)} from BUREAU_PROTOCOL_ERRORS."""
-    text = read("host-bridge", "include", "bureau_protocol.h")
+    text = read("common", "bureau_protocol.h")
     body = text[text.index("#define BUREAU_PROTOCOL_ERRORS(X)"):]
     body = body[:body.index("\n\n")]
     codes = {int(n): (suffix, name) for n, suffix, name in re.findall(

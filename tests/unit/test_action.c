@@ -1,6 +1,6 @@
 /*
- * Unit tests: common/action.c, the policy match, action keys and audit
- * summary that bureaud and the host agent share.
+ * Unit tests: common/action.c, the policy lists (parsed and matched),
+ * action keys and audit summary that bureaud and the host agent share.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -14,6 +14,58 @@
 #include <jansson.h>
 
 #include "common/action.h"
+
+static void
+test_list_add(void **state)
+{
+	char **items = NULL, *cause = NULL;
+	int n = 0;
+
+	(void)state;
+	assert_int_equal(action_list_add(&items, &n, "allow", "", &cause), 0);
+	assert_int_equal(n, 0);
+	assert_int_equal(action_list_add(&items, &n, "allow",
+	                     "bash, computer.screenshot,,file.*\tsystem",
+	                     &cause),
+	    0);
+	assert_int_equal(n, 4);
+	assert_string_equal(items[0], "bash");
+	assert_string_equal(items[1], "computer.screenshot");
+	assert_string_equal(items[2], "file.*");
+	assert_string_equal(items[3], "system");
+	/* a second list adds to the first (bureaud's repeated --allow) */
+	assert_int_equal(
+	    action_list_add(&items, &n, "allow", "text_editor.view", &cause),
+	    0);
+	assert_int_equal(n, 5);
+	assert_string_equal(items[4], "text_editor.view");
+	assert_true(action_listed(items, n, "file", "write"));
+	action_list_free(items, n);
+}
+
+static void
+test_list_refused(void **state)
+{
+	static const char *const bad[] = { "computer.click!", "Bash", ".x",
+		"x.", "a.b.c", "bash,file.wr-ite", "computer..click", NULL };
+	char **items = NULL, *cause = NULL;
+	int n = 0;
+
+	(void)state;
+	for (int i = 0; bad[i] != NULL; i++) {
+		assert_int_equal(
+		    action_list_add(&items, &n, "--allow", bad[i], &cause), -1);
+		assert_non_null(strstr(cause, "invalid --allow item '"));
+		assert_non_null(
+		    strstr(cause, "': expected tool, tool.action or tool.*"));
+		free(cause);
+		cause = NULL;
+	}
+	/* the items before the bad one stay, for the caller to free */
+	assert_int_equal(n, 1);
+	assert_string_equal(items[0], "bash");
+	action_list_free(items, n);
+}
 
 static void
 test_listed(void **state)
@@ -111,6 +163,8 @@ int
 main(void)
 {
 	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_list_add),
+		cmocka_unit_test(test_list_refused),
 		cmocka_unit_test(test_listed),
 		cmocka_unit_test(test_keys_present),
 		cmocka_unit_test(test_summary),

@@ -1,7 +1,8 @@
 /*
  * bureau wire protocol v1: its version, its error codes and its limits, in
  * the one header both sides build from (as tmux-protocol.h is): bureaud
- * (runtime/, tools/) and libbureau (bureau.h includes it). docs/protocol.md
+ * (runtime/, tools/), the host side (host-bridge/) and libbureau (bureau.h
+ * includes it, and it is installed beside bureau.h). docs/protocol.md
  * describes the protocol for clients; the Python and JavaScript bindings
  * keep their own lists, checked against this file by
  * tests/integration/test_protocol_header.py.
@@ -56,5 +57,9 @@
 
 /* The largest number BUREAU_PROTOCOL_ERRORS lists (14 is a gap). */
 #define BUREAU_PROTOCOL_NERRORS 15
+
+/* The BLAKE2b key that derives the events' encryption key from the token
+ * (docs/protocol.md, "Encryption"). */
+#define BUREAU_EVENTS_KEY_CONTEXT "bureau-events-v1"
 
 #endif
