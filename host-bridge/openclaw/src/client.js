@@ -88,7 +88,7 @@ function load(explicit, rootDir) {
 }
 
 // koffi unloads the library when the process ends while threads that run
-// its code (koffi's workers, libnng's own threads, loaded with it) may still
+// its code (koffi's workers, the threads of the nng inside it) may still
 // be exiting, which crashed Node on exit. RTLD_NODELETE keeps libbureau and
 // its dependencies mapped for good.
 const RTLD_NOW = 2;
