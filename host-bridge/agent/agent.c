@@ -19,6 +19,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "common/token.h"
 #include "host-bridge/agent/agent.h"
 #include "host-bridge/agent/agent_int.h"
 #include "host-bridge/agent/audit.h"
@@ -245,8 +246,7 @@ ag_init(struct agent *ag, const char *name, const char *accel, char **guest,
 	if ((token = ag_secret(ag->d, "token", cause)) == NULL ||
 	    (*guest = ag_secret(ag->d, "guest-token", cause)) == NULL)
 		return (-1);
-	crypto_generichash(ag->token_hash, sizeof ag->token_hash,
-	    (const unsigned char *)token, strlen(token), NULL, 0);
+	token_hash(token, strlen(token), ag->token_hash);
 	ag_events_key(ag->key_agent, token);
 	ag_events_key(ag->key_guest, *guest);
 	sodium_memzero(token, strlen(token));

@@ -11,6 +11,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "common/token.h"
 #include "host-bridge/agent/agent_int.h"
 #include "host-bridge/agent/audit.h"
 #include "host-bridge/agent/policy.h"
@@ -20,21 +21,6 @@
 /* While the daemon looks gone, a request first pings it this long, so a
  * gone daemon costs each request seconds, not its whole timeout. */
 #define AG_PROBE_S 3.0
-
-/* Constant time in the content and independent of the length, as
- * bureaud's bd_token_ok. */
-static int
-ag_token_ok(const struct agent *ag, json_t *tok)
-{
-	unsigned char got[crypto_generichash_BYTES];
-
-	if (!json_is_string(tok))
-		return (0);
-	crypto_generichash(got, sizeof got,
-	    (const unsigned char *)json_string_value(tok),
-	    json_string_length(tok), NULL, 0);
-	return (sodium_memcmp(got, ag->token_hash, sizeof got) == 0);
-}
 
 static double
 ag_ms_since(long long t0_us)
@@ -207,7 +193,7 @@ nng_msg *
 ag_handle(struct agent *ag, const char *buf, size_t len)
 {
 	long long t0 = ag_now_us();
-	json_t *req, *id = NULL, *r = NULL;
+	json_t *req, *tok, *id = NULL, *r = NULL;
 	json_error_t jerr;
 	const char *tool = NULL, *action = NULL, *err = NULL;
 	char *reply = NULL, *cause = NULL, code[48];
@@ -230,7 +216,7 @@ ag_handle(struct agent *ag, const char *buf, size_t len)
 		return (ag_msg(ag_error(NULL, "bad_request",
 		    "request must be a JSON object")));
 	}
-	if (json_object_get(req, "token") == NULL) {
+	if ((tok = json_object_get(req, "token")) == NULL) {
 		reply = ag_error(NULL, "unauthorized",
 		    "missing field 'token': desktop '%s' requires its agent "
 		    "token",
@@ -240,7 +226,9 @@ ag_handle(struct agent *ag, const char *buf, size_t len)
 		json_decref(req);
 		return (ag_msg(reply));
 	}
-	if (!ag_token_ok(ag, json_object_get(req, "token"))) {
+	if (!json_is_string(tok) ||
+	    !token_check(ag->token_hash, json_string_value(tok),
+	        json_string_length(tok))) {
 		reply = ag_error(NULL, "unauthorized",
 		    "invalid token in field 'token'");
 		audit_record(ag->audit, NULL, NULL, NULL, "unauthorized",

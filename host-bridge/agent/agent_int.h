@@ -23,6 +23,7 @@
 #include <stdatomic.h>
 #include <sys/types.h>
 
+#include "common/token.h"
 #include "host-bridge/agent/audit.h"
 #include "host-bridge/agent/policy.h"
 #include "host-bridge/include/bureau.h"
@@ -64,7 +65,7 @@ struct ag_worker {
 
 struct agent {
 	struct desktop *d;
-	unsigned char token_hash[crypto_generichash_BYTES];
+	unsigned char token_hash[TOKEN_HASH_BYTES];
 	bureau_client *guest;
 	atomic_int guest_down; /* the last forward found no daemon */
 	struct audit *audit;
