@@ -247,8 +247,8 @@ ag_init(struct agent *ag, const char *name, const char *accel, char **guest,
 	    (*guest = ag_secret(ag->d, "guest-token", cause)) == NULL)
 		return (-1);
 	token_hash(token, strlen(token), ag->token_hash);
-	ag_events_key(ag->key_agent, token);
-	ag_events_key(ag->key_guest, *guest);
+	token_events_key(token, strlen(token), ag->key_agent);
+	token_events_key(*guest, strlen(*guest), ag->key_guest);
 	sodium_memzero(token, strlen(token));
 	free(token);
 	if (ag_load_policy(ag, cause) != 0 ||

@@ -76,8 +76,8 @@ struct agent {
 	char *guest_events; /* its events, or NULL */
 	/* The events' keys: the daemon seals with the guest token's, the
 	 * agent re-seals with the agent token's for its own subscribers. */
-	unsigned char key_guest[crypto_aead_xchacha20poly1305_ietf_KEYBYTES];
-	unsigned char key_agent[crypto_aead_xchacha20poly1305_ietf_KEYBYTES];
+	unsigned char key_guest[TOKEN_EVENTS_KEY_BYTES];
+	unsigned char key_agent[TOKEN_EVENTS_KEY_BYTES];
 	nng_socket sub, pub;
 	char *pub_url;
 	pthread_t relay;
@@ -149,9 +149,6 @@ char *ag_op_approvals(struct agent *ag);
 char *ag_op_decide(struct agent *ag, json_t *req);
 
 /* ---- agent_events.c ---- */
-
-/* The events' key of token. */
-void ag_events_key(unsigned char *key, const char *token);
 
 /* "tcp://host:port" with port + 1, the daemon's events by its own
  * default (malloc'd); NULL for any other URL. */
