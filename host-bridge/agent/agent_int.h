@@ -102,15 +102,16 @@ double ag_unix_now(void);
  * NULL (out of memory). */
 char *ag_dump(json_t *j);
 
-/* The protocol's error reply; id NULL before the request is
- * authenticated (a stranger learns nothing, not even its echo). */
-char *ag_error(json_t *id, const char *code, const char *fmt, ...)
+/* The protocol's error reply of code (a BUREAU_E*, named on the wire by
+ * bureau_error_name); id NULL before the request is authenticated (a
+ * stranger learns nothing, not even its echo). */
+char *ag_error(json_t *id, int code, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
 
-/* ag_error that also notes the code (a string constant) in *err, for the
- * audit trail. */
-char *ag_refuse(const char **err, json_t *id, const char *code, const char *fmt,
-    ...) __attribute__((format(printf, 4, 5)));
+/* ag_error that also notes the code's wire name (a string constant) in
+ * *err, for the audit trail. */
+char *ag_refuse(const char **err, json_t *id, int code, const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
 
 /* A reply text (malloc'd, taken) as a message to send; NULL for none. */
 nng_msg *ag_msg(char *text);
