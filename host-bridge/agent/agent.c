@@ -19,6 +19,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "common/token.h"
 #include "host-bridge/agent/agent.h"
 #include "host-bridge/agent/agent_int.h"
 #include "host-bridge/agent/audit.h"
@@ -90,12 +91,15 @@ ag_listen(nng_socket *s, const char *url, size_t max, char **cause)
 	return (0);
 }
 
+/* On failure, the workers it started are ended again: a failed start
+ * frees the agent, which they use. */
 static int
 ag_start_workers(struct agent *ag, char **cause)
 {
-	for (int i = 0; i < AG_WORKERS + AG_OP_WORKERS; i++) {
+	int i, rv = 0;
+
+	for (i = 0; i < AG_WORKERS + AG_OP_WORKERS; i++) {
 		struct ag_worker *w = &ag->workers[i];
-		int rv;
 
 		w->ag = ag;
 		w->op = i >= AG_WORKERS;
@@ -103,16 +107,35 @@ ag_start_workers(struct agent *ag, char **cause)
 		        0 ||
 		    (rv = nng_aio_alloc(&w->aio, NULL, NULL)) != 0 ||
 		    (rv = pthread_create(&w->thread, NULL, ag_worker_main,
-		         w)) != 0) {
-			*cause = hb_fmt("cannot start a worker: %s",
-			    rv > 0 ? strerror(rv) : nng_strerror(rv));
-			return (-1);
-		}
+		         w)) != 0)
+			break;
 	}
-	return (0);
+	if (rv == 0)
+		return (0);
+	*cause = hb_fmt("cannot start a worker: %s",
+	    rv > 0 ? strerror(rv) : nng_strerror(rv));
+	/* Closed, the sockets end their workers' receives (NNG_ECLOSED). */
+	nng_close(ag->ep);
+	nng_close(ag->op);
+	for (int j = 0; j < i; j++) {
+		pthread_join(ag->workers[j].thread, NULL);
+		nng_aio_free(ag->workers[j].aio);
+	}
+	nng_aio_free(ag->workers[i].aio);
+	return (-1);
 }
 
 /* ---- setup ----------------------------------------------------------- */
+
+/* A secret read by ag_secret, wiped and freed; NULL does nothing. */
+static void
+ag_secret_free(char *s)
+{
+	if (s == NULL)
+		return;
+	sodium_memzero(s, strlen(s));
+	free(s);
+}
 
 /* A secret file's content without trailing whitespace (malloc'd). */
 static char *
@@ -243,18 +266,38 @@ ag_init(struct agent *ag, const char *name, const char *accel, char **guest,
 		return (-1);
 	(void)pidfd; /* held open, and so locked, until this process ends */
 	if ((token = ag_secret(ag->d, "token", cause)) == NULL ||
-	    (*guest = ag_secret(ag->d, "guest-token", cause)) == NULL)
+	    (*guest = ag_secret(ag->d, "guest-token", cause)) == NULL) {
+		ag_secret_free(token);
 		return (-1);
-	crypto_generichash(ag->token_hash, sizeof ag->token_hash,
-	    (const unsigned char *)token, strlen(token), NULL, 0);
-	ag_events_key(ag->key_agent, token);
-	ag_events_key(ag->key_guest, *guest);
-	sodium_memzero(token, strlen(token));
-	free(token);
+	}
+	token_hash(token, strlen(token), ag->token_hash);
+	token_events_key(token, strlen(token), ag->key_agent);
+	token_events_key(*guest, strlen(*guest), ag->key_guest);
+	ag_secret_free(token);
 	if (ag_load_policy(ag, cause) != 0 ||
 	    audit_open(ag->d->dir, &ag->audit, cause) != 0)
 		return (-1);
 	return (0);
+}
+
+/* What a start that failed leaves: no worker runs (ag_start_workers
+ * ends those it started) and the relay has not started. */
+static void
+ag_free(struct agent *ag)
+{
+	bureau_close(ag->guest);
+	audit_close(ag->audit);
+	policy_list_clear(&ag->allow);
+	policy_list_clear(&ag->approve);
+	desktop_free(ag->d);
+	free(ag->guest_url);
+	free(ag->guest_events);
+	free(ag->ep_url);
+	free(ag->op_url);
+	free(ag->op_path);
+	pthread_cond_destroy(&ag->decided);
+	pthread_mutex_destroy(&ag->lock);
+	free(ag);
 }
 
 /* The endpoint and the operator socket, served by the workers. */
@@ -332,7 +375,7 @@ agent_serve(const char *name, const char *accel, char **cause)
 		return (-1);
 	}
 	if (ag_init(ag, name, accel, &guest, cause) != 0)
-		return (-1);
+		goto out;
 
 	/* Signals are taken by sigwait below, never by a worker; the VM's
 	 * processes, our children, reset the mask before they exec. */
@@ -348,7 +391,7 @@ agent_serve(const char *name, const char *accel, char **cause)
 		ag->guest_url = strdup(ag->d->url);
 		ag->guest_events = ag_events_of(ag->d->url);
 	} else if (ag_vm_start(ag, accel, &qemu, &passt, cause) != 0) {
-		return (-1);
+		goto out; /* it killed the QEMU it started */
 	}
 	if (ag->guest_url == NULL ||
 	    bureau_connect(ag->guest_url, guest, AG_FORWARD_S, &ag->guest) !=
@@ -358,8 +401,7 @@ agent_serve(const char *name, const char *accel, char **cause)
 		    bureau_client_error(NULL));
 		goto fail;
 	}
-	sodium_memzero(guest, strlen(guest));
-	free(guest);
+	ag_secret_free(guest);
 	guest = NULL;
 
 	if (ag_open(ag, cause) != 0)
@@ -394,11 +436,10 @@ agent_serve(const char *name, const char *accel, char **cause)
 	 */
 	_exit(0);
 fail:
-	if (guest != NULL) {
-		sodium_memzero(guest, strlen(guest));
-		free(guest);
-	}
 	if (qemu > 0)
 		ag_vm_abort(ag, qemu, passt);
+out:
+	ag_secret_free(guest);
+	ag_free(ag);
 	return (-1);
 }

@@ -60,14 +60,14 @@ ag_wait_approval(struct agent *ag, json_t *id, json_t *req, const char *tool,
 	int rv = 0;
 
 	if (ag->pending >= AG_WORKERS - AG_FREE)
-		return (ag_refuse(err, id, "busy",
+		return (ag_refuse(err, id, BUREAU_EBUSY,
 		    "%d requests already wait for an operator's approval on "
 		    "desktop '%s': retry later",
 		    ag->pending, ag->d->name));
 	if ((a = calloc(1, sizeof *a)) == NULL ||
 	    (hex = hb_random_hex(8)) == NULL) {
 		free(a);
-		return (ag_refuse(err, id, "internal", "out of memory"));
+		return (ag_refuse(err, id, BUREAU_EINTERNAL, "out of memory"));
 	}
 	memcpy(a->id, hex, 16);
 	free(hex);
@@ -78,7 +78,7 @@ ag_wait_approval(struct agent *ag, json_t *id, json_t *req, const char *tool,
 	if (a->tool == NULL || (action != NULL && a->action == NULL) ||
 	    a->request == NULL) {
 		ag_approval_free(a);
-		return (ag_refuse(err, id, "internal", "out of memory"));
+		return (ag_refuse(err, id, BUREAU_EINTERNAL, "out of memory"));
 	}
 	a->next = ag->approvals;
 	ag->approvals = a;
@@ -92,12 +92,12 @@ ag_wait_approval(struct agent *ag, json_t *id, json_t *req, const char *tool,
 	ag_approval_unlink(ag, a);
 	ag->pending--;
 	if (a->state == AP_PENDING)
-		reply = ag_refuse(err, id, "timeout",
+		reply = ag_refuse(err, id, BUREAU_ETIMEOUT,
 		    "no operator decided on approval %s for %s%s%s within %ld "
 		    "s",
 		    a->id, tool, action ? "." : "", action ? action : "", secs);
 	else if (a->state == AP_DENIED)
-		reply = ag_refuse(err, id, "permission_denied",
+		reply = ag_refuse(err, id, BUREAU_EPERM,
 		    "the operator denied %s%s%s (approval %s): %s", tool,
 		    action ? "." : "", action ? action : "", a->id,
 		    a->reason && *a->reason ? a->reason : "no reason given");
@@ -137,13 +137,13 @@ ag_op_decide(struct agent *ag, json_t *req)
 	char *reply;
 
 	if (!json_is_string(jid))
-		return (ag_error(NULL, "invalid_argument",
+		return (ag_error(NULL, BUREAU_EINVAL,
 		    "field 'approval' must be the approval's id (a string)"));
 	if (!json_is_boolean(allow))
-		return (ag_error(NULL, "invalid_argument",
+		return (ag_error(NULL, BUREAU_EINVAL,
 		    "field 'allow' must be true or false"));
 	if (reason != NULL && !json_is_string(reason))
-		return (ag_error(NULL, "invalid_argument",
+		return (ag_error(NULL, BUREAU_EINVAL,
 		    "field 'reason' must be a string"));
 	pthread_mutex_lock(&ag->lock);
 	for (a = ag->approvals; a != NULL; a = a->next)
@@ -151,7 +151,7 @@ ag_op_decide(struct agent *ag, json_t *req)
 		    strcmp(a->id, json_string_value(jid)) == 0)
 			break;
 	if (a == NULL) {
-		reply = ag_error(NULL, "not_found",
+		reply = ag_error(NULL, BUREAU_ENOTFOUND,
 		    "no pending approval '%.64s' on desktop '%s'",
 		    json_string_value(jid), ag->d->name);
 	} else {
@@ -159,6 +159,7 @@ ag_op_decide(struct agent *ag, json_t *req)
 		if (reason != NULL)
 			a->reason = strdup(json_string_value(reason));
 		pthread_cond_broadcast(&ag->decided);
+		/* The decision in words for the log, not an error code. */
 		fprintf(stderr, "bureau agent: approval %s %s\n", a->id,
 		    a->state == AP_ALLOWED ? "allowed" : "denied");
 		reply = ag_dump(json_pack("{s:b, s:s, s:b}", "ok", 1,
@@ -176,7 +177,7 @@ ag_op_takeover(struct agent *ag, json_t *req)
 	int rv;
 
 	if (!json_is_boolean(on))
-		return (ag_error(NULL, "invalid_argument",
+		return (ag_error(NULL, BUREAU_EINVAL,
 		    "field 'on' must be true or false"));
 	pthread_mutex_lock(&ag->lock);
 	ag->takeover = json_is_true(on);
@@ -188,7 +189,7 @@ ag_op_takeover(struct agent *ag, json_t *req)
 	reply = rv == 0 ?
 	    ag_dump(json_pack("{s:b, s:b}", "ok", 1, "takeover",
 	        json_is_true(on))) :
-	    ag_error(NULL, "io_error", "takeover %s but not saved: %s",
+	    ag_error(NULL, BUREAU_EIO, "takeover %s but not saved: %s",
 	        json_is_true(on) ? "on" : "off", cause);
 	free(cause);
 	return (reply);

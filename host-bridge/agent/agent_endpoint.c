@@ -11,6 +11,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "common/token.h"
 #include "host-bridge/agent/agent_int.h"
 #include "host-bridge/agent/audit.h"
 #include "host-bridge/agent/policy.h"
@@ -20,21 +21,6 @@
 /* While the daemon looks gone, a request first pings it this long, so a
  * gone daemon costs each request seconds, not its whole timeout. */
 #define AG_PROBE_S 3.0
-
-/* Constant time in the content and independent of the length, as
- * bureaud's bd_token_ok. */
-static int
-ag_token_ok(const struct agent *ag, json_t *tok)
-{
-	unsigned char got[crypto_generichash_BYTES];
-
-	if (!json_is_string(tok))
-		return (0);
-	crypto_generichash(got, sizeof got,
-	    (const unsigned char *)json_string_value(tok),
-	    json_string_length(tok), NULL, 0);
-	return (sodium_memcmp(got, ag->token_hash, sizeof got) == 0);
-}
 
 static double
 ag_ms_since(long long t0_us)
@@ -87,7 +73,7 @@ ag_reply_png(json_t *r, void **png, size_t *pnglen)
 	if (!json_is_true(json_object_get(r, "ok"))) {
 		const char *c = json_string_value(
 		    json_object_get(json_object_get(r, "error"), "code"));
-		return (c != NULL ? c : "malformed_reply");
+		return (c != NULL ? c : bureau_error_name(BUREAU_EMALFORMED));
 	}
 	img = json_object_get(r, "image");
 	data = json_object_get(img, "data");
@@ -130,7 +116,8 @@ ag_reply_code(const char *reply, size_t len, char *buf, size_t size)
 	}
 	c = json_string_value(
 	    json_object_get(json_object_get(r, "error"), "code"));
-	snprintf(buf, size, "%s", c != NULL ? c : "malformed_reply");
+	snprintf(buf, size, "%s",
+	    c != NULL ? c : bureau_error_name(BUREAU_EMALFORMED));
 	json_decref(r);
 	return (buf);
 }
@@ -171,20 +158,20 @@ ag_authorize(struct agent *ag, json_t *id, json_t *req, const char *tool,
 	        strcmp(action, "approvals") == 0 ||
 	        strcmp(action, "approve") == 0 || strcmp(action, "deny") == 0 ||
 	        strcmp(action, "policy") == 0)) {
-		return (ag_refuse(err, id, "permission_denied",
+		return (ag_refuse(err, id, BUREAU_EPERM,
 		    "system action '%s' is the operator's: it is not served "
 		    "with the agent token",
 		    action));
 	}
 	pthread_mutex_lock(&ag->lock);
 	if (ag->allow.n > 0 && !policy_matches(&ag->allow, tool, action))
-		reply = ag_refuse(err, id, "permission_denied",
+		reply = ag_refuse(err, id, BUREAU_EPERM,
 		    "%s '%s%s%.64s' is not allowed by the policy of desktop "
 		    "'%s'",
 		    action ? "action" : "tool", tool, action ? "." : "",
 		    action ? action : "", ag->d->name);
 	else if (ag->takeover && input)
-		reply = ag_refuse(err, id, "taken_over",
+		reply = ag_refuse(err, id, BUREAU_ETAKEN_OVER,
 		    "an operator has taken over desktop '%s': input is refused "
 		    "until they hand it back (screenshot, zoom and "
 		    "cursor_position still work)",
@@ -194,7 +181,7 @@ ag_authorize(struct agent *ag, json_t *id, json_t *req, const char *tool,
 		reply = ag_wait_approval(ag, id, req, tool, action, err);
 		/* The operator may have taken over while it waited. */
 		if (reply == NULL && ag->takeover && input)
-			reply = ag_refuse(err, id, "taken_over",
+			reply = ag_refuse(err, id, BUREAU_ETAKEN_OVER,
 			    "an operator took over desktop '%s' while the "
 			    "request waited for approval",
 			    ag->d->name);
@@ -207,7 +194,7 @@ nng_msg *
 ag_handle(struct agent *ag, const char *buf, size_t len)
 {
 	long long t0 = ag_now_us();
-	json_t *req, *id = NULL, *r = NULL;
+	json_t *req, *tok, *id = NULL, *r = NULL;
 	json_error_t jerr;
 	const char *tool = NULL, *action = NULL, *err = NULL;
 	char *reply = NULL, *cause = NULL, code[48];
@@ -222,36 +209,40 @@ ag_handle(struct agent *ag, const char *buf, size_t len)
 	req = json_loadb(buf, len, JSON_REJECT_DUPLICATES | JSON_DECODE_ANY,
 	    &jerr);
 	if (req == NULL)
-		return (ag_msg(ag_error(NULL, "bad_request",
+		return (ag_msg(ag_error(NULL, BUREAU_EBADREQ,
 		    "request is not valid JSON: %s (at byte %d)", jerr.text,
 		    jerr.position)));
 	if (!json_is_object(req)) {
 		json_decref(req);
-		return (ag_msg(ag_error(NULL, "bad_request",
+		return (ag_msg(ag_error(NULL, BUREAU_EBADREQ,
 		    "request must be a JSON object")));
 	}
-	if (json_object_get(req, "token") == NULL) {
-		reply = ag_error(NULL, "unauthorized",
+	if ((tok = json_object_get(req, "token")) == NULL) {
+		reply = ag_error(NULL, BUREAU_EUNAUTH,
 		    "missing field 'token': desktop '%s' requires its agent "
 		    "token",
 		    ag->d->name);
-		audit_record(ag->audit, NULL, NULL, NULL, "unauthorized",
-		    ag_ms_since(t0), NULL, 0);
+		audit_record(ag->audit, NULL, NULL, NULL,
+		    bureau_error_name(BUREAU_EUNAUTH), ag_ms_since(t0), NULL,
+		    0);
 		json_decref(req);
 		return (ag_msg(reply));
 	}
-	if (!ag_token_ok(ag, json_object_get(req, "token"))) {
-		reply = ag_error(NULL, "unauthorized",
+	if (!json_is_string(tok) ||
+	    !token_check(ag->token_hash, json_string_value(tok),
+	        json_string_length(tok))) {
+		reply = ag_error(NULL, BUREAU_EUNAUTH,
 		    "invalid token in field 'token'");
-		audit_record(ag->audit, NULL, NULL, NULL, "unauthorized",
-		    ag_ms_since(t0), NULL, 0);
+		audit_record(ag->audit, NULL, NULL, NULL,
+		    bureau_error_name(BUREAU_EUNAUTH), ag_ms_since(t0), NULL,
+		    0);
 		json_decref(req);
 		return (ag_msg(reply));
 	}
 	json_object_del(req, "token");
 	id = json_object_get(req, "id");
 	if (policy_resolve(req, &tool, &action, &cause) != 0) {
-		reply = ag_refuse(&err, id, "bad_request", "%s", cause);
+		reply = ag_refuse(&err, id, BUREAU_EBADREQ, "%s", cause);
 		goto done;
 	}
 	input = policy_is_input(tool, action);
@@ -268,7 +259,7 @@ ag_handle(struct agent *ag, const char *buf, size_t len)
 	         "{\"tool\":\"system\",\"action\":\"ping\"}", AG_PROBE_S,
 	         NULL)) != 0 &&
 	    (rv == BUREAU_ECONNECT || rv == BUREAU_ENOREPLY)) {
-		reply = ag_refuse(&err, id, "io_error",
+		reply = ag_refuse(&err, id, BUREAU_EIO,
 		    "cannot reach the daemon of desktop '%s': %s", ag->d->name,
 		    bureau_client_error(ag->guest));
 		goto done;
@@ -294,7 +285,7 @@ ag_handle(struct agent *ag, const char *buf, size_t len)
 		if (input) {
 			r = json_loadb(body, rlen, JSON_ALLOW_NUL, NULL);
 			err = r != NULL ? ag_reply_png(r, &png, &pnglen) :
-			                  "malformed_reply";
+			                  bureau_error_name(BUREAU_EMALFORMED);
 		} else if (strcmp(tool, "system") == 0 && action != NULL &&
 		    strcmp(action, "info") == 0) {
 			reply = ag_info(strndup(body, rlen));
@@ -303,18 +294,18 @@ ag_handle(struct agent *ag, const char *buf, size_t len)
 			err = reply != NULL ?
 			    ag_reply_code(reply, strlen(reply), code,
 			        sizeof code) :
-			    "internal";
+			    bureau_error_name(BUREAU_EINTERNAL);
 		} else
 			err = ag_reply_code(body, rlen, code, sizeof code);
 	} else if (rv == BUREAU_ENOREPLY) {
-		reply = ag_refuse(&err, id, "timeout",
+		reply = ag_refuse(&err, id, BUREAU_ETIMEOUT,
 		    "the daemon of desktop '%s' did not answer in time: %s",
 		    ag->d->name, bureau_client_error(ag->guest));
 	} else if (rv == BUREAU_ETOOLARGE) {
-		reply = ag_refuse(&err, id, "too_large", "%s",
+		reply = ag_refuse(&err, id, BUREAU_ETOOLARGE, "%s",
 		    bureau_client_error(ag->guest));
 	} else {
-		reply = ag_refuse(&err, id, "io_error",
+		reply = ag_refuse(&err, id, BUREAU_EIO,
 		    "cannot reach the daemon of desktop '%s': %s", ag->d->name,
 		    bureau_client_error(ag->guest));
 	}

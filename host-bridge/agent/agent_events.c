@@ -14,18 +14,8 @@
 #include "host-bridge/agent/agent_int.h"
 #include "host-bridge/util/util.h"
 
-/* Events: what one may weigh (a frame is a JPEG of the screen), and the
- * context of their key (docs/protocol.md, "Encryption"). */
-#define AG_EVENT_MAX  (32u << 20)
-#define AG_EVENTS_CTX "bureau-events-v1"
-
-void
-ag_events_key(unsigned char *key, const char *token)
-{
-	crypto_generichash(key, crypto_aead_xchacha20poly1305_ietf_KEYBYTES,
-	    (const unsigned char *)token, strlen(token),
-	    (const unsigned char *)AG_EVENTS_CTX, strlen(AG_EVENTS_CTX));
-}
+/* What one event may weigh (a frame is a JPEG of the screen). */
+#define AG_EVENT_MAX (32u << 20)
 
 /*
  * The daemon's events, opened with the guest token's key and sealed

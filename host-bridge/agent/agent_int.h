@@ -23,6 +23,7 @@
 #include <stdatomic.h>
 #include <sys/types.h>
 
+#include "common/token.h"
 #include "host-bridge/agent/audit.h"
 #include "host-bridge/agent/policy.h"
 #include "host-bridge/include/bureau.h"
@@ -64,7 +65,7 @@ struct ag_worker {
 
 struct agent {
 	struct desktop *d;
-	unsigned char token_hash[crypto_generichash_BYTES];
+	unsigned char token_hash[TOKEN_HASH_BYTES];
 	bureau_client *guest;
 	atomic_int guest_down; /* the last forward found no daemon */
 	struct audit *audit;
@@ -75,8 +76,8 @@ struct agent {
 	char *guest_events; /* its events, or NULL */
 	/* The events' keys: the daemon seals with the guest token's, the
 	 * agent re-seals with the agent token's for its own subscribers. */
-	unsigned char key_guest[crypto_aead_xchacha20poly1305_ietf_KEYBYTES];
-	unsigned char key_agent[crypto_aead_xchacha20poly1305_ietf_KEYBYTES];
+	unsigned char key_guest[TOKEN_EVENTS_KEY_BYTES];
+	unsigned char key_agent[TOKEN_EVENTS_KEY_BYTES];
 	nng_socket sub, pub;
 	char *pub_url;
 	pthread_t relay;
@@ -101,15 +102,16 @@ double ag_unix_now(void);
  * NULL (out of memory). */
 char *ag_dump(json_t *j);
 
-/* The protocol's error reply; id NULL before the request is
- * authenticated (a stranger learns nothing, not even its echo). */
-char *ag_error(json_t *id, const char *code, const char *fmt, ...)
+/* The protocol's error reply of code (a BUREAU_E*, named on the wire by
+ * bureau_error_name); id NULL before the request is authenticated (a
+ * stranger learns nothing, not even its echo). */
+char *ag_error(json_t *id, int code, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
 
-/* ag_error that also notes the code (a string constant) in *err, for the
- * audit trail. */
-char *ag_refuse(const char **err, json_t *id, const char *code, const char *fmt,
-    ...) __attribute__((format(printf, 4, 5)));
+/* ag_error that also notes the code's wire name (a string constant) in
+ * *err, for the audit trail. */
+char *ag_refuse(const char **err, json_t *id, int code, const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
 
 /* A reply text (malloc'd, taken) as a message to send; NULL for none. */
 nng_msg *ag_msg(char *text);
@@ -148,9 +150,6 @@ char *ag_op_approvals(struct agent *ag);
 char *ag_op_decide(struct agent *ag, json_t *req);
 
 /* ---- agent_events.c ---- */
-
-/* The events' key of token. */
-void ag_events_key(unsigned char *key, const char *token);
 
 /* "tcp://host:port" with port + 1, the daemon's events by its own
  * default (malloc'd); NULL for any other URL. */

@@ -75,13 +75,13 @@ ag_op_policy(struct agent *ag, json_t *req)
 
 	if ((jal != NULL && !json_is_string(jal)) ||
 	    (jap != NULL && !json_is_string(jap)))
-		return (ag_error(NULL, "invalid_argument",
+		return (ag_error(NULL, BUREAU_EINVAL,
 		    "field '%s' must be a string (a comma-separated list)",
 		    jal != NULL && !json_is_string(jal) ? "allow" : "approve"));
 	if (jto != NULL &&
 	    (!json_is_integer(jto) || json_integer_value(jto) < 1 ||
 	        json_integer_value(jto) > 86400))
-		return (ag_error(NULL, "invalid_argument",
+		return (ag_error(NULL, BUREAU_EINVAL,
 		    "field 'approve_timeout' must be a whole number of seconds "
 		    "from 1 to 86400"));
 	if ((jal != NULL &&
@@ -91,7 +91,7 @@ ag_op_policy(struct agent *ag, json_t *req)
 	        policy_parse("approve", json_string_value(jap), &ap, &cause) !=
 	            0)) {
 		policy_list_clear(&al);
-		reply = ag_error(NULL, "invalid_argument", "%s", cause);
+		reply = ag_error(NULL, BUREAU_EINVAL, "%s", cause);
 		free(cause);
 		return (reply);
 	}
@@ -110,7 +110,7 @@ ag_op_policy(struct agent *ag, json_t *req)
 	    ag_persist(ag, &cause) != 0) {
 		/* Applied, but it would not survive a restart: say so. */
 		pthread_mutex_unlock(&ag->lock);
-		reply = ag_error(NULL, "io_error",
+		reply = ag_error(NULL, BUREAU_EIO,
 		    "policy applied but not saved: %s", cause);
 		free(cause);
 		return (reply);
@@ -148,7 +148,7 @@ ag_op_handle(struct agent *ag, const char *buf, size_t len)
 
 	if (!json_is_object(req) || op == NULL) {
 		json_decref(req);
-		return (ag_error(NULL, "bad_request",
+		return (ag_error(NULL, BUREAU_EBADREQ,
 		    "expected a JSON object with a string field 'op'"));
 	}
 	if (strcmp(op, "state") == 0) {
@@ -167,7 +167,7 @@ ag_op_handle(struct agent *ag, const char *buf, size_t len)
 		pthread_mutex_unlock(&ag->lock);
 		reply = ops_mc_handle(ag->guest, ag->d->name, tk, op, req);
 	} else {
-		reply = ag_error(NULL, "unknown_action",
+		reply = ag_error(NULL, BUREAU_EUNKNOWN_ACTION,
 		    "unknown op '%.64s': expected state, takeover, approvals, "
 		    "decide or policy",
 		    op);

@@ -15,6 +15,7 @@ ag_dump(json_t *j)
 	char *s = j != NULL ? json_dumps(j, JSON_COMPACT) : NULL;
 
 	json_decref(j);
+	/* Spelled out: without memory, no reply can be built. */
 	if (s == NULL)
 		s = strdup("{\"ok\":false,\"error\":{\"code\":\"internal\","
 		           "\"message\":\"out of memory\"}}");
@@ -23,15 +24,16 @@ ag_dump(json_t *j)
 
 /* ag_error with its arguments in ap. */
 static char *
-ag_errorv(json_t *id, const char *code, const char *fmt, va_list ap)
+ag_errorv(json_t *id, int code, const char *fmt, va_list ap)
 {
+	const char *name = bureau_error_name(code);
 	char *msg;
 	json_t *r;
 
 	if (vasprintf(&msg, fmt, ap) < 0)
 		msg = NULL;
-	r = json_pack("{s:b, s:{s:s, s:s}}", "ok", 0, "error", "code", code,
-	    "message", msg != NULL ? msg : code);
+	r = json_pack("{s:b, s:{s:s, s:s}}", "ok", 0, "error", "code", name,
+	    "message", msg != NULL ? msg : name);
 	free(msg);
 	if (r != NULL && id != NULL)
 		json_object_set(r, "id", id);
@@ -39,7 +41,7 @@ ag_errorv(json_t *id, const char *code, const char *fmt, va_list ap)
 }
 
 char *
-ag_error(json_t *id, const char *code, const char *fmt, ...)
+ag_error(json_t *id, int code, const char *fmt, ...)
 {
 	va_list ap;
 	char *r;
@@ -51,12 +53,12 @@ ag_error(json_t *id, const char *code, const char *fmt, ...)
 }
 
 char *
-ag_refuse(const char **err, json_t *id, const char *code, const char *fmt, ...)
+ag_refuse(const char **err, json_t *id, int code, const char *fmt, ...)
 {
 	va_list ap;
 	char *r;
 
-	*err = code;
+	*err = bureau_error_name(code);
 	va_start(ap, fmt);
 	r = ag_errorv(id, code, fmt, ap);
 	va_end(ap);
