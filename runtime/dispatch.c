@@ -231,19 +231,178 @@ static const struct bd_reqscan_limits bd_limits = {
 	.values = BUREAU_MAX_VALUES,
 };
 
+/* Syntax, limits and the token first, in one pass that allocates nothing: a
+ * client without the token costs no memory beyond its message, and gets no
+ * id back. Sets *authed once the client has shown the token. */
+static int
+bd_check(const struct bd_config *cfg, const char *buf, size_t len,
+    struct tool_call *call, int *authed)
+{
+	struct bd_reqscan scan;
+
+	if (bd_reqscan(buf, len, &bd_limits, &scan) != 0) {
+		struct bd_reqscan found;
+
+		/* Over a limit: only an authenticated client learns which.
+		 * Syntax errors are told to anyone (they reveal nothing). */
+		if (cfg->token == NULL ||
+		    (scan.status != BD_REQSCAN_DEPTH &&
+		        scan.status != BD_REQSCAN_VALUES))
+			return (bd_scan_fail(call, &scan));
+		if (bd_reqscan_token(buf, len, &found) <= 0 ||
+		    !bd_token_ok(cfg, buf + found.token_off, found.token_len))
+			return (tool_fail(call, BD_EUNAUTH,
+			    "missing or invalid field 'token'"));
+		*authed = 1;
+		return (bd_scan_fail(call, &scan));
+	}
+	if (cfg->token != NULL) {
+		if (scan.token == 0)
+			return (tool_fail(call, BD_EUNAUTH,
+			    "missing field 'token': this daemon requires one"));
+		if (scan.token < 0 ||
+		    !bd_token_ok(cfg, buf + scan.token_off, scan.token_len))
+			return (tool_fail(call, BD_EUNAUTH,
+			    "invalid token in field 'token'"));
+		*authed = 1;
+	}
+	return (0);
+}
+
+/* The request's tree into *req (the caller frees it, object or not); once
+ * it is an object, call->req, and its id copied into the reply. jansson
+ * rejects invalid UTF-8, NUL in strings, duplicate keys (with the flag);
+ * the scan bounded the nesting and the values, so the tree is bounded
+ * too. */
+static int
+bd_parse(const char *buf, size_t len, struct tool_call *call, json_t **req)
+{
+	json_error_t jerr;
+	json_t *v;
+
+	*req = json_loadb(buf, len, JSON_REJECT_DUPLICATES | JSON_DECODE_ANY,
+	    &jerr);
+	if (*req == NULL)
+		return (tool_fail(call, BD_EBADREQ,
+		    "request is not valid JSON: %s (at byte %d)", jerr.text,
+		    jerr.position));
+	if (!json_is_object(*req))
+		return (tool_fail(call, BD_EBADREQ,
+		    "request must be a JSON object"));
+	call->req = *req;
+	if ((v = json_object_get(*req, "id")) != NULL)
+		json_object_set(call->reply, "id", v);
+	return (0);
+}
+
+static int
+bd_unknown_tool(struct tool_call *call, const char *tool)
+{
+	char names[512];
+	size_t off = 0;
+
+	names[0] = '\0';
+	for (const struct tool_entry *const *t = tool_table; *t != NULL; t++)
+		off += (size_t)snprintf(names + off, sizeof names - off, "%s%s",
+		    off > 0 ? ", " : "", (*t)->name);
+	return (tool_fail(call, BD_EUNKNOWN_TOOL,
+	    "unknown tool '%.64s': expected one of %s", tool, names));
+}
+
+/* The tool the request names into *entry (left NULL when there is none),
+ * then the action, into call->act and call->action. */
+static int
+bd_lookup(struct tool_call *call, const struct tool_entry **entry)
+{
+	json_t *v = json_object_get(call->req, "tool");
+
+	if (v == NULL)
+		return (tool_fail(call, BD_EBADREQ, "missing field 'tool'"));
+	if (!json_is_string(v))
+		return (tool_fail(call, BD_EBADREQ,
+		    "field 'tool' must be a string"));
+	if ((*entry = tool_find(json_string_value(v))) == NULL)
+		return (bd_unknown_tool(call, json_string_value(v)));
+	if ((*entry)->actions != NULL) {
+		if (bd_resolve(call, *entry, &call->act) != 0)
+			return (call->code);
+		call->action = call->act->name;
+	}
+	return (0);
+}
+
+/* The daemon's policy, then the workers kept for quick requests. */
+static int
+bd_admit(const struct bd_config *cfg, struct tool_call *call,
+    const struct tool_entry *entry, int load)
+{
+	const char *tool = entry->name, *action = call->action;
+
+	if (!bd_config_allows(cfg, tool, action))
+		return (tool_fail(call, BD_EPERM,
+		    "%s '%s%s%.64s' is not allowed by this daemon's policy",
+		    action != NULL ? "action" : "tool", tool,
+		    action != NULL ? "." : "", action != NULL ? action : ""));
+	if (load > cfg->workers - BD_QUICK_RESERVE &&
+	    !(call->act != NULL ? call->act->quick : entry->quick))
+		return (tool_fail(call, BD_EBUSY,
+		    "%d of %d workers are busy; the last %d are kept for quick "
+		    "requests (screenshots, input): retry later or start "
+		    "bureaud with more --workers",
+		    load - 1, cfg->workers, BD_QUICK_RESERVE));
+	return (0);
+}
+
+static int
+bd_call(struct tool_call *call, const struct tool_entry *entry)
+{
+	int code;
+
+	if (entry->prepare != NULL && (code = entry->prepare(call)) != 0)
+		return (code);
+	code = call->act != NULL ? call->act->handle(call) :
+	                           entry->handle(call);
+	if (code != 0 && call->code == 0)
+		code = tool_fail(call, code, "tool '%s' failed", entry->name);
+	return (code);
+}
+
+/* The reply's "ok" false and its error, from the call's message; the log
+ * line. */
+static void
+bd_reply_error(struct tool_call *call, int code, const char *tool)
+{
+	const char *m = call->message != NULL ? call->message : "unknown error";
+	/* A message quoting the request cut with "%.64s" can end inside a
+	 * UTF-8 character, which json_pack's "s" refuses: the reply then had
+	 * no error at all. tool_json_text replaces invalid bytes instead. */
+	json_t *err = json_pack("{s:s, s:o*}", "code", bd_err_name(code),
+	    "message", tool_json_text(m, strlen(m)));
+	char *msg;
+
+	/* Fields a tool set before failing (partial output, say) stay,
+	 * beside the error. */
+	json_object_set_new(call->reply, "ok", json_false());
+	json_object_set_new(call->reply, "error", err);
+	msg = call->message;
+	if (code == BD_EINTERNAL)
+		bd_error("%s: %s", tool != NULL ? tool : "request",
+		    msg != NULL ? msg : "?");
+	else
+		bd_debug("%s: %s: %s", tool != NULL ? tool : "request",
+		    bd_err_name(code), msg != NULL ? msg : "?");
+}
+
 int
 bd_dispatch_reply(const struct bd_config *cfg, const char *buf, size_t len,
     int load, struct bd_reply *out)
 {
 	struct tool_call call = { 0 };
 	const struct tool_entry *entry = NULL;
-	const char *tool = NULL, *action = NULL;
-	json_t *req = NULL, *reply = json_object(), *v;
-	json_error_t jerr;
-	struct bd_reqscan scan;
+	const char *tool;
+	json_t *req = NULL, *reply = json_object();
 	double t0;
-	int code = 0;
-	char *msg = NULL;
+	int code;
 	/* Has the client shown the token (or is none required)? Only then
 	 * is its request part of the audit trail. */
 	int authed = cfg->token == NULL;
@@ -256,142 +415,16 @@ bd_dispatch_reply(const struct bd_config *cfg, const char *buf, size_t len,
 	/* first in the reply, replaced in place at the end */
 	json_object_set_new(reply, "ok", json_true());
 
-	/* Syntax, limits and the token first, in one pass that allocates
-	 * nothing: a client without the token costs no memory beyond its
-	 * message, and gets no id back. */
-	if (bd_reqscan(buf, len, &bd_limits, &scan) != 0) {
-		struct bd_reqscan found;
+	if ((code = bd_check(cfg, buf, len, &call, &authed)) == 0 &&
+	    (code = bd_parse(buf, len, &call, &req)) == 0 &&
+	    (code = bd_lookup(&call, &entry)) == 0 &&
+	    (code = bd_admit(cfg, &call, entry, load)) == 0)
+		code = bd_call(&call, entry);
 
-		/* Over a limit: only an authenticated client learns which.
-		 * Syntax errors are told to anyone (they reveal nothing). */
-		if (cfg->token == NULL ||
-		    (scan.status != BD_REQSCAN_DEPTH &&
-		        scan.status != BD_REQSCAN_VALUES))
-			code = bd_scan_fail(&call, &scan);
-		else if (bd_reqscan_token(buf, len, &found) <= 0 ||
-		    !bd_token_ok(cfg, buf + found.token_off, found.token_len))
-			code = tool_fail(&call, BD_EUNAUTH,
-			    "missing or invalid field 'token'");
-		else {
-			authed = 1;
-			code = bd_scan_fail(&call, &scan);
-		}
-		goto reply;
-	}
-	if (cfg->token != NULL) {
-		if (scan.token == 0) {
-			code = tool_fail(&call, BD_EUNAUTH,
-			    "missing field 'token': this daemon requires one");
-			goto reply;
-		}
-		if (scan.token < 0 ||
-		    !bd_token_ok(cfg, buf + scan.token_off, scan.token_len)) {
-			code = tool_fail(&call, BD_EUNAUTH,
-			    "invalid token in field 'token'");
-			goto reply;
-		}
-		authed = 1;
-	}
-
-	/* jansson rejects invalid UTF-8, NUL in strings, duplicate keys (with
-	 * the flag); the scan bounded the nesting and the values, so the
-	 * tree is bounded too. */
-	req = json_loadb(buf, len, JSON_REJECT_DUPLICATES | JSON_DECODE_ANY,
-	    &jerr);
-	if (req == NULL) {
-		code = tool_fail(&call, BD_EBADREQ,
-		    "request is not valid JSON: %s (at byte %d)", jerr.text,
-		    jerr.position);
-		goto reply;
-	}
-	if (!json_is_object(req)) {
-		code = tool_fail(&call, BD_EBADREQ,
-		    "request must be a JSON object");
-		goto reply;
-	}
-	call.req = req;
-	if ((v = json_object_get(req, "id")) != NULL)
-		json_object_set(reply, "id", v);
-
-	v = json_object_get(req, "tool");
-	if (v == NULL) {
-		code = tool_fail(&call, BD_EBADREQ, "missing field 'tool'");
-		goto reply;
-	}
-	if (!json_is_string(v)) {
-		code = tool_fail(&call, BD_EBADREQ,
-		    "field 'tool' must be a string");
-		goto reply;
-	}
-	tool = json_string_value(v);
-	if ((entry = tool_find(tool)) == NULL) {
-		char names[512];
-		size_t off = 0;
-
-		names[0] = '\0';
-		for (const struct tool_entry *const *t = tool_table; *t != NULL;
-		     t++)
-			off += (size_t)snprintf(names + off, sizeof names - off,
-			    "%s%s", off > 0 ? ", " : "", (*t)->name);
-		code = tool_fail(&call, BD_EUNKNOWN_TOOL,
-		    "unknown tool '%.64s': expected one of %s", tool, names);
-		tool = NULL;
-		goto reply;
-	}
-	tool = entry->name;
-	if (entry->actions != NULL) {
-		if (bd_resolve(&call, entry, &call.act) != 0) {
-			code = call.code;
-			goto reply;
-		}
-		action = call.action = call.act->name;
-	}
-	if (!bd_config_allows(cfg, tool, action)) {
-		code = tool_fail(&call, BD_EPERM,
-		    "%s '%s%s%.64s' is not allowed by this daemon's policy",
-		    action != NULL ? "action" : "tool", tool,
-		    action != NULL ? "." : "", action != NULL ? action : "");
-		goto reply;
-	}
-	if (load > cfg->workers - BD_QUICK_RESERVE &&
-	    !(call.act != NULL ? call.act->quick : entry->quick)) {
-		code = tool_fail(&call, BD_EBUSY,
-		    "%d of %d workers are busy; the last %d are kept for quick "
-		    "requests (screenshots, input): retry later or start "
-		    "bureaud with more --workers",
-		    load - 1, cfg->workers, BD_QUICK_RESERVE);
-		goto reply;
-	}
-	if (entry->prepare != NULL && (code = entry->prepare(&call)) != 0)
-		goto reply;
-	code = call.act != NULL ? call.act->handle(&call) :
-	                          entry->handle(&call);
-	if (code != 0 && call.code == 0)
-		code = tool_fail(&call, code, "tool '%s' failed", tool);
-
-reply:
-	if (code != 0) {
-		const char *m = call.message != NULL ? call.message :
-		                                       "unknown error";
-		/* A message quoting the request cut with "%.64s" can end
-		 * inside a UTF-8 character, which json_pack's "s" refuses:
-		 * the reply then had no error at all. tool_json_text
-		 * replaces invalid bytes instead. */
-		json_t *err = json_pack("{s:s, s:o*}", "code",
-		    bd_err_name(code), "message", tool_json_text(m, strlen(m)));
-
-		/* Fields a tool set before failing (partial output, say)
-		 * stay, beside the error. */
-		json_object_set_new(reply, "ok", json_false());
-		json_object_set_new(reply, "error", err);
-		msg = call.message;
-		if (code == BD_EINTERNAL)
-			bd_error("%s: %s", tool != NULL ? tool : "request",
-			    msg != NULL ? msg : "?");
-		else
-			bd_debug("%s: %s: %s", tool != NULL ? tool : "request",
-			    bd_err_name(code), msg != NULL ? msg : "?");
-	} else
+	tool = entry != NULL ? entry->name : NULL;
+	if (code != 0)
+		bd_reply_error(&call, code, tool);
+	else
 		json_object_set_new(reply, "ok", json_true());
 	double elapsed = tool_now_ms() - t0;
 	json_object_set_new(reply, "elapsed_ms",

@@ -372,51 +372,42 @@ proc_env_name_ok(const char *name, size_t len)
 	return (strchr(name, '=') == NULL);
 }
 
+/* Field `cwd`, checked to be a directory; NULL when absent. */
 static int
-proc_start(struct tool_call *call)
+proc_arg_cwd(struct tool_call *call, const char **cwd)
 {
-	const char *command, *cwd, **names = NULL, **values = NULL;
-	char **argv = NULL, **envp = NULL, *cause = NULL, *shown = NULL;
-	json_t *jenv;
-	size_t n = 0, nargv = 0;
-	struct spawn_child c;
-	struct proc *p = NULL;
-	int running = 0, rv = 0;
 	struct stat st;
-	struct timespec now;
 
-	if (tool_arg_argv(call, PROC_ARGV_MAX, PROC_COMMAND_MAX, &argv) != 0)
+	if (tool_arg_str(call, "cwd", 0, NULL, cwd) != 0)
 		return (call->code);
-	/* a shell line runs as /bin/sh -c LINE */
-	command = tool_arg_has(call, "command") ? argv[2] : NULL;
-	while (argv[nargv] != NULL)
-		nargv++;
-	if (tool_arg_str(call, "cwd", 0, NULL, &cwd) != 0) {
-		rv = call->code;
-		goto out;
-	}
+	if (*cwd != NULL && stat(*cwd, &st) != 0)
+		return (tool_fail(call, BD_EINVAL, "invalid cwd '%s': %s", *cwd,
+		    strerror(errno)));
+	if (*cwd != NULL && !S_ISDIR(st.st_mode))
+		return (tool_fail(call, BD_EINVAL,
+		    "invalid cwd '%s': not a directory", *cwd));
+	return (0);
+}
+
+/* The child's environment (*envp, for spawn_env_free): the daemon's without
+ * BUREAU_TOKEN, with the configured DISPLAY and field `env` applied. */
+static int
+proc_arg_env(struct tool_call *call, char ***envp)
+{
+	const char **names = NULL, **values = NULL;
+	json_t *jenv;
+	size_t n;
+	int rv = 0;
+
 	jenv = json_object_get(call->req, "env");
 	if (json_is_null(jenv))
 		jenv = NULL;
-	if (cwd != NULL && stat(cwd, &st) != 0) {
-		rv = tool_fail(call, BD_EINVAL, "invalid cwd '%s': %s", cwd,
-		    strerror(errno));
-		goto out;
-	}
-	if (cwd != NULL && !S_ISDIR(st.st_mode)) {
-		rv = tool_fail(call, BD_EINVAL,
-		    "invalid cwd '%s': not a directory", cwd);
-		goto out;
-	}
-
 	if (jenv != NULL &&
-	    (!json_is_object(jenv) || json_object_size(jenv) > PROC_ENV_MAX)) {
-		rv = tool_fail(call, BD_EBADREQ,
+	    (!json_is_object(jenv) || json_object_size(jenv) > PROC_ENV_MAX))
+		return (tool_fail(call, BD_EBADREQ,
 		    "field 'env' must be an "
 		    "object of at most %d strings",
-		    PROC_ENV_MAX);
-		goto out;
-	}
+		    PROC_ENV_MAX));
 	n = 2 + (jenv != NULL ? json_object_size(jenv) : 0);
 	if ((names = calloc(n, sizeof *names)) == NULL ||
 	    (values = calloc(n, sizeof *values)) == NULL)
@@ -460,9 +451,30 @@ proc_start(struct tool_call *call)
 			                                  NULL;
 		}
 	}
-	if ((envp = spawn_env(names, values, n)) == NULL)
+	if ((*envp = spawn_env(names, values, n)) == NULL)
 		goto oom;
+	goto out;
 
+oom:
+	rv = tool_fail(call, BD_EINTERNAL, "out of memory");
+out:
+	free(names);
+	free(values);
+	return (rv);
+}
+
+/* The table entry for a process about to start, not yet running; NULL when
+ * out of memory. */
+static struct proc *
+proc_new(const char *command, char **argv)
+{
+	char *shown = NULL;
+	size_t nargv = 0;
+	struct proc *p;
+	struct timespec now;
+
+	while (argv[nargv] != NULL)
+		nargv++;
 	/* what `list` shows: the shell command, or argv joined */
 	if (command != NULL)
 		shown = strdup(command);
@@ -480,13 +492,47 @@ proc_start(struct tool_call *call)
 			}
 		}
 	}
-	if (shown == NULL || (p = calloc(1, sizeof *p)) == NULL)
-		goto oom;
+	if (shown == NULL || (p = calloc(1, sizeof *p)) == NULL) {
+		free(shown);
+		return (NULL);
+	}
 	p->command = shown;
-	shown = NULL;
 	p->out.fd = p->err.fd = -1;
 	clock_gettime(CLOCK_REALTIME, &now);
 	p->started = (double)now.tv_sec + (double)now.tv_nsec / 1e9;
+	return (p);
+}
+
+/* Put p, now running as c, in the table; the caller holds ps.lock. */
+static void
+proc_insert(struct proc *p, const struct spawn_child *c)
+{
+	/* a finished entry with the same pid is stale: the pid is reused */
+	for (struct proc **pp = &ps.list; *pp != NULL; pp = &(*pp)->next)
+		if ((*pp)->pid == c->pid) {
+			struct proc *old = *pp;
+
+			*pp = old->next;
+			proc_free(old);
+			break;
+		}
+	p->pid = c->pid;
+	p->running = 1;
+	p->out.fd = c->out;
+	p->err.fd = c->err;
+	p->next = ps.list;
+	ps.list = p;
+}
+
+/* Start the process and enter p in the table, which owns it from then on
+ * (the caller keeps it on failure); *pid is the process's. */
+static int
+proc_spawn(struct tool_call *call, struct proc *p, char **argv, const char *cwd,
+    char **envp, pid_t *pid)
+{
+	struct spawn_child c;
+	char *cause = NULL;
+	int running = 0, rv;
 
 	pthread_mutex_lock(&ps.lock);
 	proc_prune();
@@ -494,11 +540,10 @@ proc_start(struct tool_call *call)
 		running += q->running;
 	if (running >= PROC_RUNNING_MAX) {
 		pthread_mutex_unlock(&ps.lock);
-		rv = tool_fail(call, BD_EBUSY,
+		return (tool_fail(call, BD_EBUSY,
 		    "already %d processes running, "
 		    "the most there can be: wait for or signal some",
-		    running);
-		goto out;
+		    running));
 	}
 	/* under ps.lock: the reaper cannot report this pid before the
 	 * entry that waits for it is in the table */
@@ -511,42 +556,47 @@ proc_start(struct tool_call *call)
 		/* spawn_start's code says why (not_found: the program) */
 		rv = tool_fail(call, rv, "%s",
 		    cause != NULL ? cause : "cannot start the process");
-		goto out;
+		free(cause);
+		return (rv);
 	}
-	/* a finished entry with the same pid is stale: the pid is reused */
-	for (struct proc **pp = &ps.list; *pp != NULL; pp = &(*pp)->next)
-		if ((*pp)->pid == c.pid) {
-			struct proc *old = *pp;
-
-			*pp = old->next;
-			proc_free(old);
-			break;
-		}
-	p->pid = c.pid;
-	p->running = 1;
-	p->out.fd = c.out;
-	p->err.fd = c.err;
-	p->next = ps.list;
-	ps.list = p;
-	p = NULL;
+	proc_insert(p, &c);
 	proc_wakeup();
 	pthread_mutex_unlock(&ps.lock);
-	tool_set_int(call, "pid", (long long)c.pid);
-	tool_set_output(call, "started process %d", (int)c.pid);
-	goto out;
+	*pid = c.pid;
+	return (0);
+}
 
-oom:
-	rv = tool_fail(call, BD_EINTERNAL, "out of memory");
+static int
+proc_start(struct tool_call *call)
+{
+	const char *command, *cwd;
+	char **argv = NULL, **envp = NULL;
+	struct proc *p = NULL;
+	pid_t pid = 0;
+	int rv;
+
+	if (tool_arg_argv(call, PROC_ARGV_MAX, PROC_COMMAND_MAX, &argv) != 0)
+		return (call->code);
+	/* a shell line runs as /bin/sh -c LINE */
+	command = tool_arg_has(call, "command") ? argv[2] : NULL;
+	if ((rv = proc_arg_cwd(call, &cwd)) != 0 ||
+	    (rv = proc_arg_env(call, &envp)) != 0)
+		goto out;
+	if ((p = proc_new(command, argv)) == NULL) {
+		rv = tool_fail(call, BD_EINTERNAL, "out of memory");
+		goto out;
+	}
+	if ((rv = proc_spawn(call, p, argv, cwd, envp, &pid)) != 0)
+		goto out;
+	p = NULL;
+	tool_set_int(call, "pid", (long long)pid);
+	tool_set_output(call, "started process %d", (int)pid);
 out:
 	if (p != NULL) {
 		free(p->command);
 		free(p);
 	}
-	free(shown);
-	free(cause);
 	spawn_env_free(envp);
-	free(names);
-	free(values);
 	free(argv);
 	return (rv);
 }

@@ -160,43 +160,154 @@ print_key(XKeyEvent *ev, XIC xic)
 	putchar('\n');
 }
 
-int
-main(int argc, char **argv)
+struct opts {
+	const char *title, *geom;
+	int motion, focus, slow_ms, no_ping;
+};
+
+static void
+parse_args(int argc, char **argv, struct opts *o)
 {
-	const char *title = "xevlog", *geom = NULL;
-	unsigned int w = 400, h = 300;
-	int x = 0, y = 0, motion = 0, focus = 0, mapped = 0, exposed = 0;
-	int ready = 0, i, slow_ms = 0, no_ping = 0;
-	struct timespec slow;
-	XSetWindowAttributes swa;
-	struct sigaction sa;
-	struct pollfd pfd;
-	XWMHints hints;
-	XSizeHints size;
-	Display *dpy;
-	XEvent ev;
-	Window win;
-	Atom wm_delete, net_name, utf8, wm_protocols, protos[2];
-	XIM xim = NULL;
-	XIC xic = NULL;
-	long mask;
+	int i;
 
 	for (i = 1; i < argc; i++) {
 		if (strcmp(argv[i], "-geometry") == 0 && i + 1 < argc)
-			geom = argv[++i];
+			o->geom = argv[++i];
 		else if (strcmp(argv[i], "-title") == 0 && i + 1 < argc)
-			title = argv[++i];
+			o->title = argv[++i];
 		else if (strcmp(argv[i], "-m") == 0)
-			motion = 1;
+			o->motion = 1;
 		else if (strcmp(argv[i], "-f") == 0)
-			focus = 1;
+			o->focus = 1;
 		else if (strcmp(argv[i], "-s") == 0 && i + 1 < argc)
-			slow_ms = atoi(argv[++i]);
+			o->slow_ms = atoi(argv[++i]);
 		else if (strcmp(argv[i], "-P") == 0)
-			no_ping = 1;
+			o->no_ping = 1;
 		else
 			usage();
 	}
+}
+
+/* The window, its names and WM hints; protos gets WM_DELETE_WINDOW and
+ * _NET_WM_PING. Returns -1 on an invalid geometry. */
+static int
+create_window(Display *dpy, const struct opts *o, int argc, char **argv,
+    Atom protos[2], Window *out)
+{
+	unsigned int w = 400, h = 300;
+	int x = 0, y = 0;
+	XSetWindowAttributes swa;
+	XWMHints hints;
+	XSizeHints size;
+	Window win;
+	Atom net_name, utf8;
+	long mask;
+
+	if (o->geom != NULL) {
+		int m = XParseGeometry(o->geom, &x, &y, &w, &h);
+		if (m == NoValue || w == 0 || h == 0) {
+			fprintf(stderr, "xevlog: invalid geometry '%s'\n",
+			    o->geom);
+			return -1;
+		}
+		if (m & XNegative)
+			x += DisplayWidth(dpy, DefaultScreen(dpy)) - (int)w;
+		if (m & YNegative)
+			y += DisplayHeight(dpy, DefaultScreen(dpy)) - (int)h;
+	}
+	mask = KeyPressMask | KeyReleaseMask | ButtonPressMask |
+	    ButtonReleaseMask | ExposureMask | StructureNotifyMask |
+	    FocusChangeMask;
+	if (o->motion)
+		mask |= PointerMotionMask;
+	memset(&swa, 0, sizeof swa);
+	swa.background_pixel = WhitePixel(dpy, DefaultScreen(dpy));
+	swa.event_mask = mask;
+	win = XCreateWindow(dpy, DefaultRootWindow(dpy), x, y, w, h, 0,
+	    CopyFromParent, InputOutput, CopyFromParent,
+	    CWBackPixel | CWEventMask, &swa);
+
+	memset(&size, 0, sizeof size);
+	size.flags = USPosition | USSize;
+	size.x = x, size.y = y, size.width = (int)w, size.height = (int)h;
+	memset(&hints, 0, sizeof hints);
+	hints.flags = InputHint | StateHint;
+	hints.input = True;
+	hints.initial_state = NormalState;
+	Xutf8SetWMProperties(dpy, win, o->title, o->title, argv, argc, &size,
+	    &hints, NULL);
+	net_name = XInternAtom(dpy, "_NET_WM_NAME", False);
+	utf8 = XInternAtom(dpy, "UTF8_STRING", False);
+	XChangeProperty(dpy, win, net_name, utf8, 8, PropModeReplace,
+	    (const unsigned char *)o->title, (int)strlen(o->title));
+	protos[0] = XInternAtom(dpy, "WM_DELETE_WINDOW", False);
+	protos[1] = XInternAtom(dpy, "_NET_WM_PING", False);
+	XSetWMProtocols(dpy, win, protos, o->no_ping ? 1 : 2);
+	*out = win;
+	return 0;
+}
+
+/* Print an input event, answer the window manager's messages. */
+static void
+handle_event(Display *dpy, XEvent *ev, XIC xic, const struct opts *o,
+    Atom wm_protocols, const Atom protos[2])
+{
+	struct timespec slow;
+
+	switch (ev->type) {
+	case KeyPress:
+	case KeyRelease:
+		print_key(&ev->xkey, xic);
+		if (ev->type == KeyPress && o->slow_ms > 0) {
+			slow.tv_sec = o->slow_ms / 1000;
+			slow.tv_nsec = (o->slow_ms % 1000) * 1000000L;
+			nanosleep(&slow, NULL);
+		}
+		break;
+	case ButtonPress:
+	case ButtonRelease:
+		printf("%s button=%u x=%d y=%d root_x=%d root_y=%d "
+		       "state=0x%x\n",
+		    ev->type == ButtonPress ? "button_press" : "button_release",
+		    ev->xbutton.button, ev->xbutton.x, ev->xbutton.y,
+		    ev->xbutton.x_root, ev->xbutton.y_root, ev->xbutton.state);
+		break;
+	case MotionNotify:
+		printf("motion x=%d y=%d root_x=%d root_y=%d\n", ev->xmotion.x,
+		    ev->xmotion.y, ev->xmotion.x_root, ev->xmotion.y_root);
+		break;
+	case ClientMessage:
+		if (ev->xclient.message_type != wm_protocols)
+			break;
+		if ((Atom)ev->xclient.data.l[0] == protos[0])
+			stop = 1;
+		/* EWMH: send the ping back to the root window. */
+		if ((Atom)ev->xclient.data.l[0] == protos[1] && !o->no_ping) {
+			ev->xclient.window = DefaultRootWindow(dpy);
+			XSendEvent(dpy, ev->xclient.window, False,
+			    SubstructureNotifyMask | SubstructureRedirectMask,
+			    ev);
+			XFlush(dpy);
+		}
+		break;
+	}
+}
+
+int
+main(int argc, char **argv)
+{
+	struct opts o = { .title = "xevlog" };
+	int mapped = 0, exposed = 0, ready = 0;
+	struct sigaction sa;
+	struct pollfd pfd;
+	Display *dpy;
+	XEvent ev;
+	Window win;
+	Atom wm_protocols, protos[2];
+	XIM xim = NULL;
+	XIC xic = NULL;
+
+	parse_args(argc, argv, &o);
 	setvbuf(stdout, NULL, _IOLBF, 0);
 	/* Text comes out in UTF-8 whatever the caller's locale. */
 	if (setlocale(LC_ALL, "") == NULL ||
@@ -216,48 +327,9 @@ main(int argc, char **argv)
 		    XDisplayName(NULL));
 		return 1;
 	}
-	if (geom != NULL) {
-		int m = XParseGeometry(geom, &x, &y, &w, &h);
-		if (m == NoValue || w == 0 || h == 0) {
-			fprintf(stderr, "xevlog: invalid geometry '%s'\n",
-			    geom);
-			return 1;
-		}
-		if (m & XNegative)
-			x += DisplayWidth(dpy, DefaultScreen(dpy)) - (int)w;
-		if (m & YNegative)
-			y += DisplayHeight(dpy, DefaultScreen(dpy)) - (int)h;
-	}
-	mask = KeyPressMask | KeyReleaseMask | ButtonPressMask |
-	    ButtonReleaseMask | ExposureMask | StructureNotifyMask |
-	    FocusChangeMask;
-	if (motion)
-		mask |= PointerMotionMask;
-	memset(&swa, 0, sizeof swa);
-	swa.background_pixel = WhitePixel(dpy, DefaultScreen(dpy));
-	swa.event_mask = mask;
-	win = XCreateWindow(dpy, DefaultRootWindow(dpy), x, y, w, h, 0,
-	    CopyFromParent, InputOutput, CopyFromParent,
-	    CWBackPixel | CWEventMask, &swa);
-
-	memset(&size, 0, sizeof size);
-	size.flags = USPosition | USSize;
-	size.x = x, size.y = y, size.width = (int)w, size.height = (int)h;
-	memset(&hints, 0, sizeof hints);
-	hints.flags = InputHint | StateHint;
-	hints.input = True;
-	hints.initial_state = NormalState;
-	Xutf8SetWMProperties(dpy, win, title, title, argv, argc, &size, &hints,
-	    NULL);
-	net_name = XInternAtom(dpy, "_NET_WM_NAME", False);
-	utf8 = XInternAtom(dpy, "UTF8_STRING", False);
-	XChangeProperty(dpy, win, net_name, utf8, 8, PropModeReplace,
-	    (const unsigned char *)title, (int)strlen(title));
-	wm_delete = XInternAtom(dpy, "WM_DELETE_WINDOW", False);
+	if (create_window(dpy, &o, argc, argv, protos, &win) != 0)
+		return 1;
 	wm_protocols = XInternAtom(dpy, "WM_PROTOCOLS", False);
-	protos[0] = wm_delete;
-	protos[1] = XInternAtom(dpy, "_NET_WM_PING", False);
-	XSetWMProtocols(dpy, win, protos, no_ping ? 1 : 2);
 
 	if ((xim = XOpenIM(dpy, NULL, NULL, NULL)) != NULL)
 		xic = XCreateIC(xim, XNInputStyle,
@@ -279,60 +351,17 @@ main(int argc, char **argv)
 		XNextEvent(dpy, &ev);
 		if (XFilterEvent(&ev, None))
 			continue;
-		switch (ev.type) {
-		case MappingNotify:
+		if (ev.type == MappingNotify)
 			XRefreshKeyboardMapping(&ev.xmapping);
-			break;
-		case MapNotify:
+		else if (ev.type == MapNotify)
 			mapped = 1;
-			break;
-		case Expose:
+		else if (ev.type == Expose)
 			exposed = 1;
-			break;
-		case KeyPress:
-		case KeyRelease:
-			print_key(&ev.xkey, xic);
-			if (ev.type == KeyPress && slow_ms > 0) {
-				slow.tv_sec = slow_ms / 1000;
-				slow.tv_nsec = (slow_ms % 1000) * 1000000L;
-				nanosleep(&slow, NULL);
-			}
-			break;
-		case ButtonPress:
-		case ButtonRelease:
-			printf("%s button=%u x=%d y=%d root_x=%d root_y=%d "
-			       "state=0x%x\n",
-			    ev.type == ButtonPress ? "button_press" :
-			                             "button_release",
-			    ev.xbutton.button, ev.xbutton.x, ev.xbutton.y,
-			    ev.xbutton.x_root, ev.xbutton.y_root,
-			    ev.xbutton.state);
-			break;
-		case MotionNotify:
-			printf("motion x=%d y=%d root_x=%d root_y=%d\n",
-			    ev.xmotion.x, ev.xmotion.y, ev.xmotion.x_root,
-			    ev.xmotion.y_root);
-			break;
-		case ClientMessage:
-			if (ev.xclient.message_type != wm_protocols)
-				break;
-			if ((Atom)ev.xclient.data.l[0] == wm_delete)
-				stop = 1;
-			/* EWMH: send the ping back to the root window. */
-			if ((Atom)ev.xclient.data.l[0] == protos[1] &&
-			    !no_ping) {
-				ev.xclient.window = DefaultRootWindow(dpy);
-				XSendEvent(dpy, ev.xclient.window, False,
-				    SubstructureNotifyMask |
-				        SubstructureRedirectMask,
-				    &ev);
-				XFlush(dpy);
-			}
-			break;
-		}
+		else
+			handle_event(dpy, &ev, xic, &o, wm_protocols, protos);
 		if (!ready && mapped && exposed) {
 			ready = 1;
-			if (focus) {
+			if (o.focus) {
 				XSetInputFocus(dpy, win, RevertToParent,
 				    CurrentTime);
 				XSync(dpy, False);
