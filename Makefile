@@ -64,7 +64,8 @@ NNG_DIR := $(BUILD)/nng-$(VARIANT)
 NNG_A := $(NNG_DIR)/libnng.a
 NNG_SO := $(BUILD)/nng-shared/libnng.so
 NNGCAT := $(BUILD)/bin/nngcat
-NNG_STAMP := $(NNG_SRC)/CMakeLists.txt $(NNG_SRC)/BUREAU.md
+NNG_STAMP := $(NNG_SRC)/CMakeLists.txt $(NNG_SRC)/BUREAU.md \
+	$(shell find $(NNG_SRC)/src $(NNG_SRC)/include -name '*.[ch]' 2>/dev/null)
 NNG_CMAKE := -DCMAKE_BUILD_TYPE=RelWithDebInfo -DNNG_TESTS=OFF \
 	-DNNG_ENABLE_TLS=OFF \
 	-DCMAKE_POSITION_INDEPENDENT_CODE=ON -Wno-dev

@@ -268,9 +268,10 @@ bureau_close(bureau_client *c)
 {
 	if (c == NULL)
 		return;
-	/* nng 1.12 (third_party/nng) closes a socket with a message in
-	 * flight or a redial under way without waiting: the waits 1.5.2
-	 * needed here are gone (tests/integration/test_nng_close.c). */
+	/* nng 1.11 (third_party/nng, patched) closes a socket with a message
+	 * in flight or a redial under way without waiting and without a
+	 * leak (tests/unit/test_nng_close.c, test_client_close's cycles):
+	 * the waits Debian's 1.5.2 needed here are gone. */
 	nng_close(c->sock);
 	if (c->token != NULL)
 		sodium_memzero(c->token, strlen(c->token));

@@ -276,7 +276,7 @@ class Req:
     def close(self):
         """Close the socket, whatever is in flight: the nng built from
         third_party/nng never waits for the peer here
-        (tests/integration/test_nng_close.c)."""
+        (tests/unit/test_nng_close.c)."""
         if getattr(self, "sock", None) is None:
             return
         _nng.nng_close(self.sock)

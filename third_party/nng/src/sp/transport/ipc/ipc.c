@@ -256,6 +256,13 @@ ipc_pipe_nego_cb(void *arg)
 
 	NNI_GET16(&p->rx_head[4], p->peer);
 
+	// bureau: an endpoint that closed meanwhile will match no pipe
+	// again, and nothing would reap one left in its wait list.
+	if (ep->closed) {
+		rv = NNG_ECLOSED;
+		goto error;
+	}
+
 	// We are ready now.  We put this in the wait list, and
 	// then try to run the matcher.
 	nni_list_remove(&ep->nego_pipes, p);
@@ -680,8 +687,12 @@ ipc_ep_close(void *arg)
 	NNI_LIST_FOREACH (&ep->nego_pipes, p) {
 		ipc_pipe_close(p);
 	}
-	NNI_LIST_FOREACH (&ep->wait_pipes, p) {
-		ipc_pipe_close(p);
+	// bureau: a pipe that finished its handshake after the dialer or
+	// listener stopped asking for one is no socket's and never will be:
+	// closing it alone left its descriptor open for good. Reap it.
+	while ((p = nni_list_first(&ep->wait_pipes)) != NULL) {
+		nni_list_remove(&ep->wait_pipes, p);
+		ipc_pipe_reap(p);
 	}
 	NNI_LIST_FOREACH (&ep->busy_pipes, p) {
 		ipc_pipe_close(p);

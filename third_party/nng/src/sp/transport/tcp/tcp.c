@@ -269,6 +269,13 @@ tcptran_pipe_nego_cb(void *arg)
 
 	NNI_GET16(&p->rxlen[4], p->peer);
 
+	// bureau: an endpoint that closed meanwhile will match no pipe
+	// again, and nothing would reap one left in its wait list.
+	if (ep->closed) {
+		rv = NNG_ECLOSED;
+		goto error;
+	}
+
 	// We are ready now.  We put this in the wait list, and
 	// then try to run the matcher.
 	nni_list_remove(&ep->negopipes, p);
@@ -710,8 +717,12 @@ tcptran_ep_close(void *arg)
 	NNI_LIST_FOREACH (&ep->negopipes, p) {
 		tcptran_pipe_close(p);
 	}
-	NNI_LIST_FOREACH (&ep->waitpipes, p) {
-		tcptran_pipe_close(p);
+	// bureau: a pipe that finished its handshake after the dialer or
+	// listener stopped asking for one is no socket's and never will be:
+	// closing it alone left its descriptor open for good. Reap it.
+	while ((p = nni_list_first(&ep->waitpipes)) != NULL) {
+		nni_list_remove(&ep->waitpipes, p);
+		tcptran_pipe_reap(p);
 	}
 	NNI_LIST_FOREACH (&ep->busypipes, p) {
 		tcptran_pipe_close(p);
