@@ -16,6 +16,105 @@ action_list_free(char **items, int n)
 	free(items);
 }
 
+/*
+ * The tools bureaud serves and their actions, by the names requests and
+ * policies use: what a policy item may name. tools/ holds the entry
+ * tables the daemon dispatches on; this copy lets the host side, which
+ * links no tool, refuse a name no request can match (`--approve exec2`
+ * would approve nothing). tests/unit/test_action.c checks the two agree.
+ */
+static const char *const acts_computer[] = { "screenshot", "zoom",
+	"cursor_position", "mouse_move", "left_click", "right_click",
+	"middle_click", "double_click", "triple_click", "left_click_drag",
+	"left_mouse_down", "left_mouse_up", "scroll", "type", "key", "hold_key",
+	"wait", "click", "drag", "keypress", "move", NULL };
+static const char *const acts_system[] = { "ping", "info", "sync", "set_clock",
+	NULL };
+static const char *const acts_none[] = { NULL };
+static const char *const acts_process[] = { "start", "list", "output", "signal",
+	"wait", NULL };
+static const char *const acts_file[] = { "read", "write", "list", "stat",
+	"remove", "mkdir", "move", NULL };
+static const char *const acts_editor[] = { "view", "create", "str_replace",
+	"insert", "undo_edit", NULL };
+static const char *const acts_window[] = { "list", "activate", "close", "move",
+	"resize", "launch", NULL };
+static const char *const acts_clipboard[] = { "get", "set", NULL };
+
+const struct action_tool action_tools[] = {
+	{ "computer", NULL, acts_computer },
+	{ "system", NULL, acts_system },
+	{ "bash", NULL, acts_none },
+	{ "process", NULL, acts_process },
+	{ "file", NULL, acts_file },
+	{ ACTION_EDITOR, "text_editor", acts_editor },
+	{ "window", NULL, acts_window },
+	{ "clipboard", NULL, acts_clipboard },
+	{ NULL, NULL, NULL },
+};
+
+/*
+ * The action classes (DESIGN.md, "The desktop's host agent"): each a
+ * list of "tool" or "tool.action" items, matched as a policy's items are.
+ * A class may name an action no tool has yet (system.fork): it matches
+ * once the action exists.
+ */
+static const char *const class_exec[] = { "bash", "process.start",
+	"process.signal", "window.launch", NULL };
+static const char *const class_input[] = { "computer.mouse_move",
+	"computer.left_click", "computer.right_click", "computer.middle_click",
+	"computer.double_click", "computer.triple_click",
+	"computer.left_click_drag", "computer.left_mouse_down",
+	"computer.left_mouse_up", "computer.scroll", "computer.type",
+	"computer.key", "computer.hold_key", "computer.click", "computer.drag",
+	"computer.keypress", "computer.move", NULL };
+static const char *const class_write[] = { "file.write", "file.remove",
+	"file.mkdir", "file.move", ACTION_EDITOR ".create",
+	ACTION_EDITOR ".str_replace", ACTION_EDITOR ".insert",
+	ACTION_EDITOR ".undo_edit", NULL };
+static const char *const class_clipboard[] = { "clipboard.set", NULL };
+static const char *const class_windows[] = { "window.activate", "window.close",
+	"window.move", "window.resize", "window.launch", NULL };
+static const char *const class_fork[] = { "system.fork", NULL };
+
+const struct action_class action_classes[] = {
+	{ "exec", class_exec },
+	{ "input", class_input },
+	{ "write", class_write },
+	{ "clipboard", class_clipboard },
+	{ "windows", class_windows },
+	{ "fork", class_fork },
+	{ NULL, NULL },
+};
+
+/* What an agent may still do while an operator has taken over: look. */
+static const char *const look_items[] = { "computer.screenshot",
+	"computer.zoom", "computer.cursor_position", "window.list",
+	"accessibility.tree", "accessibility.find", "system.ping",
+	"system.info", NULL };
+
+static const struct action_tool *
+tool_named(const char *name, size_t len)
+{
+	for (const struct action_tool *t = action_tools; t->name != NULL; t++)
+		if ((strlen(t->name) == len &&
+		        strncmp(t->name, name, len) == 0) ||
+		    (t->alias != NULL && strlen(t->alias) == len &&
+		        strncmp(t->alias, name, len) == 0))
+			return (t);
+	return (NULL);
+}
+
+static const struct action_class *
+class_named(const char *name)
+{
+	for (const struct action_class *c = action_classes; c->name != NULL;
+	     c++)
+		if (strcmp(c->name, name) == 0)
+			return (c);
+	return (NULL);
+}
+
 static int
 action_item_ok(const char *s)
 {
@@ -35,34 +134,101 @@ action_item_ok(const char *s)
 	return (1);
 }
 
+/* Append ", name" (or "name" first) to buf of size, cut, never overrun. */
+static void
+add_name(char *buf, size_t size, const char *name)
+{
+	size_t off = strlen(buf);
+
+	snprintf(buf + off, size - off, "%s%s", off > 0 ? ", " : "", name);
+}
+
+static int
+tool_has(const struct action_tool *t, const char *action)
+{
+	for (const char *const *a = t->actions; *a != NULL; a++)
+		if (strcmp(*a, action) == 0)
+			return (1);
+	return (0);
+}
+
+/*
+ * The item tok as stored (malloc'd): the editor's alias by its name, as
+ * requests are matched. NULL with *cause (NULL when out of memory) when
+ * it names no class, tool or action of a tool.
+ */
+static char *
+item_resolve(const char *what, const char *tok, char **cause)
+{
+	const struct action_tool *t;
+	const char *dot = strchr(tok, '.');
+	char names[512] = "", classes[128] = "", *r;
+
+	if (!action_item_ok(tok)) {
+		if (asprintf(cause,
+		        "invalid %s item '%s': expected a class, tool, "
+		        "tool.action or tool.*",
+		        what, tok) < 0)
+			*cause = NULL;
+		return (NULL);
+	}
+	t = tool_named(tok, dot != NULL ? (size_t)(dot - tok) : strlen(tok));
+	if (t == NULL && dot == NULL && class_named(tok) != NULL)
+		return (strdup(tok));
+	if (t == NULL) {
+		for (const struct action_class *c = action_classes;
+		     c->name != NULL; c++)
+			add_name(classes, sizeof classes, c->name);
+		for (t = action_tools; t->name != NULL; t++)
+			add_name(names, sizeof names, t->name);
+		if (asprintf(cause,
+		        "unknown %s item '%s': expected a class (%s), a tool "
+		        "(%s), tool.action or tool.*",
+		        what, tok, classes, names) < 0)
+			*cause = NULL;
+		return (NULL);
+	}
+	if (dot != NULL && strcmp(dot + 1, "*") != 0 && !tool_has(t, dot + 1)) {
+		for (const char *const *a = t->actions; *a != NULL; a++)
+			add_name(names, sizeof names, *a);
+		if (asprintf(cause, "unknown %s item '%s': tool '%s' has %s%s",
+		        what, tok, t->name,
+		        names[0] != '\0' ? "actions " : "no actions",
+		        names) < 0)
+			*cause = NULL;
+		return (NULL);
+	}
+	if (asprintf(&r, "%s%s", t->name, dot != NULL ? dot : "") < 0)
+		return (NULL);
+	return (r);
+}
+
 int
 action_list_add(char ***items, int *n, const char *what, const char *s,
     char **cause)
 {
 	char *copy = strdup(s), *tok, *save = NULL;
 
+	*cause = NULL;
 	if (copy == NULL)
 		goto oom;
 	for (tok = strtok_r(copy, ", \t", &save); tok != NULL;
 	     tok = strtok_r(NULL, ", \t", &save)) {
-		char **grown;
+		char **grown, *item;
 
-		if (!action_item_ok(tok)) {
-			if (asprintf(cause,
-			        "invalid %s item '%s': expected tool, "
-			        "tool.action or tool.*",
-			        what, tok) < 0)
-				*cause = NULL;
+		if ((item = item_resolve(what, tok, cause)) == NULL) {
 			free(copy);
+			if (*cause == NULL)
+				*cause = strdup("out of memory");
 			return (-1);
 		}
 		if ((grown = realloc(*items,
-		         sizeof *grown * (size_t)(*n + 1))) == NULL)
+		         sizeof *grown * (size_t)(*n + 1))) == NULL) {
+			free(item);
 			goto oom;
+		}
 		*items = grown;
-		if ((grown[*n] = strdup(tok)) == NULL)
-			goto oom;
-		(*n)++;
+		grown[(*n)++] = item;
 	}
 	free(copy);
 	return (0);
@@ -72,21 +238,56 @@ oom:
 	return (-1);
 }
 
-int
-action_listed(char *const *items, int n, const char *tool, const char *action)
+/* Does the item a ("tool", "tool.action", "tool.*") name tool/action? */
+static int
+item_matches(const char *a, const char *tool, const char *action)
 {
 	size_t tl = strlen(tool);
 
-	for (int i = 0; i < n; i++) {
-		const char *a = items[i];
+	if (strcmp(a, tool) == 0)
+		return (1);
+	return (strncmp(a, tool, tl) == 0 && a[tl] == '.' &&
+	    (strcmp(a + tl + 1, "*") == 0 ||
+	        (action != NULL && strcmp(a + tl + 1, action) == 0)));
+}
 
-		if (strcmp(a, tool) == 0)
+int
+action_in_class(const char *cls, const char *tool, const char *action)
+{
+	const struct action_class *c = class_named(cls);
+
+	if (c == NULL)
+		return (0);
+	for (const char *const *p = c->items; *p != NULL; p++)
+		if (item_matches(*p, tool, action))
 			return (1);
-		if (strncmp(a, tool, tl) == 0 && a[tl] == '.' &&
-		    (strcmp(a + tl + 1, "*") == 0 ||
-		        (action != NULL && strcmp(a + tl + 1, action) == 0)))
+	return (0);
+}
+
+int
+action_listed(char *const *items, int n, const char *tool, const char *action)
+{
+	for (int i = 0; i < n; i++) {
+		/* A tool's name beats a class's (clipboard: the whole tool,
+		 * get too, as before classes: wider, never narrower). */
+		if (item_matches(items[i], tool, action))
+			return (1);
+		if (strchr(items[i], '.') == NULL &&
+		    tool_named(items[i], strlen(items[i])) == NULL &&
+		    action_in_class(items[i], tool, action))
 			return (1);
 	}
+	return (0);
+}
+
+int
+action_is_look(const char *tool, const char *action)
+{
+	if (action == NULL)
+		return (0);
+	for (const char *const *p = look_items; *p != NULL; p++)
+		if (item_matches(*p, tool, action) && strchr(*p, '.') != NULL)
+			return (1);
 	return (0);
 }
 

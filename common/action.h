@@ -11,27 +11,60 @@
 
 #include <jansson.h>
 
+/* The editor's name, as bureaud matches it (text_editor is its alias). */
+#define ACTION_EDITOR "str_replace_based_edit_tool"
+
+/* A tool bureaud serves: its name, another name requests may use, its
+ * actions (NULL-terminated; none for bash). The table ends with a NULL
+ * name. */
+struct action_tool {
+	const char *name;
+	const char *alias;
+	const char *const *actions;
+};
+extern const struct action_tool action_tools[];
+
+/* An action class: a name standing for "tool" and "tool.action" items
+ * (NULL-terminated). The table ends with a NULL name. */
+struct action_class {
+	const char *name;
+	const char *const *items;
+};
+extern const struct action_class action_classes[];
+
 /*
  * Add the items of the policy list s to (*items)[0..*n), each malloc'd:
  * bureaud's --allow syntax, items separated by commas, spaces or tabs,
- * each "tool", "tool.action" or "tool.*" of lowercase letters, digits,
- * '_' and '*'. An empty string adds nothing. -1 with a cause (malloc'd,
- * or NULL when even that failed): "invalid WHAT item 'X': expected ...",
- * or "out of memory"; the items added before stay, for the caller to
- * free with action_list_free.
+ * each a class (exec, input, write, clipboard, windows, fork), "tool",
+ * "tool.action" or "tool.*" of a tool and action bureaud has; the
+ * editor's alias text_editor is stored as its name. An empty string adds
+ * nothing. -1 with a cause (malloc'd, or NULL when even that failed):
+ * "invalid WHAT item 'X': ..." for a malformed item, "unknown WHAT item
+ * 'X': ..." with the valid names for one that names nothing, or "out of
+ * memory"; the items added before stay, for the caller to free with
+ * action_list_free.
  */
 int action_list_add(char ***items, int *n, const char *what, const char *s,
     char **cause);
 void action_list_free(char **items, int n);
 
 /*
- * Does a policy list (action_list_add's syntax, n items) name tool and
- * action? action NULL: the tool has none
- * (bash), and only "tool" or "tool.*" match. An empty list matches
+ * Does a policy list (action_list_add's items, n of them) name tool and
+ * action, by a tool item or a class? action NULL: the tool has none
+ * (bash), and only "tool" or "tool.*" match. A name that is a tool's and
+ * a class's (clipboard) is the whole tool. An empty list matches
  * nothing: the callers decide what that means (bureaud: allow all).
  */
 int action_listed(char *const *items, int n, const char *tool,
     const char *action);
+
+/* Is tool/action in class cls (0 for an unknown class)? */
+int action_in_class(const char *cls, const char *tool, const char *action);
+
+/* May an agent do this while an operator has taken over (only look:
+ * computer screenshot, zoom, cursor_position; window list; accessibility
+ * tree, find; system ping, info)? */
+int action_is_look(const char *tool, const char *action);
 
 /*
  * The keys among keys[0..n) that req holds with a value other than null

@@ -14,6 +14,7 @@
 #include <jansson.h>
 
 #include "common/action.h"
+#include "tools/tool.h"
 
 static void
 test_list_add(void **state)
@@ -38,7 +39,8 @@ test_list_add(void **state)
 	    action_list_add(&items, &n, "allow", "text_editor.view", &cause),
 	    0);
 	assert_int_equal(n, 5);
-	assert_string_equal(items[4], "text_editor.view");
+	/* the editor's alias is stored by its name, as requests match */
+	assert_string_equal(items[4], "str_replace_based_edit_tool.view");
 	assert_true(action_listed(items, n, "file", "write"));
 	action_list_free(items, n);
 }
@@ -48,6 +50,8 @@ test_list_refused(void **state)
 {
 	static const char *const bad[] = { "computer.click!", "Bash", ".x",
 		"x.", "a.b.c", "bash,file.wr-ite", "computer..click", NULL };
+	static const char *const unknown[] = { "exec2", "bash,computer.clik",
+		"nosuchtool.*", "bash.run", "exec.start", NULL };
 	char **items = NULL, *cause = NULL;
 	int n = 0;
 
@@ -56,15 +60,158 @@ test_list_refused(void **state)
 		assert_int_equal(
 		    action_list_add(&items, &n, "--allow", bad[i], &cause), -1);
 		assert_non_null(strstr(cause, "invalid --allow item '"));
-		assert_non_null(
-		    strstr(cause, "': expected tool, tool.action or tool.*"));
+		assert_non_null(strstr(cause,
+		    "': expected a class, tool, tool.action or tool.*"));
 		free(cause);
 		cause = NULL;
 	}
+	/* well formed but naming nothing bureaud has: refused with what
+	 * there is, never kept to match nothing (issue 19) */
+	for (int i = 0; unknown[i] != NULL; i++) {
+		assert_int_equal(action_list_add(&items, &n, "--approve",
+		                     unknown[i], &cause),
+		    -1);
+		assert_non_null(strstr(cause, "unknown --approve item '"));
+		free(cause);
+		cause = NULL;
+	}
+	action_list_add(&items, &n, "--approve", "exec2", &cause);
+	assert_non_null(strstr(cause,
+	    "a class (exec, input, write, "
+	    "clipboard, windows, fork)"));
+	assert_non_null(strstr(cause, "a tool (computer, system, bash, "));
+	free(cause);
+	action_list_add(&items, &n, "--approve", "computer.clik", &cause);
+	assert_non_null(strstr(cause,
+	    "tool 'computer' has actions "
+	    "screenshot, zoom, cursor_position, "));
+	free(cause);
+	action_list_add(&items, &n, "--approve", "bash.run", &cause);
+	assert_non_null(strstr(cause, "tool 'bash' has no actions"));
+	free(cause);
 	/* the items before the bad one stay, for the caller to free */
-	assert_int_equal(n, 1);
+	assert_int_equal(n, 2);
 	assert_string_equal(items[0], "bash");
+	assert_string_equal(items[1], "bash");
 	action_list_free(items, n);
+}
+
+/* The classes of DESIGN.md: each names what it says, and nothing else. */
+static void
+test_classes(void **state)
+{
+	char **items = NULL, *cause = NULL;
+	int n = 0;
+
+	(void)state;
+	assert_int_equal(
+	    action_list_add(&items, &n, "--approve", "exec", &cause), 0);
+	assert_true(action_listed(items, n, "bash", NULL));
+	assert_true(action_listed(items, n, "process", "start"));
+	assert_true(action_listed(items, n, "process", "signal"));
+	assert_true(action_listed(items, n, "window", "launch"));
+	assert_false(action_listed(items, n, "process", "list"));
+	assert_false(action_listed(items, n, "window", "activate"));
+	assert_false(action_listed(items, n, "computer", "left_click"));
+	action_list_free(items, n);
+	items = NULL;
+	n = 0;
+	assert_int_equal(action_list_add(&items, &n, "--allow",
+	                     "input,write,windows", &cause),
+	    0);
+	assert_true(action_listed(items, n, "computer", "left_click"));
+	assert_true(action_listed(items, n, "computer", "click"));
+	assert_true(action_listed(items, n, "computer", "type"));
+	assert_false(action_listed(items, n, "computer", "screenshot"));
+	assert_true(action_listed(items, n, "file", "write"));
+	assert_true(action_listed(items, n, "file", "remove"));
+	assert_false(action_listed(items, n, "file", "read"));
+	assert_true(
+	    action_listed(items, n, "str_replace_based_edit_tool", "insert"));
+	assert_false(
+	    action_listed(items, n, "str_replace_based_edit_tool", "view"));
+	assert_true(action_listed(items, n, "window", "close"));
+	assert_false(action_listed(items, n, "window", "list"));
+	assert_false(action_listed(items, n, "bash", NULL));
+	action_list_free(items, n);
+	/* clipboard is a tool's name and a class's: the whole tool */
+	items = NULL;
+	n = 0;
+	assert_int_equal(
+	    action_list_add(&items, &n, "--allow", "clipboard", &cause), 0);
+	assert_true(action_listed(items, n, "clipboard", "get"));
+	assert_true(action_listed(items, n, "clipboard", "set"));
+	action_list_free(items, n);
+	assert_true(action_in_class("clipboard", "clipboard", "set"));
+	assert_false(action_in_class("clipboard", "clipboard", "get"));
+	assert_false(action_in_class("nosuch", "bash", NULL));
+}
+
+static void
+test_look(void **state)
+{
+	(void)state;
+	assert_true(action_is_look("computer", "screenshot"));
+	assert_true(action_is_look("computer", "zoom"));
+	assert_true(action_is_look("computer", "cursor_position"));
+	assert_true(action_is_look("window", "list"));
+	assert_true(action_is_look("system", "ping"));
+	assert_true(action_is_look("system", "info"));
+	assert_false(action_is_look("computer", "left_click"));
+	assert_false(action_is_look("computer", NULL));
+	assert_false(action_is_look("bash", NULL));
+	assert_false(action_is_look("clipboard", "set"));
+	assert_false(action_is_look("process", "start"));
+	assert_false(action_is_look("window", "launch"));
+	assert_false(action_is_look("file", "write"));
+	assert_false(action_is_look("system", "sync"));
+}
+
+/* common/'s table of tools and actions is the daemon's own: every tool
+ * and action of tools/' entry tables, and nothing else. */
+static void
+test_table_is_the_daemons(void **state)
+{
+	const struct action_tool *t;
+	int ntools = 0;
+
+	(void)state;
+	for (const struct tool_entry *const *e = tool_table; *e != NULL; e++) {
+		int nacts = 0, nours = 0;
+
+		ntools++;
+		for (t = action_tools; t->name != NULL; t++)
+			if (strcmp(t->name, (*e)->name) == 0)
+				break;
+		assert_non_null(t->name);
+		if ((*e)->alias != NULL)
+			assert_string_equal(t->alias, (*e)->alias);
+		for (const struct tool_action *a = (*e)->actions;
+		     a != NULL && a->name != NULL; a++) {
+			int found = 0;
+
+			/* computer's OpenAI actions share some names */
+			for (const struct tool_action *b = (*e)->actions;
+			     b != a; b++)
+				if (strcmp(b->name, a->name) == 0)
+					found = -1;
+			if (found < 0)
+				continue;
+			nacts++;
+			for (const char *const *o = t->actions; *o != NULL; o++)
+				if (strcmp(*o, a->name) == 0)
+					found = 1;
+			if (!found)
+				fail_msg("%s.%s missing from common/action.c",
+				    (*e)->name, a->name);
+		}
+		for (const char *const *o = t->actions; *o != NULL; o++)
+			nours++;
+		assert_int_equal(nours, nacts);
+	}
+	for (t = action_tools; t->name != NULL; t++)
+		ntools--;
+	assert_int_equal(ntools, 0);
 }
 
 static void
@@ -166,6 +313,9 @@ main(void)
 		cmocka_unit_test(test_list_add),
 		cmocka_unit_test(test_list_refused),
 		cmocka_unit_test(test_listed),
+		cmocka_unit_test(test_classes),
+		cmocka_unit_test(test_look),
+		cmocka_unit_test(test_table_is_the_daemons),
 		cmocka_unit_test(test_keys_present),
 		cmocka_unit_test(test_summary),
 	};
