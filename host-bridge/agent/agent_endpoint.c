@@ -149,8 +149,9 @@ ag_info(char *reply)
  */
 static char *
 ag_authorize(struct agent *ag, json_t *id, json_t *req, const char *tool,
-    const char *action, int input, const char **err)
+    const char *action, const char **err)
 {
+	int look = action_is_look(tool, action);
 	char *reply = NULL;
 
 	if (strcmp(tool, "system") == 0 && action != NULL &&
@@ -170,17 +171,18 @@ ag_authorize(struct agent *ag, json_t *id, json_t *req, const char *tool,
 		    "'%s'",
 		    action ? "action" : "tool", tool, action ? "." : "",
 		    action ? action : "", ag->d->name);
-	else if (ag->takeover && input)
+	else if (ag->takeover && !look)
 		reply = ag_refuse(err, id, BUREAU_ETAKEN_OVER,
-		    "an operator has taken over desktop '%s': input is refused "
-		    "until they hand it back (screenshot, zoom and "
-		    "cursor_position still work)",
-		    ag->d->name);
+		    "an operator has taken over desktop '%s': until they hand "
+		    "it back the agent may only look (computer screenshot, "
+		    "zoom, cursor_position; window list; system ping, info), "
+		    "not %.64s%s%.64s",
+		    ag->d->name, tool, action ? " " : "", action ? action : "");
 	else if (ag->approve.n > 0 &&
 	    policy_matches(&ag->approve, tool, action)) {
 		reply = ag_wait_approval(ag, id, req, tool, action, err);
 		/* The operator may have taken over while it waited. */
-		if (reply == NULL && ag->takeover && input)
+		if (reply == NULL && ag->takeover && !look)
 			reply = ag_refuse(err, id, BUREAU_ETAKEN_OVER,
 			    "an operator took over desktop '%s' while the "
 			    "request waited for approval",
@@ -246,8 +248,7 @@ ag_handle(struct agent *ag, const char *buf, size_t len)
 		goto done;
 	}
 	input = policy_is_input(tool, action);
-	if ((reply = ag_authorize(ag, id, req, tool, action, input, &err)) !=
-	    NULL)
+	if ((reply = ag_authorize(ag, id, req, tool, action, &err)) != NULL)
 		goto done;
 
 	/* libbureau waits for a connection as long as for the reply: while

@@ -27,22 +27,6 @@ policy_parse(const char *what, const char *s, struct policy_list *out,
 		policy_list_clear(out);
 		return (-1);
 	}
-	/* The editor by its name, as bureaud matches names. */
-	for (int i = 0; i < out->n; i++) {
-		char *item = out->items[i], *named;
-
-		if (strncmp(item, "text_editor", 11) != 0 ||
-		    (item[11] != '\0' && item[11] != '.'))
-			continue;
-		if ((named = hb_fmt("%s%s", POLICY_EDITOR, item + 11)) ==
-		    NULL) {
-			policy_list_clear(out);
-			*cause = hb_fmt("out of memory");
-			return (-1);
-		}
-		free(item);
-		out->items[i] = named;
-	}
 	return (0);
 }
 

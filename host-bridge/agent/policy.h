@@ -3,17 +3,21 @@
  * functions over jansson values, shared by the agent and the CLI (which
  * checks a policy before sending it).
  *
- * A policy list has bureaud's --allow syntax: comma-separated items, each
- * "tool" (every action of it), "tool.action" or "tool.*". The editor's
- * alias text_editor is stored as its name, str_replace_based_edit_tool,
- * as bureaud matches names.
+ * A policy list has bureaud's --allow syntax (common/action.h): comma-
+ * separated items, each a class (exec, input, write, clipboard, windows,
+ * fork), "tool" (every action of it), "tool.action" or "tool.*"; a name
+ * bureaud does not have is refused. The editor's alias text_editor is
+ * stored as its name, str_replace_based_edit_tool, as bureaud matches
+ * names.
  */
 #ifndef BUREAU_HB_POLICY_H
 #define BUREAU_HB_POLICY_H
 
 #include <jansson.h>
 
-#define POLICY_EDITOR "str_replace_based_edit_tool"
+#include "common/action.h"
+
+#define POLICY_EDITOR ACTION_EDITOR
 
 struct policy_list {
 	char **items;

@@ -61,6 +61,10 @@ def pointer():
     return int(m.group(1)), int(m.group(2))
 
 
+def clipboard():
+    return X.run(["xclip", "-selection", "clipboard", "-o"]).stdout
+
+
 def park(x=5, y=5):
     X.run(["xdotool", "mousemove", str(x), str(y)])
     bt.wait_for(lambda: pointer() == (x, y), 5, "the pointer to park")
@@ -306,6 +310,37 @@ def test_takeover():
     bt.ok(A.call(tool="computer", action="cursor_position"))
     time.sleep(0.3)
     assert pointer() == (5, 5), pointer()
+    # Only looking: whatever else would change the desktop is refused
+    # too, and its effect is looked for outside the code (issue 19: the
+    # clipboard, commands and files used to go through).
+    bt.ok(A.call(tool="window", action="list"))
+    bt.ok(A.call(tool="system", action="ping"))
+    X.run(["sh", "-c", "printf operator-text | xclip -selection clipboard"
+           " -i -loops 0 >/dev/null 2>&1 &"])
+    bt.wait_for(lambda: clipboard() == "operator-text", 10,
+                "the operator's clipboard")
+    marks = [os.path.join(SCRATCH, "taken-%d" % i) for i in range(4)]
+    for req, mark in (
+            (dict(tool="clipboard", action="set", text="agent-text"), None),
+            (dict(tool="bash", command="touch %s" % marks[0]), marks[0]),
+            (dict(tool="process", action="start",
+                  command="touch %s" % marks[1]), marks[1]),
+            (dict(tool="window", action="launch",
+                  command="touch %s" % marks[2]), marks[2]),
+            (dict(tool="file", action="write", path=marks[3],
+                  data=base64.b64encode(b"x").decode()), marks[3]),
+            (dict(tool="computer", action="type", text="typed"), None),
+            (dict(tool="computer", action="key", text="Return"), None),
+            (dict(tool="process", action="signal", pid=1,
+                  signal="TERM"), None),
+            (dict(tool="window", action="activate", window=1), None),
+            (dict(tool="str_replace_based_edit_tool", command="create",
+                  path=marks[3], file_text="x"), marks[3])):
+        bt.expect_error(A.call(**req), "taken_over")
+    time.sleep(0.5)
+    for mark in marks:
+        assert not os.path.exists(mark), mark
+    assert clipboard() == "operator-text", clipboard()
     must("takeover", NAME, "off")
     r = bt.ok(A.call(tool="computer", action="left_click",
                      coordinate=[100, 100]))
@@ -366,6 +401,58 @@ def test_approve():
     assert "approved-out" in r["output"], r
     assert os.path.exists(f1)
     assert pending() == []
+
+
+def test_approve_exec():
+    """--approve exec holds every way of running a program, not bash
+    alone (issue 19: process start and window launch went past
+    --approve bash)."""
+    must("policy", NAME, "--approve", "exec")
+    try:
+        assert "approve: exec" in must("policy", NAME)
+        for i, req in enumerate((
+                dict(tool="bash", command="touch %s"),
+                dict(tool="process", action="start", command="touch %s"),
+                dict(tool="window", action="launch",
+                     command="touch %s"))):
+            mark = os.path.join(SCRATCH, "exec-%d" % i)
+            req["command"] = req["command"] % mark
+            out = {}
+
+            def run(req=req, out=out):
+                out["reply"] = A.call(timeout_ms=120000, **req)
+            t = threading.Thread(target=run)
+            t.start()
+            ap = bt.wait_for(lambda: pending(), 20,
+                             "%s to wait for approval" % req["tool"])
+            assert ap[0]["tool"] == req["tool"], ap
+            time.sleep(0.3)
+            assert not os.path.exists(mark) and t.is_alive(), mark
+            must("deny", NAME, ap[0]["approval"], "--reason", "no")
+            t.join(60)
+            bt.expect_error(out["reply"], "permission_denied", "no")
+            assert not os.path.exists(mark), mark
+        # What is not exec runs without asking.
+        bt.ok(A.call(tool="process", action="list"))
+        # An unknown class is refused, naming the ones there are.
+        for bad in ("exec2", "bash,exe", "process.launch"):
+            p = bureau("policy", NAME, "--approve", bad)
+            assert p.returncode == 2 and "unknown --approve item" in \
+                p.stderr, (bad, p.stderr)
+        p = bureau("policy", NAME, "--approve", "exec2")
+        assert "exec, input, write, clipboard, windows, fork" in p.stderr
+        assert "approve: exec" in must("policy", NAME)
+        # The agent's own check, for what skips the CLI's.
+        op = bt.Req("ipc://" + os.path.join(DIR, "operator.sock"))
+        try:
+            bt.expect_error(json.loads(op.rpc(json.dumps(
+                {"op": "policy", "approve": "exec2"}))),
+                "invalid_argument", "exec2")
+        finally:
+            op.close()
+        assert "approve: exec" in must("policy", NAME)
+    finally:
+        must("policy", NAME, "--approve", "bash")
 
 
 def test_deny():
