@@ -442,7 +442,7 @@ cmd_takeover(int argc, char **argv)
 		desktop_free(d);
 		return (1);
 	}
-	printf(on ? "took over desktop '%s': the agent's input is refused\n" :
+	printf(on ? "took over desktop '%s': the agent can only look\n" :
 	            "handed desktop '%s' back to its agent\n",
 	    d->name);
 	json_decref(r);

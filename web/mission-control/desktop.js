@@ -42,7 +42,7 @@ function setTakeover(on) {
   takenOver = on;
   tk.setAttribute("aria-pressed", on ? "true" : "false");
   tk.textContent = on ? "Hand back" : "Take over";
-  mode.textContent = on ? "you have control: the agent's input is refused" : "watching (the agent has control)";
+  mode.textContent = on ? "you have control: the agent can only look" : "watching (the agent has control)";
   mode.className = "mode" + (on ? " control" : "");
   screen.classList.toggle("control", on);
   if (rfb) rfb.viewOnly = !on;

@@ -79,8 +79,9 @@ class Internal(DaemonError):
 
 
 class TakenOver(DaemonError):
-    """An operator has taken over the desktop: input actions wait for them
-    to hand it back (screenshots still work)."""
+    """An operator has taken over the desktop: until they hand it back the
+    agent may only look (screenshot, zoom, cursor_position, window list,
+    system ping and info); anything else is refused and does not run."""
 
     code = "taken_over"
 
