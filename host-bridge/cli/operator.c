@@ -666,7 +666,7 @@ cmd_policy(int argc, char **argv)
 	json_t *req = json_pack("{s:s}", "op", "policy"), *r = NULL;
 	char *cause = NULL;
 	long timeout;
-	int c, rc = 1, rv;
+	int c, rc = 1, rv, lk = -1;
 
 	if (req == NULL)
 		return (1);
@@ -708,9 +708,24 @@ cmd_policy(int argc, char **argv)
 	json_incref(req);
 	rv = op_call(d, req, &r, &cause);
 	if (rv == 1) {
+		/* No agent: change desktop.json under the desktop's lock, so
+		 * a start or attach (which hold it while they write it and
+		 * start an agent) cannot lose the change; asked again once
+		 * locked, as an agent may have come up meanwhile. */
 		free(cause);
 		cause = NULL;
-		if (policy_offline(d, req, &cause) != 0)
+		if (store_lock(d, "policy", &lk, &cause) != 0)
+			goto fail;
+		json_incref(req);
+		rv = op_call(d, req, &r, &cause);
+		if (rv == 1) {
+			free(cause);
+			cause = NULL;
+			rv = policy_offline(d, req, &cause);
+		} else if (rv == 0)
+			print_policy(r);
+		close(lk);
+		if (rv != 0)
 			goto fail;
 	} else if (rv != 0) {
 		goto fail;

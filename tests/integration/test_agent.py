@@ -9,6 +9,7 @@ on disk, PNGs decoded by ImageMagick, processes in /proc.
 """
 
 import base64
+import fcntl
 import json
 import os
 import random
@@ -668,7 +669,23 @@ def test_audit_bounded_and_agent_restart():
     assert "state: detached" in must("status", name)
     p = bureau("takeover", name, "on")
     assert p.returncode != 0 and "no host agent" in p.stderr, p.stderr
+    # A policy change with no agent takes the desktop's lock: a start or
+    # attach that holds it (and rewrites desktop.json) is not raced
+    # (issue 19: the change could be lost).
+    settings = os.path.join(d, "desktop.json")
+    before = open(settings).read()
+    with open(os.path.join(d, "lock"), "a+") as lk:
+        fcntl.flock(lk, fcntl.LOCK_EX)
+        lk.write("%d test attach\n" % os.getpid())
+        lk.flush()
+        p = bureau("policy", name, "--approve", "write")
+        assert p.returncode != 0 and "busy" in p.stderr and \
+            "test attach" in p.stderr, p.stderr
+        assert open(settings).read() == before
+    must("policy", name, "--approve", "write")
+    assert json.load(open(settings))["approve"] == "write"
     must("attach", name)
+    assert "approve: write" in must("policy", name)
     assert int(read("agent.pid", name)) != pid
     bt.ok(a.call(tool="system", action="ping"))
     bt.expect_error(a.call(tool="computer", action="mouse_move",
