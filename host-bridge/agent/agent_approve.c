@@ -14,12 +14,22 @@
 
 enum { AP_PENDING, AP_ALLOWED, AP_DENIED };
 
+/* A request whose JSON text is larger is shown by its size, its SHA-256
+ * and its first and last KiB (DESIGN.md): whole, a 48 MiB file write
+ * would fill every listing and Mission Control's event stream. */
+#define AP_SHOW_MAX  (64 * 1024)
+#define AP_SHOW_ENDS 1024
+
 struct approval {
 	char id[17];
 	char *tool;
 	char *action;
-	json_t *request; /* without its token */
-	double since;    /* unix time */
+	json_t *request; /* without its token; NULL when too large to show */
+	size_t bytes;    /* its compact JSON text's size */
+	char sha256[crypto_hash_sha256_BYTES * 2 + 1]; /* of that text */
+	char *head; /* too large: the text's first and last KiB */
+	char *tail;
+	double since; /* unix time */
 	int state;
 	char *reason;
 	struct approval *next;
@@ -33,6 +43,8 @@ ag_approval_free(struct approval *a)
 	free(a->tool);
 	free(a->action);
 	free(a->reason);
+	free(a->head);
+	free(a->tail);
 	json_decref(a->request);
 	free(a);
 }
@@ -47,6 +59,36 @@ ag_approval_unlink(struct agent *ag, struct approval *a)
 			break;
 		}
 	}
+}
+
+/*
+ * What the operator is shown of req: its compact JSON text (keys sorted,
+ * ASCII: escapes instead of raw UTF-8, so the ends cut anywhere) measured
+ * and hashed; the request itself when that text is at most AP_SHOW_MAX
+ * bytes, else its first and last AP_SHOW_ENDS bytes.
+ */
+static int
+ag_approval_show(struct approval *a, json_t *req)
+{
+	unsigned char h[crypto_hash_sha256_BYTES];
+	char *text = json_dumps(req,
+	    JSON_COMPACT | JSON_SORT_KEYS | JSON_ENSURE_ASCII);
+
+	if (text == NULL)
+		return (-1);
+	a->bytes = strlen(text);
+	crypto_hash_sha256(h, (const unsigned char *)text, a->bytes);
+	sodium_bin2hex(a->sha256, sizeof a->sha256, h, sizeof h);
+	if (a->bytes <= AP_SHOW_MAX)
+		a->request = json_deep_copy(req);
+	else {
+		a->head = strndup(text, AP_SHOW_ENDS);
+		a->tail = strdup(text + a->bytes - AP_SHOW_ENDS);
+	}
+	free(text);
+	return (a->request != NULL || (a->head != NULL && a->tail != NULL) ?
+	        0 :
+	        -1);
 }
 
 char *
@@ -73,10 +115,9 @@ ag_wait_approval(struct agent *ag, json_t *id, json_t *req, const char *tool,
 	free(hex);
 	a->tool = strdup(tool);
 	a->action = action != NULL ? strdup(action) : NULL;
-	a->request = json_deep_copy(req);
 	a->since = ag_unix_now();
 	if (a->tool == NULL || (action != NULL && a->action == NULL) ||
-	    a->request == NULL) {
+	    ag_approval_show(a, req) != 0) {
 		ag_approval_free(a);
 		return (ag_refuse(err, id, BUREAU_EINTERNAL, "out of memory"));
 	}
@@ -105,12 +146,24 @@ ag_wait_approval(struct agent *ag, json_t *id, json_t *req, const char *tool,
 	return (reply);
 }
 
+/* An approval as the operator sees it: the request whole, or (too large
+ * to show) null with the first and last KiB of its JSON text in "head"
+ * and "tail"; either way its size ("bytes") and SHA-256. */
 static json_t *
 ag_approval_json(const struct agent *ag, const struct approval *a)
 {
-	return (json_pack("{s:s, s:s, s:s, s:s?, s:O, s:f}", "desktop",
-	    ag->d->name, "approval", a->id, "tool", a->tool, "action",
-	    a->action, "request", a->request, "since", a->since));
+	json_t *j = json_pack("{s:s, s:s, s:s, s:s?, s:O?, s:I, s:s, s:f}",
+	    "desktop", ag->d->name, "approval", a->id, "tool", a->tool,
+	    "action", a->action, "request", a->request, "bytes",
+	    (json_int_t)a->bytes, "sha256", a->sha256, "since", a->since);
+
+	if (j != NULL && a->request == NULL &&
+	    (json_object_set_new(j, "head", json_string(a->head)) != 0 ||
+	        json_object_set_new(j, "tail", json_string(a->tail)) != 0)) {
+		json_decref(j);
+		return (NULL);
+	}
+	return (j);
 }
 
 char *
@@ -162,8 +215,10 @@ ag_op_decide(struct agent *ag, json_t *req)
 		/* The decision in words for the log, not an error code. */
 		fprintf(stderr, "bureau agent: approval %s %s\n", a->id,
 		    a->state == AP_ALLOWED ? "allowed" : "denied");
-		reply = ag_dump(json_pack("{s:b, s:s, s:b}", "ok", 1,
-		    "approval", a->id, "allow", a->state == AP_ALLOWED));
+		/* What was decided on, for the operator to see again. */
+		reply = ag_dump(json_pack("{s:b, s:s, s:b, s:o}", "ok", 1,
+		    "approval", a->id, "allow", a->state == AP_ALLOWED,
+		    "decided", ag_approval_json(ag, a)));
 	}
 	pthread_mutex_unlock(&ag->lock);
 	return (reply);

@@ -489,6 +489,100 @@ approvals_one(const char *name, void *arg)
 	return (0);
 }
 
+/* Columns of a value's line in `bureau approvals`: longer ones wrap. */
+#define AP_WRAP 96
+
+/*
+ * "    KEY: VALUE\n", VALUE whole (the agent chose it: an operator must
+ * see what they approve, not the first 60 characters): backslashes and
+ * every control character escaped, '\n' and '\t' too, so no value can
+ * fake a line or a field (safeprint on top, for C1 controls and bytes
+ * that are not UTF-8), wrapped at AP_WRAP characters.
+ */
+static void
+approval_field(const char *key, const char *value)
+{
+	char *esc = NULL, *shown = NULL;
+	size_t elen = 0, slen = 0;
+	FILE *e = open_memstream(&esc, &elen), *f;
+	int col = 0;
+
+	if (e == NULL)
+		return;
+	for (const unsigned char *p = (const unsigned char *)value; *p; p++)
+		if (*p == '\\')
+			fputs("\\\\", e);
+		else if (*p < 0x20 || *p == 0x7f)
+			fprintf(e, "\\x%02x", *p);
+		else
+			fputc(*p, e);
+	fclose(e);
+	if ((f = open_memstream(&shown, &slen)) == NULL) {
+		free(esc);
+		return;
+	}
+	sp_puts(f, esc);
+	fclose(f);
+	printf("    %s: ", key);
+	for (const char *p = shown; p != NULL && *p; p++) {
+		/* a character starts at each byte but a continuation byte */
+		if (((unsigned char)*p & 0xc0) != 0x80 && col++ == AP_WRAP) {
+			fputs("\n        ", stdout);
+			col = 1;
+		}
+		putchar(*p);
+	}
+	putchar('\n');
+	free(esc);
+	free(shown);
+}
+
+/* One approval (the agent's JSON form) for a person: a header line, then
+ * every field of the request whole, or what is shown of a request too
+ * large to list (its size, SHA-256, first and last KiB). */
+static void
+print_approval(json_t *a, const char *verb)
+{
+	const char *act = json_string_value(json_object_get(a, "action"));
+	json_t *req = json_object_get(a, "request"), *v;
+	time_t since = (time_t)json_number_value(json_object_get(a, "since"));
+	const char *key, *sha = json_string_value(json_object_get(a, "sha256"));
+	char when[32], *line;
+
+	strftime(when, sizeof when, "%H:%M:%S", localtime(&since));
+	line = hb_fmt("%s%s %s %s%s%s  since %s  (%lld bytes, sha256 %.16s)\n",
+	    verb, json_string_value(json_object_get(a, "desktop")),
+	    json_string_value(json_object_get(a, "approval")),
+	    json_string_value(json_object_get(a, "tool")), act ? "." : "",
+	    act ? act : "", when,
+	    (long long)json_integer_value(json_object_get(a, "bytes")),
+	    sha ? sha : "?");
+	if (line != NULL)
+		sp_puts(stdout, line);
+	free(line);
+	if (!json_is_object(req)) {
+		printf("    request: too large to show whole (%lld bytes of "
+		       "JSON, sha256 %s)\n",
+		    (long long)json_integer_value(json_object_get(a, "bytes")),
+		    sha ? sha : "?");
+		approval_field("first KiB",
+		    json_string_value(json_object_get(a, "head")) ?: "");
+		approval_field("last KiB",
+		    json_string_value(json_object_get(a, "tail")) ?: "");
+		return;
+	}
+	json_object_foreach(req, key, v)
+	{
+		char *text = json_is_string(v) ?
+		    strdup(json_string_value(v)) :
+		    json_dumps(v, JSON_COMPACT | JSON_ENCODE_ANY);
+
+		if (strcmp(key, "tool") != 0)
+			approval_field(key, text ? text : "?");
+		free(text);
+	}
+}
+
 static int
 cmd_approvals(int argc, char **argv)
 {
@@ -524,32 +618,7 @@ cmd_approvals(int argc, char **argv)
 	} else {
 		if (json_array_size(acc.list) == 0)
 			printf("no pending approvals\n");
-		json_array_foreach(acc.list, i, a)
-		{
-			json_t *sum = audit_summary(
-			    json_object_get(a, "request"));
-			const char *act = json_string_value(
-			    json_object_get(a, "action"));
-			time_t since = (time_t)json_number_value(
-			    json_object_get(a, "since"));
-			char when[32];
-
-			strftime(when, sizeof when, "%H:%M:%S",
-			    localtime(&since));
-			/* the agent wrote the request: shown, never sent to
-			 * the terminal (safeprint) */
-			char *line = hb_fmt(
-			    "%-16s %-16s %s%s%s  since %s  %s\n",
-			    json_string_value(json_object_get(a, "desktop")),
-			    json_string_value(json_object_get(a, "approval")),
-			    json_string_value(json_object_get(a, "tool")),
-			    act ? "." : "", act ? act : "", when,
-			    json_string_value(sum) ?: "");
-			if (line != NULL)
-				sp_puts(stdout, line);
-			free(line);
-			json_decref(sum);
-		}
+		json_array_foreach(acc.list, i, a) print_approval(a, "");
 	}
 	json_decref(acc.list);
 	return (0);
@@ -587,8 +656,13 @@ decide(int argc, char **argv, int allow)
 		desktop_free(d);
 		return (1);
 	}
-	printf("%s approval %s on desktop '%s'\n",
-	    allow ? "approved" : "denied", argv[optind + 1], d->name);
+	/* What was decided, shown again as `approvals` showed it. */
+	if (json_is_object(json_object_get(r, "decided")))
+		print_approval(json_object_get(r, "decided"),
+		    allow ? "approved: " : "denied: ");
+	else
+		printf("%s approval %s on desktop '%s'\n",
+		    allow ? "approved" : "denied", argv[optind + 1], d->name);
 	json_decref(r);
 	desktop_free(d);
 	return (0);

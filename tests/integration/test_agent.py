@@ -10,6 +10,7 @@ on disk, PNGs decoded by ImageMagick, processes in /proc.
 
 import base64
 import fcntl
+import hashlib
 import json
 import os
 import random
@@ -379,7 +380,7 @@ def test_approve():
     assert len(ap) == 1, ap
     a = ap[0]
     assert set(a) == {"desktop", "approval", "tool", "action", "request",
-                      "since"}, a
+                      "bytes", "sha256", "since"}, a
     assert a["desktop"] == NAME and a["tool"] == "bash"
     assert a["request"]["command"].startswith("echo approved-out")
     assert "token" not in a["request"]
@@ -469,28 +470,69 @@ def test_deny():
 
 
 def test_approval_of_a_large_write():
-    """The approvals list carries whole requests: a 2 MiB file write is
-    listed intact, and denied, writes nothing."""
+    """A request too large to show (a 2 MiB file write) is listed by its
+    size, SHA-256 and first and last KiB, not whole: the list, and
+    Mission Control's events made of it, stay small whatever the agent
+    sends. Denied, it writes nothing."""
     big = os.path.join(SCRATCH, "big")
     data = base64.b64encode(os.urandom(3 << 19)).decode()  # 2 MiB of text
     must("policy", NAME, "--approve", "file.write")
     try:
         out = {}
+        req = dict(tool="file", action="write", path=big, data=data)
 
         def run():
-            out["reply"] = A.call(tool="file", action="write", path=big,
-                                  data=data, timeout_ms=120000)
+            out["reply"] = A.call(timeout_ms=120000, **req)
         t = threading.Thread(target=run)
         t.start()
         ap = bt.wait_for(lambda: pending(), 20, "the approval")
-        assert ap[0]["action"] == "write"
-        assert ap[0]["request"]["data"] == data
-        must("deny", NAME, ap[0]["approval"], "--reason", "too big")
+        # What the agent holds, measured here on its own.
+        text = json.dumps(req, sort_keys=True, separators=(",", ":"))
+        assert ap[0]["action"] == "write" and ap[0]["request"] is None
+        assert ap[0]["bytes"] == len(text), (ap[0]["bytes"], len(text))
+        assert ap[0]["sha256"] == hashlib.sha256(
+            text.encode()).hexdigest()
+        assert ap[0]["head"] == text[:1024] and ap[0]["tail"] == \
+            text[-1024:]
+        listed = bureau("approvals", "--json").stdout
+        assert len(listed) < 8192, len(listed)
+        shown = must("approvals", NAME)
+        assert "too large to show whole (%d bytes" % len(text) in shown
+        assert ap[0]["sha256"] in shown and len(shown) < 8192, shown
+        p = bureau("deny", NAME, ap[0]["approval"], "--reason", "too big")
+        assert p.returncode == 0 and "denied: " in p.stdout and \
+            ap[0]["sha256"][:16] in p.stdout, p.stdout
         t.join(60)
         bt.expect_error(out["reply"], "permission_denied", "too big")
         assert not os.path.exists(big)
     finally:
         must("policy", NAME, "--approve", "bash")
+
+
+def test_approval_shows_the_whole_command():
+    """`bureau approvals` shows every field whole: a command padded with
+    spaces past any cut shows its tail, a newline cannot fake a field,
+    and `bureau approve` echoes what was approved (issue 19: each field
+    was cut at 60 characters)."""
+    mark = os.path.join(SCRATCH, "padded")
+    command = "ls -la ~/project" + " " * 90 + "; touch " + mark + \
+        "\n    timeout: 1"
+    out = {}
+    t = bash_async(command, out)
+    ap = bt.wait_for(lambda: pending(), 20, "the approval")
+    shown = must("approvals", NAME)
+    flat = re.sub(r"\n {8}", "", shown)  # the wraps undone
+    assert "; touch " + mark + "\\x0a    timeout: 1" in flat, shown
+    assert "\n    timeout: 1" not in shown, shown
+    assert max(len(x) for x in shown.splitlines()) < 140, shown
+    p = bureau("approve", NAME, ap[0]["approval"])
+    assert p.returncode == 0, p.stderr
+    flat = re.sub(r"\n {8}", "", p.stdout)
+    assert p.stdout.startswith("approved: ") and "; touch " + mark in \
+        flat, p.stdout
+    t.join(60)
+    bt.ok(out["reply"])
+    assert os.path.exists(mark)
 
 
 def test_approvals_bounded():

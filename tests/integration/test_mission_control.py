@@ -703,6 +703,43 @@ def test_page_approve_and_deny():
     bt.expect_error(out["reply"], "permission_denied", "not today")
 
 
+def test_large_approval_stays_small():
+    """A request too large to list whole (a 2 MiB write waiting for
+    approval) reaches the API and the page by its size, SHA-256 and
+    ends: the event stream stays small while the operator decides."""
+    must("policy", NAME, "--approve", "bash,file.write")
+    path = os.path.join(HOME, "never-written")
+    data = base64.b64encode(os.urandom(3 << 19)).decode()
+    out = {}
+
+    def run():
+        out["reply"] = A.call(tool="file", action="write", path=path,
+                              data=data, timeout_ms=120000)
+    t = threading.Thread(target=run)
+    t.start()
+    try:
+        bt.wait_for(lambda: api("GET", "/api/approvals")[1], 20,
+                    "the approval")
+        st, body = api("GET", "/api/approvals")
+        assert st == 200 and len(json.dumps(body)) < 8192, len(
+            json.dumps(body))
+        a = body[0] if isinstance(body, list) else body["approvals"][0]
+        assert a["request"] is None and a["bytes"] > 2 << 20, a["bytes"]
+        b = browser()
+        b.get(BASE + "/")
+        card = css('[data-approval="%s"]' % a["approval"], 20)
+        bt.wait_for(lambda: "too large to show whole" in card.text and
+                    a["sha256"] in card.text, 10,
+                    "the card's size and hash (it shows %r)" % card.text)
+        card.find_element("css selector", '[data-action="deny"]').click()
+        t.join(60)
+        bt.expect_error(out["reply"], "permission_denied")
+        assert not os.path.exists(path)
+    finally:
+        t.join(60)
+        must("policy", NAME, "--approve", "bash")
+
+
 def canvas_px(x, y):
     return B.execute_script(
         "const c = document.querySelector('#screen canvas');"

@@ -82,8 +82,14 @@ export function approvalCard(a, onDone) {
     }
     onDone && onDone();
   };
-  let req = a.request;
-  try { req = JSON.stringify(a.request, null, 2); } catch (e) { /* shown as is */ }
+  // Too large to list whole (over 64 KiB): its size, SHA-256 and ends.
+  let req = a.request === null && a.head !== undefined
+    ? `too large to show whole: ${a.bytes} bytes of JSON, sha256 ${a.sha256}\n` +
+      `first KiB:\n${a.head}\n…\nlast KiB:\n${a.tail}`
+    : a.request;
+  if (a.request !== null) {
+    try { req = JSON.stringify(a.request, null, 2); } catch (e) { /* shown as is */ }
+  }
   return el("div", { class: "approval", "data-approval": a.approval, "data-desktop-name": a.desktop },
     el("div", {},
       el("div", { class: "what", text: a.tool + (a.action ? "." + a.action : "") }),
