@@ -424,6 +424,7 @@ agent_serve(const char *name, const char *accel, char **cause)
 			ag_vm_stop(ag, qemu, passt, sig);
 	}
 	unlink(ag->op_path);
+	audit_flush(ag->audit); /* the count of token-less requests */
 	/*
 	 * _exit, not an orderly return: workers may still be inside a
 	 * forwarded call (a bash command's 150 s, a request's own timeout)

@@ -224,9 +224,7 @@ ag_handle(struct agent *ag, const char *buf, size_t len)
 		    "missing field 'token': desktop '%s' requires its agent "
 		    "token",
 		    ag->d->name);
-		audit_record(ag->audit, NULL, NULL, NULL,
-		    bureau_error_name(BUREAU_EUNAUTH), ag_ms_since(t0), NULL,
-		    0);
+		audit_unauthorized(ag->audit);
 		json_decref(req);
 		return (ag_msg(reply));
 	}
@@ -235,9 +233,7 @@ ag_handle(struct agent *ag, const char *buf, size_t len)
 	        json_string_length(tok))) {
 		reply = ag_error(NULL, BUREAU_EUNAUTH,
 		    "invalid token in field 'token'");
-		audit_record(ag->audit, NULL, NULL, NULL,
-		    bureau_error_name(BUREAU_EUNAUTH), ag_ms_since(t0), NULL,
-		    0);
+		audit_unauthorized(ag->audit);
 		json_decref(req);
 		return (ag_msg(reply));
 	}

@@ -6,11 +6,19 @@
  *   {"time": unix seconds, "seq": N, "tool", "action", "summary", "ok",
  *    "error": code (when not ok), "elapsed_ms", "screenshot": "audit/N.png"
  *    (input actions whose reply carried one)}
- * Bounded: past AUDIT_LOG_MAX bytes audit.log becomes audit.log.1 (the
- * previous .1 is dropped), and only the screenshots of the last
- * AUDIT_SHOTS_KEEP requests are kept ($BUREAU_AUDIT_MAX and
- * $BUREAU_AUDIT_SHOTS in the agent's environment change both). seq goes
- * on from the log's last line across agent restarts.
+ * Bounded in bytes: past AUDIT_LOG_MAX bytes audit.log becomes
+ * audit.log.1 (the previous .1 is dropped), and the newest screenshots
+ * are kept, at most AUDIT_SHOTS_KEEP of them and AUDIT_SHOTS_MAX bytes,
+ * whatever the mix of requests and across agent restarts (the agent
+ * counts what an earlier one left). $BUREAU_AUDIT_MAX,
+ * $BUREAU_AUDIT_SHOTS and $BUREAU_AUDIT_SHOTS_MAX in the agent's
+ * environment change them. seq goes on from the log's last line across
+ * agent restarts.
+ *
+ * Requests without a valid token are counted, not written one by one:
+ * one line {"error": "unauthorized", "count": N} at most every
+ * AUDIT_UNAUTH_EVERY seconds, so no one without a token can push real
+ * entries out of the trail.
  *
  * Threads: audit_record may be called from several threads at once.
  */
@@ -20,8 +28,10 @@
 #include <jansson.h>
 #include <stddef.h>
 
-#define AUDIT_LOG_MAX    (4L << 20)
-#define AUDIT_SHOTS_KEEP 300
+#define AUDIT_LOG_MAX      (4L << 20)
+#define AUDIT_SHOTS_KEEP   300
+#define AUDIT_SHOTS_MAX    (128L << 20)
+#define AUDIT_UNAUTH_EVERY 60.0
 
 struct audit;
 
@@ -38,6 +48,12 @@ void audit_close(struct audit *a);
 void audit_record(struct audit *a, json_t *req, const char *tool,
     const char *action, const char *error, double elapsed_ms, const void *png,
     size_t pnglen);
+
+/* A request without a valid token: counted (see above). */
+void audit_unauthorized(struct audit *a);
+
+/* Write what is counted and not yet written (at exit). */
+void audit_flush(struct audit *a);
 
 /* A short summary of req's arguments without secrets (the caller
  * decrefs). */

@@ -608,6 +608,48 @@ def test_log():
         p.wait()
 
 
+def test_unauthorized_flood():
+    """80,000 requests without a valid token leave the trail's real
+    entries in place: they are counted, one line a minute at most, and
+    the trail stays within its budget (issue 19: each was a line, and
+    they pushed every authenticated entry out)."""
+    mark = "/flood-marker-%d" % random.randint(0, 1 << 30)
+    A.call(tool="file", action="stat", path=mark)
+    logs = [os.path.join(DIR, f) for f in ("audit.log", "audit.log.1")]
+
+    def lines():
+        return [json.loads(x) for f in logs if os.path.exists(f)
+                for x in open(f)]
+    before = len([x for x in lines() if x.get("error") == "unauthorized"])
+    sent = [0]
+
+    def flood(n, k):
+        req = bt.Req(A.url)
+        try:
+            for i in range(n):
+                data = b'{"tool":"system","action":"ping"}' if i % 2 else \
+                    b'{"token":"wrong-%d","tool":"system"}' % k
+                r = json.loads(req.rpc(data))
+                assert r["error"]["code"] == "unauthorized", r
+                sent[0] += 1
+        finally:
+            req.close()
+    threads = [threading.Thread(target=flood, args=(20000, k))
+               for k in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(600)
+    assert sent[0] == 80000, sent
+    out = must("log", NAME)
+    assert mark in out, out[-1000:]
+    unauth = [x for x in lines() if x.get("error") == "unauthorized"]
+    assert len(unauth) - before <= 2, len(unauth) - before
+    assert all(os.path.getsize(f) <= 4 << 20 for f in logs
+               if os.path.exists(f))
+    bt.ok(A.call(tool="system", action="ping"))
+
+
 def test_info_reports_the_agents_limit():
     """system info through the agent gives the endpoint's own largest
     request (clients check against what they talk to), not the daemon's."""
@@ -726,7 +768,10 @@ def test_audit_bounded_and_agent_restart():
         assert open(settings).read() == before
     must("policy", name, "--approve", "write")
     assert json.load(open(settings))["approve"] == "write"
-    must("attach", name)
+    # (the same limits, in the new agent's environment)
+    p = subprocess.run([BUREAU, "attach", name], env=env,
+                       capture_output=True, text=True, timeout=60)
+    assert p.returncode == 0, p.stderr
     assert "approve: write" in must("policy", name)
     assert int(read("agent.pid", name)) != pid
     bt.ok(a.call(tool="system", action="ping"))
@@ -738,6 +783,21 @@ def test_audit_bounded_and_agent_restart():
     assert [x["seq"] for x in tail] == [last + 1, last + 2, last + 3], tail
     assert [x["action"] for x in tail] == ["ping", "ping", "mouse_move"]
     assert tail[2]["error"] == "taken_over"
+    # Screenshots bounded whatever the mix of requests, counting what
+    # the agent before this one left (issue 19: a screenshot went only
+    # when the request 3 later had one, so moves between pings piled up).
+    moves = []
+    for i in range(6):
+        r = a.call(tool="computer", action="mouse_move",
+                   coordinate=[60 + i, 60])
+        bt.ok(r)
+        bt.ok(a.call(tool="system", action="ping"))
+    lines = [json.loads(x) for f in (old, cur) if os.path.exists(f)
+             for x in open(f)]
+    moves = [x["seq"] for x in lines if x.get("action") == "mouse_move"
+             and "screenshot" in x]
+    shots = sorted(int(x[:-4]) for x in os.listdir(os.path.join(d, "audit")))
+    assert shots == moves[-3:], (shots, moves[-6:])
     must("rm", name)
     assert not os.path.exists(d)
 
