@@ -33,15 +33,42 @@
 #define MC_LISTEN   "127.0.0.1:7380"
 #define MC_SESSIONS 64
 #define MC_COOKIE   "bureau_mc"
+/* A session unused this long ends ($BUREAU_MC_SESSION_IDLE, seconds). */
+#define MC_SESSION_IDLE (12 * 3600L)
 
 static struct {
 	unsigned char token_hash[TOKEN_HASH_BYTES];
-	char *web;   /* the page's files */
-	char *novnc; /* Debian's novnc */
+	char *web;    /* the page's files */
+	char *novnc;  /* Debian's novnc */
+	int insecure; /* --insecure: any Host header */
+	long idle;    /* seconds a session may go unused */
 	pthread_mutex_t lock;
-	unsigned char sessions[MC_SESSIONS][TOKEN_HASH_BYTES];
+	struct {
+		unsigned char hash[TOKEN_HASH_BYTES];
+		time_t used; /* CLOCK_MONOTONIC seconds of its last request */
+	} sessions[MC_SESSIONS];
 	int nsessions;
-} mc = { .lock = PTHREAD_MUTEX_INITIALIZER };
+} mc = { .lock = PTHREAD_MUTEX_INITIALIZER, .idle = MC_SESSION_IDLE };
+
+static time_t
+mc_mono(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (ts.tv_sec);
+}
+
+/* Forget session i; lock held. */
+static void
+mc_session_drop(int i)
+{
+	memmove(&mc.sessions[i], &mc.sessions[i + 1],
+	    sizeof mc.sessions[0] * (size_t)(mc.nsessions - i - 1));
+	mc.nsessions--;
+}
+
+static int mc_loopback(const char *host);
 
 /* ---- auth ------------------------------------------------------------- */
 
@@ -52,18 +79,46 @@ mc_token_ok(const char *t, size_t n)
 	return (token_check(mc.token_hash, t, n));
 }
 
+/*
+ * Is sid a live session? One unused for mc.idle seconds has ended (and
+ * goes); a live one counts as used now. Every session is compared, in
+ * constant time, whichever matches.
+ */
 static int
 mc_session_ok(const char *sid)
 {
 	unsigned char h[TOKEN_HASH_BYTES];
-	int ok = 0;
+	time_t now = mc_mono();
+	int found = -1;
 
 	token_hash(sid, strlen(sid), h);
 	pthread_mutex_lock(&mc.lock);
 	for (int i = 0; i < mc.nsessions; i++)
-		ok |= token_hash_equal(h, mc.sessions[i]);
+		if (token_hash_equal(h, mc.sessions[i].hash))
+			found = i;
+	if (found >= 0 && now - mc.sessions[found].used > mc.idle) {
+		mc_session_drop(found);
+		found = -1;
+	} else if (found >= 0)
+		mc.sessions[found].used = now;
 	pthread_mutex_unlock(&mc.lock);
-	return (ok);
+	return (found >= 0);
+}
+
+/* End the session sid (logout); no such session is no error. */
+static void
+mc_session_end(const char *sid)
+{
+	unsigned char h[TOKEN_HASH_BYTES];
+
+	token_hash(sid, strlen(sid), h);
+	pthread_mutex_lock(&mc.lock);
+	for (int i = 0; i < mc.nsessions; i++)
+		if (token_hash_equal(h, mc.sessions[i].hash)) {
+			mc_session_drop(i);
+			break;
+		}
+	pthread_mutex_unlock(&mc.lock);
 }
 
 /* A new session id (malloc'd); the oldest session goes when full. */
@@ -75,12 +130,10 @@ mc_session_new(void)
 	if (sid == NULL)
 		return (NULL);
 	pthread_mutex_lock(&mc.lock);
-	if (mc.nsessions == MC_SESSIONS) {
-		memmove(mc.sessions[0], mc.sessions[1],
-		    sizeof mc.sessions[0] * (MC_SESSIONS - 1));
-		mc.nsessions--;
-	}
-	token_hash(sid, strlen(sid), mc.sessions[mc.nsessions++]);
+	if (mc.nsessions == MC_SESSIONS)
+		mc_session_drop(0);
+	token_hash(sid, strlen(sid), mc.sessions[mc.nsessions].hash);
+	mc.sessions[mc.nsessions++].used = mc_mono();
 	pthread_mutex_unlock(&mc.lock);
 	return (sid);
 }
@@ -143,6 +196,48 @@ mc_login(struct mg_connection *c, const char *query)
 	return (st);
 }
 
+/* POST /logout: the session ends here and the cookie in the browser. */
+static int
+mc_logout(struct mg_connection *c)
+{
+	const char *ck = mg_get_header(c, "Cookie");
+	char sid[128];
+
+	if (ck != NULL && mg_get_cookie(ck, MC_COOKIE, sid, sizeof sid) > 0)
+		mc_session_end(sid);
+	return (mc_send(c, 200, "application/json", "{\"ok\":true}", 11,
+	    "Set-Cookie: " MC_COOKIE "=; Path=/; HttpOnly; SameSite=Strict; "
+	    "Max-Age=0\r\n"));
+}
+
+/*
+ * Is the Host header a loopback name (localhost, 127.x.y.z, [::1], with
+ * or without a port)? A page of another site that a DNS name of its own
+ * points at 127.0.0.1 (DNS rebinding) sends its own name: refused, so it
+ * can never read this server's answers. --insecure lets any name in.
+ */
+static int
+mc_host_ok(struct mg_connection *c)
+{
+	const char *h = mg_get_header(c, "Host");
+	char name[256];
+	size_t n;
+
+	if (mc.insecure)
+		return (1);
+	if (h == NULL || (n = strlen(h)) == 0 || n >= sizeof name)
+		return (0);
+	if (h[0] == '[') {
+		const char *e = strchr(h, ']');
+		return (e != NULL && (size_t)(e - h) == 4 &&
+		    strncmp(h, "[::1]", 5) == 0 &&
+		    (e[1] == '\0' || e[1] == ':'));
+	}
+	memcpy(name, h, n + 1);
+	name[strcspn(name, ":")] = '\0';
+	return (mc_loopback(name));
+}
+
 static int
 mc_request(struct mg_connection *c)
 {
@@ -150,6 +245,11 @@ mc_request(struct mg_connection *c)
 	const char *m = ri->request_method, *uri = ri->local_uri;
 	int auth, ws = mg_get_header(c, "Upgrade") != NULL;
 
+	if (!mc_host_ok(c))
+		return (mc_err(c, 421, bureau_error_name(BUREAU_EPERM),
+		    "Host header must name this machine's loopback "
+		    "(localhost, 127.0.0.1, [::1]); Mission Control was not "
+		    "started with --insecure"));
 	if (strcmp(uri, "/login") == 0 && strcmp(m, "GET") == 0)
 		return (mc_login(c, ri->query_string));
 	if ((auth = mc_auth(c)) == AUTH_NONE)
@@ -166,6 +266,8 @@ mc_request(struct mg_connection *c)
 		return (mc_err(c, 403, bureau_error_name(BUREAU_EPERM),
 		    "cross-origin request refused (Origin must be this "
 		    "server)"));
+	if (strcmp(uri, "/logout") == 0 && strcmp(m, "POST") == 0 && !ws)
+		return (mc_logout(c));
 	if (ws) {
 		if (strncmp(uri, "/vnc/", 5) == 0 && mc_live_known(uri + 5))
 			return (0); /* on to the WebSocket handler */
@@ -254,6 +356,27 @@ mc_token(const char *file, char **cause)
 			free(nt);
 		}
 		file = path;
+	}
+	/* Whoever can read it can drive every desktop: only its owner. */
+	if (lstat(file, &st) != 0) {
+		*cause = hb_fmt("cannot read token file '%s': %s", file,
+		    strerror(errno));
+		free(path);
+		return (NULL);
+	}
+	if (!S_ISREG(st.st_mode) || st.st_uid != geteuid() ||
+	    (st.st_mode & 077) != 0) {
+		*cause = !S_ISREG(st.st_mode) ?
+		    hb_fmt("token file '%s' is not a regular file", file) :
+		    st.st_uid != geteuid() ?
+		    hb_fmt("token file '%s' belongs to uid %d, not to you "
+		           "(uid %d): use a file of your own, mode 0600",
+		        file, (int)st.st_uid, (int)geteuid()) :
+		    hb_fmt("token file '%s' has mode %04o: others can read "
+		           "it; chmod 600 '%s'",
+		        file, (unsigned)(st.st_mode & 07777), file);
+		free(path);
+		return (NULL);
 	}
 	if ((t = hb_read_file(file)) == NULL) {
 		*cause = hb_fmt("cannot read token file '%s': %s", file,
@@ -377,6 +500,15 @@ mc_main(int argc, char **argv)
 		free(token);
 		return (0);
 	}
+	mc.insecure = insecure;
+	if (getenv("BUREAU_MC_SESSION_IDLE") != NULL &&
+	    hb_parse_int("BUREAU_MC_SESSION_IDLE",
+	        getenv("BUREAU_MC_SESSION_IDLE"), 1, 365 * 86400L, &mc.idle,
+	        &cause) != 0) {
+		fprintf(stderr, "bureau mission-control: %s\n", cause);
+		free(cause);
+		return (2);
+	}
 	mc.web = mc_web_dir();
 	mc.novnc = strdup(getenv("BUREAU_NOVNC") ? getenv("BUREAU_NOVNC") :
 	                                           "/usr/share/novnc");
@@ -393,7 +525,11 @@ mc_main(int argc, char **argv)
 		 * viewer nothing for hours). It was an hour. */
 		const char *o[] = { "listening_ports", ports, "num_threads",
 			"48", "enable_keep_alive", "no", "request_timeout_ms",
-			"30000", "additional_header", MC_HEADERS, NULL };
+			"30000", "additional_header", MC_HEADERS,
+			/* never from the browser's cache: after a logout
+			 * (or a session's end) the page must come from
+			 * here, past the session check (it was an hour) */
+			"static_file_max_age", "0", NULL };
 		signal(SIGPIPE, SIG_IGN);
 		sigemptyset(&sigs);
 		sigaddset(&sigs, SIGTERM);

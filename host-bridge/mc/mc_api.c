@@ -284,6 +284,24 @@ mc_decide(struct mg_connection *c, const char *name, const char *id)
 	return (st);
 }
 
+/* 0 when name is a desktop of the store, else the 404 sent. */
+static int
+mc_known(struct mg_connection *c, const char *name)
+{
+	struct desktop *d = NULL;
+	char *cause = NULL;
+	int st;
+
+	if (store_valid_name(name, &cause) == 0 &&
+	    desktop_load(name, &d, &cause) == 0) {
+		desktop_free(d);
+		return (0);
+	}
+	st = mc_err(c, 404, bureau_error_name(BUREAU_ENOTFOUND), "%s", cause);
+	free(cause);
+	return (st);
+}
+
 /* Split "/a/b/c" after prefix into at most n parts (in buf). */
 static int
 mc_split(const char *uri, const char *prefix, char *buf, size_t len,
@@ -323,8 +341,15 @@ mc_api(struct mg_connection *c, const char *method, const char *uri,
 	if ((n = mc_split(uri, "/api/approvals/", buf, sizeof buf, p, 4)) ==
 	        2 &&
 	    post)
-		return (mc_decide(c, p[0], p[1]));
+		return ((st = mc_known(c, p[0])) != 0 ?
+		        st :
+		        mc_decide(c, p[0], p[1]));
 	n = mc_split(uri, "/api/desktops/", buf, sizeof buf, p, 4);
+	/* Every route of a desktop names one that exists before anything
+	 * runs for it (a thumbnail started a live view's thread and socket
+	 * for any name). */
+	if (n >= 1 && (st = mc_known(c, p[0])) != 0)
+		return (st);
 	if (n == 1 && get) {
 		if ((j = mc_desktop(p[0], 1, &cause)) == NULL) {
 			st = mc_err(c, 404, bureau_error_name(BUREAU_ENOTFOUND),

@@ -260,6 +260,20 @@ def test_start():
     tf = os.path.join(HOME, "other.token")
     with open(tf, "w") as f:
         f.write("another-token-0123456789\n")
+    # Only its owner may read it (issue 19: the mode was not checked).
+    os.chmod(tf, 0o644)
+    p = bureau("mission-control", "--token-file", tf, "--print-url")
+    assert p.returncode == 1 and "mode 0644" in p.stderr and \
+        "chmod 600" in p.stderr and "another-token" not in p.stdout, \
+        (p.stdout, p.stderr)
+    os.chmod(tf, 0o600)
+    os.chown(tf, 1, 1)
+    try:
+        p = bureau("mission-control", "--token-file", tf, "--print-url")
+        assert p.returncode == 1 and "belongs to uid 1" in p.stderr, \
+            p.stderr
+    finally:
+        os.chown(tf, os.getuid(), os.getgid())
     assert must("mission-control", "--token-file", tf, "--print-url") \
         .strip().endswith("token=another-token-0123456789")
 
@@ -334,6 +348,86 @@ def test_login_cookie_and_csrf():
                                 {"Cookie": ck, "Origin": "http://evil.example"})
     s.close()
     assert " 403 " in status, status
+
+
+def mc_threads(pid):
+    return len(os.listdir("/proc/%d/task" % pid))
+
+
+def test_host_header_and_logout():
+    """Another site's name for 127.0.0.1 (DNS rebinding) is refused; a
+    session ends at logout (issue 19)."""
+    for host in ("evil.example", "evil.example:%d" % PORT, "127.0.0.1.nip.io",
+                 "[::2]:%d" % PORT):
+        st, _, body = http("GET", "/api/desktops", headers={"Host": host})
+        assert st == 421 and b"Host" in body, (host, st, body)
+        st, _, _ = http("GET", "/login?token=" + TOKEN, bearer=False,
+                        headers={"Host": host})
+        assert st == 421, (host, st)
+    for host in ("localhost:%d" % PORT, "127.0.0.1:%d" % PORT,
+                 "[::1]:%d" % PORT, "127.9.9.9"):
+        st, _, _ = http("GET", "/api/desktops", headers={"Host": host})
+        assert st == 200, (host, st)
+    # Logout ends the session for good and clears the cookie.
+    ck = login_cookie()
+    own = {"Cookie": ck, "Origin": "http://127.0.0.1:%d" % PORT}
+    assert api("GET", "/api/desktops", bearer=False,
+               headers={"Cookie": ck})[0] == 200
+    st, h, _ = http("POST", "/logout", bearer=False, headers=own)
+    assert st == 200 and "Max-Age=0" in h["Set-Cookie"], (st, dict(h))
+    assert api("GET", "/api/desktops", bearer=False,
+               headers={"Cookie": ck})[0] == 401
+
+
+def test_unknown_desktop_runs_nothing():
+    """Names that are no desktop: 404 before anything runs for them (a
+    thumbnail started a live view's thread and socket for any name)."""
+    n0 = mc_threads(MC.pid)
+    for i in range(6):
+        for path in ("/api/desktops/ghost%d/thumbnail" % i,
+                     "/api/desktops/ghost%d/log" % i,
+                     "/api/desktops/ghost%d/screenshot" % i):
+            st, _, body = http("GET", path)
+            assert st == 404 and b"ghost" in body, (path, st, body)
+        st, _, _ = http("POST", "/api/approvals/ghost%d/abc" % i, {})
+        assert st == 404, st
+    time.sleep(0.5)
+    assert mc_threads(MC.pid) <= n0, (n0, mc_threads(MC.pid))
+
+
+def test_session_expires_when_idle():
+    """A session unused for the idle limit ends (12 h by default; 2 s
+    here): a stolen or forgotten cookie does not open the page for
+    good."""
+    port = bt.free_port(pair=False)
+    env = dict(ENV, BUREAU_MC_SESSION_IDLE="2")
+    p = bt.spawn([BUREAU, "mission-control", "--listen",
+                  "127.0.0.1:%d" % port], env=env, stdout=subprocess.PIPE,
+                 stderr=subprocess.DEVNULL, text=True)
+    try:
+        p.stdout.readline()
+        base = "http://127.0.0.1:%d" % port
+
+        def get(path, ck=None):
+            h = {"Cookie": ck} if ck else {}
+            req = urllib.request.Request(base + path, headers=h)
+            try:
+                with OPENER.open(req, timeout=30) as r:
+                    return r.status, r.headers
+            except urllib.error.HTTPError as e:
+                return e.code, e.headers
+        st, h = get("/login?token=" + TOKEN)
+        assert st == 302, st
+        ck = h["Set-Cookie"].split(";")[0]
+        # Used within the limit, it lives on past it.
+        for _ in range(3):
+            time.sleep(1)
+            assert get("/api/desktops", ck)[0] == 200
+        time.sleep(3.5)
+        assert get("/api/desktops", ck)[0] == 401
+    finally:
+        p.terminate()
+        p.wait(10)
 
 
 def test_api():
@@ -1088,6 +1182,20 @@ def test_server_still_serving():
     log = open(MC_LOG).read()
     assert "AddressSanitizer" not in log and "runtime error" not in log, \
         log[-3000:]
+
+
+def test_page_logout():
+    """The page's Log out ends its session: the page is gone, the cookie
+    opens nothing after. Logged in again for what follows."""
+    b = browser()
+    b.get(BASE + "/")
+    css('[data-action="logout"]').click()
+    bt.wait_for(lambda: "log in first" in b.page_source, 10,
+                "the logged-out page")
+    b.get(BASE + "/api/desktops")
+    assert "unauthorized" in b.page_source, b.page_source[:300]
+    b.get(must("mission-control", "--listen", "127.0.0.1:%d" % PORT,
+               "--print-url").strip())
 
 
 if __name__ == "__main__":

@@ -15,6 +15,16 @@ export function el(tag, attrs = {}, ...kids) {
   return e;
 }
 
+// Log out: the server ends the session and clears the cookie; leaving
+// the page closes its event stream and live view.
+const logout = document.getElementById("logout");
+if (logout) {
+  logout.addEventListener("click", async () => {
+    await fetch("/logout", { method: "POST", credentials: "same-origin" }).catch(() => {});
+    location.replace("/");
+  });
+}
+
 export async function api(method, path, body) {
   const opt = { method, headers: {}, credentials: "same-origin" };
   if (body !== undefined) {
