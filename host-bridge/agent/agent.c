@@ -349,9 +349,18 @@ ag_run(struct agent *ag, const sigset_t *sigs, pid_t qemu, pid_t *passt)
 				return (0);
 			}
 			if (r == *passt && qemu > 0) {
+				*passt = 0;
+				/* passt ends when QEMU's end closes its
+				 * socket: a QEMU that is ending on its own
+				 * (killed, crashed) is given a moment, so its
+				 * own end is what gets recorded (a busy host
+				 * reaped passt first). */
+				if (ag_reap(qemu, 1000, &st) == 0) {
+					ag_vm_ended(ag, st, NULL, 0);
+					return (0);
+				}
 				/* Without its network the guest is out of
 				 * reach: end it rather than serve nothing. */
-				*passt = 0;
 				why = "its network (passt) ended, so the host "
 				      "agent ended qemu";
 				fprintf(stderr, "bureau agent: %s\n", why);

@@ -172,6 +172,8 @@ int ag_vm_start(struct agent *ag, const char *accel, pid_t *qemu, pid_t *passt,
 
 /* QEMU ended with status st: say how, and clear what it left. */
 void ag_vm_ended(struct agent *ag, int st, const char *why, pid_t passt);
+/* Wait up to ms for child pid to end (0, its status in *st), else -1. */
+int ag_reap(pid_t pid, int ms, int *st);
 
 /* The agent got signal sig: end QEMU (SIGTERM, then SIGKILL) and say
  * so. */

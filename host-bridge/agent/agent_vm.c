@@ -113,8 +113,7 @@ out:
 	return (rv);
 }
 
-/* Wait up to ms for child pid to end; its status in *st. */
-static int
+int
 ag_reap(pid_t pid, int ms, int *st)
 {
 	long long deadline = hb_now_ms() + ms;
