@@ -18,6 +18,7 @@
 #include <limits.h>
 #include <pthread.h>
 #include <signal.h>
+#include <stdatomic.h>
 #include <sodium.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -69,6 +70,24 @@ mc_session_drop(int i)
 }
 
 static int mc_loopback(const char *host);
+
+static atomic_int mc_streams; /* event streams and live views open */
+
+int
+mc_stream_enter(void)
+{
+	if (atomic_fetch_add(&mc_streams, 1) >= MC_STREAMS_MAX) {
+		atomic_fetch_sub(&mc_streams, 1);
+		return (-1);
+	}
+	return (0);
+}
+
+void
+mc_stream_leave(void)
+{
+	atomic_fetch_sub(&mc_streams, 1);
+}
 
 /* ---- auth ------------------------------------------------------------- */
 
@@ -429,7 +448,7 @@ mc_main(int argc, char **argv)
 		{ NULL, 0, NULL, 0 },
 	};
 	const char *listen = MC_LISTEN, *tfile = NULL, *colon;
-	char *token, *cause = NULL, host[256], *ports, *url;
+	char *token, *cause = NULL, host[256], *ports, *url, nthreads[16];
 	int c, print = 0, insecure = 0, port;
 	struct mg_callbacks cb = { 0 };
 	struct mg_context *ctx;
@@ -513,6 +532,8 @@ mc_main(int argc, char **argv)
 	mc.novnc = strdup(getenv("BUREAU_NOVNC") ? getenv("BUREAU_NOVNC") :
 	                                           "/usr/share/novnc");
 	ports = hb_fmt("%s:%d", host, port);
+	snprintf(nthreads, sizeof nthreads, "%d",
+	    MC_STREAMS_MAX + MC_API_WORKERS);
 	{
 		/* The page's own files (civetweb sends them) get the same
 		 * guards as the API's replies: never framed by another site,
@@ -524,8 +545,9 @@ mc_main(int argc, char **argv)
 		 * it: civetweb retries those reads (an idle screen sends a
 		 * viewer nothing for hours). It was an hour. */
 		const char *o[] = { "listening_ports", ports, "num_threads",
-			"48", "enable_keep_alive", "no", "request_timeout_ms",
-			"30000", "additional_header", MC_HEADERS,
+			nthreads, "enable_keep_alive", "no",
+			"request_timeout_ms", "30000", "additional_header",
+			MC_HEADERS,
 			/* never from the browser's cache: after a logout
 			 * (or a session's end) the page must come from
 			 * here, past the session check (it was an hour) */

@@ -41,6 +41,20 @@ struct mg_context;
  * it does not serve (--print-url, a usage error, a failure to start). */
 int mc_main(int argc, char **argv);
 
+/*
+ * Event streams and live views hold one of civetweb's workers each for as
+ * long as the page is open (civetweb serves a connection on one thread
+ * and cannot hand it elsewhere). The workers are MC_STREAMS_MAX for them
+ * and MC_API_WORKERS more that only requests ever use: a stream past
+ * MC_STREAMS_MAX is refused (503 busy), so open pages never starve the
+ * API. mc_stream_enter: 0 when one more may open (mc_stream_leave when
+ * it ends), -1 when it may not.
+ */
+#define MC_STREAMS_MAX 256
+#define MC_API_WORKERS 64
+int mc_stream_enter(void);
+void mc_stream_leave(void);
+
 /* ---- mc_http.c: each returns the HTTP status it sent ---- */
 
 /* A reply with body (len bytes of type); extra: more header lines, each

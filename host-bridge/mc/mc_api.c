@@ -45,13 +45,19 @@ mc_state_text(void)
 }
 
 /* GET /api/events: server-sent events, one "state" event whenever the
- * snapshot changes. Holds this worker until the page goes. */
+ * snapshot changes. Holds this worker until the page goes: one of
+ * MC_STREAMS_MAX (mc.h). */
 static int
 mc_events(struct mg_connection *c)
 {
 	char *last = NULL;
 	long long ping = hb_now_ms();
 
+	if (mc_stream_enter() != 0)
+		return (mc_err(c, 503, bureau_error_name(BUREAU_EBUSY),
+		    "%d pages are open already: close one (the API still "
+		    "answers)",
+		    MC_STREAMS_MAX));
 	mg_printf(c,
 	    "HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\n"
 	    "Cache-Control: no-store\r\nConnection: close\r\n\r\n");
@@ -76,6 +82,7 @@ mc_events(struct mg_connection *c)
 		usleep(300000);
 	}
 	free(last);
+	mc_stream_leave();
 	return (200);
 }
 

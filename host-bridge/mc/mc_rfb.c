@@ -739,12 +739,14 @@ vnc_dial(const char *path)
 	return (fd);
 }
 
+/* mc_request checked the session and the desktop; a view past
+ * MC_STREAMS_MAX is refused (civetweb then calls no other handler). */
 static int
 rfb_connect(const struct mg_connection *c, void *cb)
 {
 	(void)c;
 	(void)cb;
-	return (0); /* mc_request checked the session and the desktop */
+	return (mc_stream_enter() == 0 ? 0 : 1);
 }
 
 static void
@@ -829,6 +831,7 @@ rfb_close(const struct mg_connection *c, void *cb)
 	struct rfb *r = mg_get_user_connection_data(c);
 
 	(void)cb;
+	mc_stream_leave(); /* admitted by rfb_connect */
 	if (r == NULL)
 		return;
 	pthread_mutex_lock(&r->lock);

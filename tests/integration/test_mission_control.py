@@ -395,6 +395,54 @@ def test_unknown_desktop_runs_nothing():
     assert mc_threads(MC.pid) <= n0, (n0, mc_threads(MC.pid))
 
 
+def test_open_pages_leave_the_api_answering():
+    """Each open page holds an event stream (and a live view): 100 of
+    them still leave the API answering (it was a worker each, of 48);
+    past MC_STREAMS_MAX (256) a stream is refused with busy, never a
+    hang (issue 19)."""
+    streams = []
+
+    def open_stream():
+        s = socket.create_connection(("127.0.0.1", PORT), timeout=30)
+        s.sendall(("GET /api/events HTTP/1.1\r\nHost: 127.0.0.1:%d\r\n"
+                   "Authorization: Bearer %s\r\n\r\n" % (PORT, TOKEN))
+                  .encode())
+        head = b""
+        while b"\r\n" not in head:
+            chunk = s.recv(4096)
+            if not chunk:
+                break
+            head += chunk
+        return s, head.split(b"\r\n")[0].decode()
+    try:
+        for i in range(100):
+            s, status = open_stream()
+            streams.append(s)
+            assert " 200 " in status, (i, status)
+        t0 = time.time()
+        st, body = api("GET", "/api/desktops", timeout=30)
+        assert st == 200 and body[0]["name"] == NAME, (st, body)
+        st, _ = api("GET", "/api/desktops/" + NAME, timeout=30)
+        assert st == 200 and time.time() - t0 < 20
+        for i in range(156):
+            s, status = open_stream()
+            streams.append(s)
+            assert " 200 " in status, (100 + i, status)
+        s, status = open_stream()
+        streams.append(s)
+        assert " 503 " in status, status
+        assert api("GET", "/api/desktops", timeout=30)[0] == 200
+    finally:
+        for s in streams:
+            s.close()
+    # Closed pages give their workers back.
+    def reopened():
+        s, status = open_stream()
+        s.close()
+        return " 200 " in status
+    bt.wait_for(reopened, 20, "a stream once the others closed")
+
+
 def test_session_expires_when_idle():
     """A session unused for the idle limit ends (12 h by default; 2 s
     here): a stolen or forgotten cookie does not open the page for
