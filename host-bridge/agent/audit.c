@@ -140,6 +140,8 @@ audit_shots_trim(struct audit *a)
 		free(path);
 		a->shot_bytes -= a->shots_v[drop++].size;
 	}
+	if (drop == 0)
+		return;
 	memmove(a->shots_v, a->shots_v + drop,
 	    (a->nshots - drop) * sizeof *a->shots_v);
 	a->nshots -= drop;
@@ -168,7 +170,8 @@ audit_shots_scan(struct audit *a)
 			break;
 	}
 	closedir(dp);
-	qsort(a->shots_v, a->nshots, sizeof *a->shots_v, shot_cmp);
+	if (a->nshots > 1) /* qsort's base may not be NULL, even for none */
+		qsort(a->shots_v, a->nshots, sizeof *a->shots_v, shot_cmp);
 	audit_shots_trim(a);
 }
 
