@@ -70,7 +70,10 @@ fi
 	pass "the first boot's console kept in console.log.1 (it panicked)" ||
 	fail "no console.log.1 with the first boot's panic"
 sleep 1
-if pgrep -f "bureau-s1 " >/dev/null; then
+# This desktop's QEMU, by its own directory (QEMU doubles the commas):
+# another run's desktop of the same name on this machine is not ours.
+esc=$(printf '%s' "$home/s1" | sed 's/,/,,/g')
+if pgrep -f -- "path=$esc/qmp.sock" >/dev/null; then
 	fail "QEMU of s1 still runs"
 else
 	pass "no QEMU left"
