@@ -125,8 +125,13 @@ def test_wait_timeout():
 def test_no_zombies_after_many():
     dpid = D.proc.pid
     fds_before = len(os.listdir("/proc/%d/fd" % dpid))
-    pids = [start(argv=["true"]) for _ in range(200)]
+    # All 200 alive at once (under PROC_RUNNING_MAX), so their pids must
+    # differ: a process that had already ended may give its pid to a
+    # later one (seen with 3 CI runs on one machine), live ones never.
+    pids = [start(argv=["sleep", "60"]) for _ in range(200)]
     assert len(set(pids)) == 200
+    for pid in pids:
+        ok(P("signal", pid=pid, signal="KILL"))
 
     def settled():
         lst = ok(P("list"))["processes"]
