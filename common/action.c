@@ -286,7 +286,7 @@ action_is_look(const char *tool, const char *action)
 	if (action == NULL)
 		return (0);
 	for (const char *const *p = look_items; *p != NULL; p++)
-		if (item_matches(*p, tool, action) && strchr(*p, '.') != NULL)
+		if (item_matches(*p, tool, action))
 			return (1);
 	return (0);
 }

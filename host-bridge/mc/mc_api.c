@@ -291,21 +291,14 @@ mc_decide(struct mg_connection *c, const char *name, const char *id)
 	return (st);
 }
 
-/* 0 when name is a desktop of the store, else the 404 sent. */
+/* 0 when name is a desktop of the store, else the 404 sent (mc_load's). */
 static int
 mc_known(struct mg_connection *c, const char *name)
 {
 	struct desktop *d = NULL;
-	char *cause = NULL;
-	int st;
+	int st = mc_load(c, name, &d);
 
-	if (store_valid_name(name, &cause) == 0 &&
-	    desktop_load(name, &d, &cause) == 0) {
-		desktop_free(d);
-		return (0);
-	}
-	st = mc_err(c, 404, bureau_error_name(BUREAU_ENOTFOUND), "%s", cause);
-	free(cause);
+	desktop_free(d);
 	return (st);
 }
 
