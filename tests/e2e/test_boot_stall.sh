@@ -16,14 +16,8 @@ build=${1:?usage: test_boot_stall.sh BUILDDIR}
 build=$(cd "$build" && pwd)
 bureau=$build/bureau
 images=${BUREAU_IMAGES:-/var/cache/bureau/images}
-# A random window of 30 ports below Linux's ephemeral range, as in
-# test_desktop.sh: another run on this machine (another checkout's CI)
-# picks from its own BUREAU_HOME and could take ours between create and
-# start (seen: "port 7600 is in use" with two CI runs at once).
-if [ -z "${BUREAU_PORTS:-}" ]; then
-	lo=$((20000 + $(od -An -N2 -tu2 /dev/urandom | tr -d ' ') % 400 * 30))
-	export BUREAU_PORTS=$lo-$((lo + 29))
-fi
+# A window of 30 ports claimed against other test runs on the machine.
+. "$(dirname "$0")/../lib/ports.sh"
 fails=0 passes=0
 
 pass() { echo "PASS $*"; passes=$((passes + 1)); }

@@ -27,14 +27,8 @@ build=$(cd "$build" && pwd)
 top=$(cd "$(dirname "$0")/../.." && pwd)
 bureau=$build/bureau
 images=${BUREAU_IMAGES:-/var/cache/bureau/images}
-# A random window of 30 ports below Linux's ephemeral range: a test run
-# elsewhere on the machine (another checkout's) creates its desktop in its
-# own BUREAU_HOME, so it cannot see ours and could pick the same ports
-# between our create and start.
-if [ -z "${BUREAU_PORTS:-}" ]; then
-	lo=$((20000 + $(od -An -N2 -tu2 /dev/urandom | tr -d ' ') % 400 * 30))
-	export BUREAU_PORTS=$lo-$((lo + 29))
-fi
+# A window of 30 ports claimed against other test runs on the machine.
+. "$(dirname "$0")/../lib/ports.sh"
 name=e2e
 fails=0 passes=0
 

@@ -25,10 +25,8 @@ build=$(cd "$build" && pwd)
 top=$(cd "$(dirname "$0")/../.." && pwd)
 bureau=$build/bureau
 images=${BUREAU_IMAGES:-/var/cache/bureau/images}
-if [ -z "${BUREAU_PORTS:-}" ]; then
-	lo=$((20000 + $(od -An -N2 -tu2 /dev/urandom | tr -d ' ') % 400 * 30))
-	export BUREAU_PORTS=$lo-$((lo + 29))
-fi
+# A window of 30 ports claimed against other test runs on the machine.
+. "$(dirname "$0")/../lib/ports.sh"
 fails=0 passes=0
 
 pass() { echo "PASS $*"; passes=$((passes + 1)); }

@@ -221,6 +221,10 @@ def test_events_off_machine_need_a_token():
     # --insecure says so and starts.
     p = bt.spawn(argv + ["--insecure"], env=env, stderr=subprocess.PIPE)
     def answers():
+        # its own answer: a daemon of another run on this port is not it
+        if p.poll() is not None:
+            raise RuntimeError("bureaud --insecure ended: %r %r" % (
+                p.returncode, p.stderr.read()[-3000:]))
         try:
             return bt.Req1("tcp://127.0.0.1:%d" % port, timeout_ms=1000).rpc(
                 b'{"tool":"system","action":"ping"}')

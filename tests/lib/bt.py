@@ -88,19 +88,48 @@ def _ephemeral_low():
 BROWSER_UNSAFE_PORTS = {10080}
 
 
+PORT_CLAIMS = "/tmp/bureau-test-ports"
+PORT_CLAIM_TTL_S = 3600
+
+
+def _claim_port(p):
+    """Claim port P for this run against every other bureau test run on
+    the machine: a file made with O_EXCL, stale after an hour (a run's
+    tests bind what they pick within seconds). Checking that a port is
+    free and binding it later is a race between runs: two CI runs picked
+    the same port, and one's test talked to the other's daemon."""
+    os.makedirs(PORT_CLAIMS, mode=0o777, exist_ok=True)
+    path = os.path.join(PORT_CLAIMS, str(p))
+    try:
+        if time.time() - os.stat(path).st_mtime > PORT_CLAIM_TTL_S:
+            os.unlink(path)
+    except OSError:
+        pass
+    try:
+        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644)
+    except FileExistsError:
+        return False
+    os.write(fd, b"%d\n" % os.getpid())
+    os.close(fd)
+    return True
+
+
 def free_port(pair=True):
     """A free TCP port P on 127.0.0.1 (and P+1 free too when pair), below
     the ephemeral range: a port there can be taken as the source port of
     any outgoing connection (a client dialling before the daemon listens
     included) between this check and the daemon's bind, which failed a CI
-    run with 'Address in use'. Never one a browser refuses."""
-    hi = max(12000, _ephemeral_low() - 2)
-    for _ in range(200):
+    run with 'Address in use'. Never one a browser refuses, never one
+    another test run on this machine claimed (see _claim_port)."""
+    # 10000-19999: ports.sh gives the e2e tests windows in 20000 on.
+    hi = min(19998, max(12000, _ephemeral_low() - 2))
+    for _ in range(500):
         p = random.randint(10000, hi)
-        if BROWSER_UNSAFE_PORTS & ({p, p + 1} if pair else {p}):
+        ports = [p, p + 1] if pair else [p]
+        if BROWSER_UNSAFE_PORTS & set(ports):
             continue
         ok = True
-        for q in ([p, p + 1] if pair else [p]):
+        for q in ports:
             s = socket.socket()
             try:
                 s.bind(("127.0.0.1", q))
@@ -108,7 +137,7 @@ def free_port(pair=True):
                 ok = False
             finally:
                 s.close()
-        if ok:
+        if ok and all(_claim_port(q) for q in ports):
             return p
     raise RuntimeError("no free port")
 
