@@ -4,6 +4,7 @@
  * qemu-img) with an argv. The recipe keeps its caches under
  * /var/cache/bureau and writes immutable images under --out.
  */
+#include <errno.h>
 #include <glob.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -168,9 +169,28 @@ image_main(int argc, char **argv)
 	av[n++] = (char *)out;
 	av[n] = NULL;
 	char *cause = NULL;
+	/* One build at a time per output directory: two at once (two CI
+	 * runs on a new machine) raced on the base tarball's temporary
+	 * file and both failed. The second waits, then finds the layers
+	 * and the warm state made. */
+	char *lp = NULL;
+	int lk = -1;
+	if ((hb_mkdirs(out, 0755) != 0 &&
+	        (cause = hb_fmt("cannot create '%s': %s", out,
+	             strerror(errno))) != NULL) ||
+	    (lp = hb_fmt("%s/.build.lock", out)) == NULL ||
+	    (lk = hb_lock_wait(lp, "bureau image build", &cause)) < 0) {
+		fprintf(stderr, "bureau image: %s\n",
+		    cause ? cause : "out of memory");
+		free(cause);
+		free(lp);
+		goto out;
+	}
+	free(lp);
 	if (hb_run(av, 0, &cause) != 0) {
 		fprintf(stderr, "bureau image: %s\n", cause);
 		free(cause);
+		close(lk);
 		goto out;
 	}
 	rv = 0;
@@ -193,6 +213,7 @@ image_main(int argc, char **argv)
 		free(img);
 		free(ws);
 	}
+	close(lk);
 out:
 	free(recipe);
 	free(deb);

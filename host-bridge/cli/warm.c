@@ -70,7 +70,7 @@ image_warm(const char *opt, char **cause)
 	char *dir = NULL, *tmp = NULL, *wdir = NULL, *nw = NULL, *old = NULL;
 	char *from = NULL, *to = NULL;
 	long long t0 = hb_now_ms();
-	int rv = -1;
+	int rv = -1, lk = -1;
 
 	if ((dir = image_dir(opt, cause)) == NULL)
 		return (-1);
@@ -80,6 +80,37 @@ image_warm(const char *opt, char **cause)
 	    (old = hb_fmt("%s/warm.old", dir)) == NULL) {
 		*cause = hb_fmt("out of memory");
 		goto out;
+	}
+	/* One warm at a time per image; one that another process made
+	 * while this one waited is kept, not replaced under the clones
+	 * that may already use it (their warm-from names DIR/warm). */
+	{
+		char *ws = hb_fmt("%s/state.json", wdir),
+		     *lp = hb_fmt("%s/.warm.lock", dir);
+		struct stat before, after;
+		int had = ws != NULL && stat(ws, &before) == 0;
+
+		if (ws == NULL || lp == NULL ||
+		    (lk = hb_lock_wait(lp, "bureau image warm", cause)) < 0) {
+			if (ws == NULL || lp == NULL)
+				*cause = hb_fmt("out of memory");
+			free(ws);
+			free(lp);
+			goto out;
+		}
+		if (stat(ws, &after) == 0 &&
+		    (!had || after.st_ino != before.st_ino ||
+		        after.st_mtime != before.st_mtime)) {
+			printf("bureau image warm: '%s' was made meanwhile "
+			       "by another process: kept\n",
+			    wdir);
+			free(ws);
+			free(lp);
+			rv = 0;
+			goto out;
+		}
+		free(ws);
+		free(lp);
 	}
 	if (mkdtemp(tmp) == NULL) {
 		*cause = hb_fmt("cannot create '%s': %s", tmp, strerror(errno));
@@ -144,8 +175,10 @@ image_warm(const char *opt, char **cause)
 	rv = 0;
 out:
 	rm_tree(tmp);
-	if (rv != 0)
+	if (rv != 0 && lk >= 0)
 		rm_tree(nw);
+	if (lk >= 0)
+		close(lk);
 	free(dir);
 	free(tmp);
 	free(wdir);

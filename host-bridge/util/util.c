@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
 #include <sys/random.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
@@ -307,4 +308,28 @@ int
 hb_rm_tree(const char *path)
 {
 	return (nftw(path, hb_rm_entry, 16, FTW_DEPTH | FTW_PHYS));
+}
+
+int
+hb_lock_wait(const char *path, const char *who, char **cause)
+{
+	int fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+
+	if (fd < 0) {
+		*cause = hb_fmt("cannot open '%s': %s", path, strerror(errno));
+		return (-1);
+	}
+	if (flock(fd, LOCK_EX | LOCK_NB) == 0)
+		return (fd);
+	fprintf(stderr, "%s: waiting for another one to finish (%s)\n", who,
+	    path);
+	while (flock(fd, LOCK_EX) != 0) {
+		if (errno != EINTR) {
+			*cause = hb_fmt("cannot lock '%s': %s", path,
+			    strerror(errno));
+			close(fd);
+			return (-1);
+		}
+	}
+	return (fd);
 }

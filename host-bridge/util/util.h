@@ -69,4 +69,10 @@ void hb_human(char *buf, size_t len, long long bytes);
  * or -1 with errno from the first failure. */
 int hb_rm_tree(const char *path);
 
+/* An exclusive flock on path (made if missing), waited for, saying so on
+ * stderr as who when another holds it; the descriptor (held: closing it
+ * unlocks), or -1. Serializes what two processes must not do at once
+ * (two CI runs building the same image cache). */
+int hb_lock_wait(const char *path, const char *who, char **cause);
+
 #endif

@@ -75,8 +75,10 @@ base_tar=$cache/base/$variant-$base_key.tar
 if [ $rebuild = 1 ] || [ ! -s "$base_tar" ]; then
 	log "base $variant-$base_key: mmdebstrap ($(echo "$pkgs" | tr , '\n' | wc -l) packages)"
 	t0=$(date +%s)
-	"$here/mkbase.sh" "$pkgs" "$suite" "$cache/archives" "$base_tar.tmp" "$@"
-	mv "$base_tar.tmp" "$base_tar"
+	# a temporary name of this run's own: two builds at once (bureau
+	# image build serializes its own) must not share one
+	"$here/mkbase.sh" "$pkgs" "$suite" "$cache/archives" "$base_tar.tmp.$$" "$@"
+	mv "$base_tar.tmp.$$" "$base_tar"
 	log "base built in $(( $(date +%s) - t0 )) s"
 else
 	log "base $variant-$base_key: cached"
