@@ -25,9 +25,10 @@ DEPS_BUILD := build-essential pkg-config libx11-dev libxext-dev libxtst-dev \
 	libcivetweb-dev libdeflate-dev
 DEPS_TEST := xvfb xterm x11-apps x11-utils xdotool xclip wmctrl \
 	x11-xserver-utils openbox imagemagick scrot xfonts-base fonts-dejavu-core fonts-noto-cjk \
-	python3 procps psmisc chromium chromium-driver python3-selenium gdb
+	python3 procps psmisc chromium chromium-driver python3-selenium gdb \
+	dnsmasq-base
 DEPS_HOST := qemu-system-x86 qemu-utils mmdebstrap e2fsprogs debhelper \
-	dpkg-dev lintian novnc passt xz-utils binutils
+	dpkg-dev lintian novnc passt nftables iproute2 xz-utils binutils
 # Debian 12's clang-format (14): another version formats differently.
 DEPS_CHECK := clang-format
 # make fuzz: libFuzzer and the sanitizer runtimes come with Debian's clang.

@@ -230,6 +230,44 @@ ag_lock_pid(const struct desktop *d, char **cause)
 }
 
 /*
+ * A VM desktop's guest gets a new token at every start and restore, so
+ * that a token read inside the desktop (it is the desktop user's to
+ * read) is worth nothing once it stops. The one it had stays in
+ * guest-token.old until the guest took the new one (vm_launch: a
+ * restored guest re-reads its identity from fw_cfg, and must then refuse
+ * the old token). Run under the pid lock, before the token is read.
+ */
+static int
+ag_rotate_guest_token(const struct desktop *d, char **cause)
+{
+	char *gp = desktop_path(d, "guest-token"),
+	     *op = desktop_path(d, "guest-token.old");
+	char *old = gp ? hb_read_file(gp) : NULL, *tok = hb_random_hex(32);
+	int rv = -1;
+
+	if (gp == NULL || op == NULL || tok == NULL) {
+		*cause = hb_fmt("out of memory or no random bytes");
+		goto out;
+	}
+	/* an .old already there is the one the guest may still hold (an
+	 * agent that ended before its guest took the new token) */
+	if (old != NULL && access(op, F_OK) != 0 &&
+	    hb_write_file(op, old, strlen(old), 0600, cause) != 0)
+		goto out;
+	rv = hb_write_file(gp, tok, strlen(tok), 0600, cause);
+out:
+	if (old != NULL)
+		sodium_memzero(old, strlen(old));
+	if (tok != NULL)
+		sodium_memzero(tok, strlen(tok));
+	free(old);
+	free(tok);
+	free(gp);
+	free(op);
+	return (rv);
+}
+
+/*
  * What the agent needs before it talks to anyone: its desktop, the pid
  * lock, the tokens' hash and keys, the policy and the audit trail. *guest
  * the guest token (malloc'd).
@@ -265,6 +303,8 @@ ag_init(struct agent *ag, const char *name, const char *accel, char **guest,
 	if ((pidfd = ag_lock_pid(ag->d, cause)) < 0)
 		return (-1);
 	(void)pidfd; /* held open, and so locked, until this process ends */
+	if (!ag->d->attached && ag_rotate_guest_token(ag->d, cause) != 0)
+		return (-1);
 	if ((token = ag_secret(ag->d, "token", cause)) == NULL ||
 	    (*guest = ag_secret(ag->d, "guest-token", cause)) == NULL) {
 		ag_secret_free(token);
@@ -327,11 +367,12 @@ ag_open(struct agent *ag, char **cause)
 
 /*
  * Wait for a signal to end on (returned), or for QEMU to end (0 returned,
- * its end recorded). When passt ends first, QEMU is ended here and *passt
+ * its end recorded). When the network keeper ends first, QEMU is ended
+ * here and *net
  * set to 0.
  */
 static int
-ag_run(struct agent *ag, const sigset_t *sigs, pid_t qemu, pid_t *passt)
+ag_run(struct agent *ag, const sigset_t *sigs, pid_t qemu, pid_t *net)
 {
 	const char *why = NULL;
 	int sig, st;
@@ -345,24 +386,27 @@ ag_run(struct agent *ag, const sigset_t *sigs, pid_t qemu, pid_t *passt)
 			return (sig);
 		while ((r = waitpid(-1, &st, WNOHANG)) > 0) {
 			if (r == qemu) {
-				ag_vm_ended(ag, st, why, *passt);
+				ag_vm_ended(ag, st, why, *net);
 				return (0);
 			}
-			if (r == *passt && qemu > 0) {
-				*passt = 0;
-				/* passt ends when QEMU's end closes its
+			if (r == *net && qemu > 0) {
+				*net = 0;
+				/* passt, and so the keeper, ends when
+				 * QEMU's end closes its
 				 * socket: a QEMU that is ending on its own
 				 * (killed, crashed) is given a moment, so its
 				 * own end is what gets recorded (a busy host
-				 * reaped passt first). */
+				 * reaped the keeper first). */
 				if (ag_reap(qemu, 1000, &st) == 0) {
 					ag_vm_ended(ag, st, NULL, 0);
 					return (0);
 				}
 				/* Without its network the guest is out of
 				 * reach: end it rather than serve nothing. */
-				why = "its network (passt) ended, so the host "
-				      "agent ended qemu";
+				why =
+				    "its network (the keeper, pasta or passt) "
+				    "ended, so the host "
+				    "agent ended qemu";
 				fprintf(stderr, "bureau agent: %s\n", why);
 				kill(qemu, SIGKILL);
 			}
@@ -376,7 +420,7 @@ agent_serve(const char *name, const char *accel, char **cause)
 	struct agent *ag = calloc(1, sizeof *ag);
 	char *guest = NULL;
 	sigset_t sigs;
-	pid_t qemu = 0, passt = 0;
+	pid_t qemu = 0, net = 0;
 	int sig;
 
 	if (ag == NULL) {
@@ -399,7 +443,7 @@ agent_serve(const char *name, const char *accel, char **cause)
 	if (ag->d->attached) {
 		ag->guest_url = strdup(ag->d->url);
 		ag->guest_events = ag_events_of(ag->d->url);
-	} else if (ag_vm_start(ag, accel, &qemu, &passt, cause) != 0) {
+	} else if (ag_vm_start(ag, accel, &qemu, &net, cause) != 0) {
 		goto out; /* it killed the QEMU it started */
 	}
 	if (ag->guest_url == NULL ||
@@ -421,16 +465,16 @@ agent_serve(const char *name, const char *accel, char **cause)
 	    "%s",
 	    name, ag->ep_url, ag->op_url, ag->guest_url);
 	if (qemu > 0)
-		fprintf(stderr, "; qemu pid %d, passt pid %d", (int)qemu,
-		    (int)passt);
+		fprintf(stderr, "; qemu pid %d, network keeper pid %d",
+		    (int)qemu, (int)net);
 	fputc('\n', stderr);
 
-	if ((sig = ag_run(ag, &sigs, qemu, &passt)) != 0) {
+	if ((sig = ag_run(ag, &sigs, qemu, &net)) != 0) {
 		fprintf(stderr,
 		    "bureau agent: desktop '%s': signal %d, exiting\n", name,
 		    sig);
 		if (qemu > 0)
-			ag_vm_stop(ag, qemu, passt, sig);
+			ag_vm_stop(ag, qemu, net, sig);
 	}
 	unlink(ag->op_path);
 	audit_flush(ag->audit); /* the count of token-less requests */
@@ -447,7 +491,7 @@ agent_serve(const char *name, const char *accel, char **cause)
 	_exit(0);
 fail:
 	if (qemu > 0)
-		ag_vm_abort(ag, qemu, passt);
+		ag_vm_abort(ag, qemu, net);
 out:
 	ag_secret_free(guest);
 	ag_free(ag);

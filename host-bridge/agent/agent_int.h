@@ -162,24 +162,25 @@ void ag_relay_start(struct agent *ag);
 /* ---- agent_vm.c ---- */
 
 /*
- * Run the desktop's VM as this process's child: passt and QEMU are
+ * Run the desktop's VM as this process's child: its network keeper
+ * (net.pid) and QEMU are
  * started by the backend from this (the main) thread, which they die
  * with. run.json says a run is on; exit.json, once QEMU ends, how it
  * ended.
  */
-int ag_vm_start(struct agent *ag, const char *accel, pid_t *qemu, pid_t *passt,
+int ag_vm_start(struct agent *ag, const char *accel, pid_t *qemu, pid_t *net,
     char **cause);
 
 /* QEMU ended with status st: say how, and clear what it left. */
-void ag_vm_ended(struct agent *ag, int st, const char *why, pid_t passt);
+void ag_vm_ended(struct agent *ag, int st, const char *why, pid_t net);
 /* Wait up to ms for child pid to end (0, its status in *st), else -1. */
 int ag_reap(pid_t pid, int ms, int *st);
 
 /* The agent got signal sig: end QEMU (SIGTERM, then SIGKILL) and say
  * so. */
-void ag_vm_stop(struct agent *ag, pid_t qemu, pid_t passt, int sig);
+void ag_vm_stop(struct agent *ag, pid_t qemu, pid_t net, int sig);
 
 /* The agent could not start: QEMU killed, and exit.json says why. */
-void ag_vm_abort(struct agent *ag, pid_t qemu, pid_t passt);
+void ag_vm_abort(struct agent *ag, pid_t qemu, pid_t net);
 
 #endif

@@ -14,6 +14,7 @@
 #include "host-bridge/agent/policy.h"
 #include "host-bridge/store/store.h"
 #include "host-bridge/util/util.h"
+#include "host-bridge/vm/vm.h"
 
 int
 ag_persist(struct agent *ag, char **cause)
@@ -37,6 +38,9 @@ ag_persist(struct agent *ag, char **cause)
 	json_object_set_new(j, "approve_timeout",
 	    json_integer(ag->approve_timeout));
 	json_object_set_new(j, "takeover", json_boolean(ag->takeover));
+	if (ag->d->net_allow != NULL)
+		json_object_set_new(j, "net_allow",
+		    json_string(ag->d->net_allow));
 	if ((s = json_dumps(j, JSON_INDENT(2))) == NULL) {
 		*cause = hb_fmt("out of memory");
 		goto out;
@@ -55,9 +59,10 @@ json_t *
 ag_policy_json(struct agent *ag)
 {
 	char *al = policy_format(&ag->allow), *ap = policy_format(&ag->approve);
-	json_t *r = json_pack("{s:b, s:s, s:s, s:I}", "ok", 1, "allow",
+	json_t *r = json_pack("{s:b, s:s, s:s, s:I, s:s}", "ok", 1, "allow",
 	    al ? al : "", "approve", ap ? ap : "", "approve_timeout",
-	    (json_int_t)ag->approve_timeout);
+	    (json_int_t)ag->approve_timeout, "net_allow",
+	    ag->d->net_allow ? ag->d->net_allow : "");
 
 	free(al);
 	free(ap);
@@ -71,7 +76,8 @@ ag_op_policy(struct agent *ag, json_t *req)
 	json_t *jal = json_object_get(req, "allow");
 	json_t *jap = json_object_get(req, "approve");
 	json_t *jto = json_object_get(req, "approve_timeout");
-	char *cause = NULL, *reply;
+	json_t *jna = json_object_get(req, "net_allow");
+	char *cause = NULL, *reply, *na = NULL;
 
 	if ((jal != NULL && !json_is_string(jal)) ||
 	    (jap != NULL && !json_is_string(jap)))
@@ -84,6 +90,24 @@ ag_op_policy(struct agent *ag, json_t *req)
 		return (ag_error(NULL, BUREAU_EINVAL,
 		    "field 'approve_timeout' must be a whole number of seconds "
 		    "from 1 to 86400"));
+	if (jna != NULL &&
+	    (!json_is_string(jna) || ag->d->attached || ag->d->net_none))
+		return (ag_error(NULL, BUREAU_EINVAL, "%s",
+		    !json_is_string(jna) ?
+		        "field 'net_allow' must be a string (a comma-separated "
+		        "list of CIDR or HOST[:PORT])" :
+		        ag->d->attached ?
+		        "field 'net_allow': an attached desktop's network is "
+		        "not bureau's" :
+		        "field 'net_allow': the desktop has --net none"));
+	if (jna != NULL &&
+	    (net_allow_check(json_string_value(jna), 0, NULL, &cause) != 0 ||
+	        (na = strdup(json_string_value(jna))) == NULL)) {
+		reply = ag_error(NULL, BUREAU_EINVAL, "%s",
+		    cause ? cause : "out of memory");
+		free(cause);
+		return (reply);
+	}
 	if ((jal != NULL &&
 	        policy_parse("allow", json_string_value(jal), &al, &cause) !=
 	            0) ||
@@ -91,6 +115,7 @@ ag_op_policy(struct agent *ag, json_t *req)
 	        policy_parse("approve", json_string_value(jap), &ap, &cause) !=
 	            0)) {
 		policy_list_clear(&al);
+		free(na);
 		reply = ag_error(NULL, BUREAU_EINVAL, "%s", cause);
 		free(cause);
 		return (reply);
@@ -106,12 +131,25 @@ ag_op_policy(struct agent *ag, json_t *req)
 	}
 	if (jto != NULL)
 		ag->approve_timeout = (long)json_integer_value(jto);
-	if ((jal != NULL || jap != NULL || jto != NULL) &&
+	if (jna != NULL) {
+		free(ag->d->net_allow);
+		ag->d->net_allow = na;
+	}
+	if ((jal != NULL || jap != NULL || jto != NULL || jna != NULL) &&
 	    ag_persist(ag, &cause) != 0) {
 		/* Applied, but it would not survive a restart: say so. */
 		pthread_mutex_unlock(&ag->lock);
 		reply = ag_error(NULL, BUREAU_EIO,
 		    "policy applied but not saved: %s", cause);
+		free(cause);
+		return (reply);
+	}
+	/* the guest's network takes it now (the keeper reloads its
+	 * rules; names are resolved there and then) */
+	if (jna != NULL && vm_net_reload(ag->d, &cause) != 0) {
+		pthread_mutex_unlock(&ag->lock);
+		reply = ag_error(NULL, BUREAU_EINVAL,
+		    "net_allow saved but not applied: %s", cause);
 		free(cause);
 		return (reply);
 	}

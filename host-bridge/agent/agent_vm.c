@@ -1,6 +1,7 @@
 /*
  * host-bridge/agent/agent_vm.c: the VM a desktop's host agent owns: QEMU (and
- * passt) started as its children, and what their end leaves behind.
+ * its network keeper) started as its children, and what their end leaves
+ * behind.
  */
 #include <errno.h>
 #include <signal.h>
@@ -56,7 +57,7 @@ ag_read_pid(const struct desktop *d, const char *file)
 }
 
 int
-ag_vm_start(struct agent *ag, const char *accel, pid_t *qemu, pid_t *passt,
+ag_vm_start(struct agent *ag, const char *accel, pid_t *qemu, pid_t *net,
     char **cause)
 {
 	struct image im = { 0 };
@@ -83,7 +84,7 @@ ag_vm_start(struct agent *ag, const char *accel, pid_t *qemu, pid_t *passt,
 		    "(%s): booted it instead\n",
 		    ag->d->name, fallback);
 	*qemu = ag_read_pid(ag->d, "qemu.pid");
-	*passt = ag_read_pid(ag->d, "passt.pid");
+	*net = ag_read_pid(ag->d, "net.pid");
 	if ((g = json_load_file(gp, 0, NULL)) == NULL ||
 	    !json_is_string(json_object_get(g, "url"))) {
 		*cause = hb_fmt("the VM backend left no guest URL in '%s'", gp);
@@ -99,8 +100,8 @@ ag_vm_start(struct agent *ag, const char *accel, pid_t *qemu, pid_t *passt,
 	}
 	ag_write(ag->d, "run.json",
 	    json_pack("{s:i, s:i, s:i, s:s, s:f, s:b, s:s?}", "agent",
-	        (int)getpid(), "qemu", (int)*qemu, "passt", (int)*passt,
-	        "accel", accel, "started", ag_unix_now(), "restored", restored,
+	        (int)getpid(), "qemu", (int)*qemu, "net", (int)*net, "accel",
+	        accel, "started", ag_unix_now(), "restored", restored,
 	        "restore_failed", fallback));
 	rv = 0;
 out:
@@ -129,7 +130,7 @@ ag_reap(pid_t pid, int ms, int *st)
 }
 
 void
-ag_vm_ended(struct agent *ag, int st, const char *why, pid_t passt)
+ag_vm_ended(struct agent *ag, int st, const char *why, pid_t net)
 {
 	char how[160];
 	int clean = WIFEXITED(st) && WEXITSTATUS(st) == 0 && why == NULL;
@@ -147,23 +148,23 @@ ag_vm_ended(struct agent *ag, int st, const char *why, pid_t passt)
 		snprintf(how, sizeof how, "qemu exited with status %d",
 		    WEXITSTATUS(st));
 	fprintf(stderr, "bureau agent: desktop '%s': %s\n", ag->d->name, how);
-	if (passt > 0 && kill(passt, SIGTERM) == 0 &&
-	    ag_reap(passt, 3000, &pst) != 0) {
-		kill(passt, SIGKILL);
-		ag_reap(passt, 3000, &pst);
+	if (net > 0 && kill(net, SIGTERM) == 0 &&
+	    ag_reap(net, 3000, &pst) != 0) {
+		kill(net, SIGKILL);
+		ag_reap(net, 3000, &pst);
 	}
 	ag_write(ag->d, "exit.json",
 	    json_pack("{s:f, s:s, s:b}", "time", ag_unix_now(), "how", how,
 	        "clean", clean));
 	ag_unlink(ag->d, "run.json");
 	ag_unlink(ag->d, "qemu.pid");
-	ag_unlink(ag->d, "passt.pid");
+	ag_unlink(ag->d, "net.pid");
 	ag_unlink(ag->d, "qmp.sock");
 	ag_unlink(ag->d, "guest.json");
 }
 
 void
-ag_vm_stop(struct agent *ag, pid_t qemu, pid_t passt, int sig)
+ag_vm_stop(struct agent *ag, pid_t qemu, pid_t net, int sig)
 {
 	char how[96];
 	int st = 0;
@@ -177,15 +178,15 @@ ag_vm_stop(struct agent *ag, pid_t qemu, pid_t passt, int sig)
 	}
 	snprintf(how, sizeof how,
 	    "the host agent ended qemu (the agent got signal %d)", sig);
-	ag_vm_ended(ag, st, how, passt);
+	ag_vm_ended(ag, st, how, net);
 }
 
 void
-ag_vm_abort(struct agent *ag, pid_t qemu, pid_t passt)
+ag_vm_abort(struct agent *ag, pid_t qemu, pid_t net)
 {
 	int st = 0;
 
 	kill(qemu, SIGKILL);
 	ag_reap(qemu, 5000, &st);
-	ag_vm_ended(ag, st, "the host agent could not start", passt);
+	ag_vm_ended(ag, st, "the host agent could not start", net);
 }

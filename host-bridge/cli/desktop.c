@@ -93,7 +93,7 @@ print_tail(const char *path, int lines)
 struct create_args {
 	char *name;
 	const char *disk_s, *home_s, *mem_s, *image_opt, *allow, *approve;
-	const char *net;
+	const char *net, *net_allow;
 	long approve_timeout, cpus;
 	long long disk, home_sz, mem;
 	struct policy_list al, ap;
@@ -123,6 +123,7 @@ create_parse(int argc, char **argv, struct create_args *a)
 		{ "approve", required_argument, NULL, 'p' },
 		{ "approve-timeout", required_argument, NULL, 'T' },
 		{ "net", required_argument, NULL, 'N' },
+		{ "net-allow", required_argument, NULL, 'A' },
 		{ NULL, 0, NULL, 0 },
 	};
 	char *cause = NULL;
@@ -177,6 +178,9 @@ create_parse(int argc, char **argv, struct create_args *a)
 			}
 			a->net = optarg;
 			break;
+		case 'A':
+			a->net_allow = optarg;
+			break;
 		default:
 			usage_err("create", "unknown option");
 			return (2);
@@ -200,8 +204,15 @@ create_check(struct create_args *a, char **cause)
 	        a->home_s ? a->home_s : a->disk_s, &a->home_sz, cause) != 0 ||
 	    hb_parse_size("--memory", a->mem_s, &a->mem, cause) != 0 ||
 	    policy_parse("--allow", a->allow, &a->al, cause) != 0 ||
-	    policy_parse("--approve", a->approve, &a->ap, cause) != 0)
+	    policy_parse("--approve", a->approve, &a->ap, cause) != 0 ||
+	    (a->net_allow != NULL &&
+	        net_allow_check(a->net_allow, 0, NULL, cause) != 0))
 		return (-1);
+	if (a->net_allow != NULL && strcmp(a->net, "none") == 0) {
+		*cause = hb_fmt("--net-allow opens exceptions to --net "
+		                "internet: not with --net none");
+		return (-1);
+	}
 	if ((a->al_s = policy_format(&a->al)) == NULL ||
 	    (a->ap_s = policy_format(&a->ap)) == NULL) {
 		*cause = hb_fmt("out of memory");
@@ -326,6 +337,9 @@ create_config(const struct desktop *d, const struct create_args *a,
 	    (json_int_t)a->home_sz, "port", d->port, "net", a->net, "allow",
 	    a->al_s, "approve", a->ap_s, "approve_timeout",
 	    (json_int_t)a->approve_timeout, "created", (json_int_t)time(NULL));
+	if (cfg != NULL && a->net_allow != NULL)
+		json_object_set_new(cfg, "net_allow",
+		    json_string(a->net_allow));
 	s = cfg ? json_dumps(cfg, JSON_INDENT(2)) : NULL;
 	if (s == NULL || (p = desktop_path(d, "desktop.json")) == NULL) {
 		*cause = hb_fmt("out of memory");
@@ -1382,7 +1396,8 @@ const struct cli_cmd cli_desktop_cmds[] = {
 	    image_main },
 	{ "create",
 	    "create NAME [--disk 20G] [--home SIZE] [--memory 4G] "
-	    "[--cpus 2] [--image DIR] [--net internet|none] [--allow LIST] "
+	    "[--cpus 2] [--image DIR] [--net internet|none] [--net-allow LIST] "
+	    "[--allow LIST] "
 	    "[--approve LIST] [--approve-timeout S]",
 	    cmd_create },
 	{ "start",

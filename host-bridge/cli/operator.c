@@ -26,6 +26,7 @@
 #include "host-bridge/opclient/opclient.h"
 #include "host-bridge/store/store.h"
 #include "host-bridge/util/util.h"
+#include "host-bridge/vm/vm.h"
 
 /* attach waits this long for the daemon to answer through the agent. */
 #define ATTACH_WAIT_MS 30000
@@ -688,11 +689,14 @@ print_policy(json_t *p)
 	const char *al = json_string_value(json_object_get(p, "allow"));
 	const char *ap = json_string_value(json_object_get(p, "approve"));
 	json_t *to = json_object_get(p, "approve_timeout");
+	const char *na = json_string_value(json_object_get(p, "net_allow"));
 
-	printf("allow: %s\napprove: %s\napprove-timeout: %lld s\n",
+	printf("allow: %s\napprove: %s\napprove-timeout: %lld s\n"
+	       "net-allow: %s\n",
 	    al && *al ? al : "(everything)", ap && *ap ? ap : "(nothing)",
 	    json_is_integer(to) ? (long long)json_integer_value(to) :
-	                          (long long)AGENT_APPROVE_TIMEOUT);
+	                          (long long)AGENT_APPROVE_TIMEOUT,
+	    na && *na ? na : "(public addresses only)");
 }
 
 /* No agent runs: change desktop.json, which the next agent reads. */
@@ -733,6 +737,7 @@ cmd_policy(int argc, char **argv)
 		{ "allow", required_argument, NULL, 'a' },
 		{ "approve", required_argument, NULL, 'p' },
 		{ "approve-timeout", required_argument, NULL, 'T' },
+		{ "net-allow", required_argument, NULL, 'n' },
 		{ NULL, 0, NULL, 0 },
 	};
 	struct policy_list l = { 0 };
@@ -767,6 +772,14 @@ cmd_policy(int argc, char **argv)
 			}
 			json_object_set_new(req, "approve_timeout",
 			    json_integer(timeout));
+			break;
+		case 'n':
+			if (net_allow_check(optarg, 0, NULL, &cause) != 0) {
+				op_usage("policy", cause);
+				goto usage;
+			}
+			json_object_set_new(req, "net_allow",
+			    json_string(optarg));
 			break;
 		default:
 			op_usage("policy", "unknown option");
@@ -941,12 +954,16 @@ const struct cli_cmd cli_operator_cmds[] = {
 	    "agent NAME [--accel kvm|tcg]   (the host agent; start and "
 	    "attach start it)",
 	    cmd_agent },
+	{ "net-keeper",
+	    "net-keeper DIR   (a desktop's network; its host agent runs it)",
+	    vm_net_keeper_main },
 	{ "takeover", "takeover NAME on|off", cmd_takeover },
 	{ "approvals", "approvals [NAME] [--json]", cmd_approvals },
 	{ "approve", "approve NAME ID [--reason TEXT]", cmd_approve },
 	{ "deny", "deny NAME ID [--reason TEXT]", cmd_deny },
 	{ "policy",
-	    "policy NAME [--allow LIST] [--approve LIST] [--approve-timeout S]",
+	    "policy NAME [--allow LIST] [--approve LIST] [--approve-timeout S] "
+	    "[--net-allow LIST]",
 	    cmd_policy },
 	{ "log", "log NAME [-f]", cmd_log },
 	{ NULL, NULL, NULL },

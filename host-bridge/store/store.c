@@ -81,6 +81,7 @@ desktop_free(struct desktop *d)
 	free(d->dir);
 	free(d->image);
 	free(d->url);
+	free(d->net_allow);
 	free(d);
 }
 
@@ -155,6 +156,12 @@ desktop_load(const char *name, struct desktop **out, char **cause)
 	d->net_none = json_is_string(json_object_get(j, "net")) &&
 	    strcmp(json_string_value(json_object_get(j, "net")), "none") == 0;
 	d->port = (int)port;
+	if (json_is_string(json_object_get(j, "net_allow")) &&
+	    (d->net_allow = strdup(
+	         json_string_value(json_object_get(j, "net_allow")))) == NULL) {
+		*cause = hb_fmt("out of memory");
+		goto fail;
+	}
 done:
 	json_decref(j);
 	free(path);

@@ -48,10 +48,11 @@ struct desktop {
 	char *image; /* the image directory (resolved, immutable) */
 	long memory; /* MiB */
 	int cpus;
-	int port;     /* api; events = port + 1 (port + 2 reserved) */
-	int attached; /* a daemon bureau does not run: no image, no VM */
-	char *url;    /* attached: that daemon's URL; else NULL */
-	int net_none; /* --net none: the guest reaches no network */
+	int port;        /* api; events = port + 1 (port + 2 reserved) */
+	int attached;    /* a daemon bureau does not run: no image, no VM */
+	char *url;       /* attached: that daemon's URL; else NULL */
+	int net_none;    /* --net none: the guest reaches no network */
+	char *net_allow; /* --net-allow LIST, or NULL */
 };
 
 /* A desktop's image: the fields of image.json (borrowed from j). */

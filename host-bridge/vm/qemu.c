@@ -7,6 +7,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <netinet/in.h>
+#include <poll.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -23,12 +24,6 @@
 #include "host-bridge/vm/qemu_int.h"
 #include "host-bridge/vm/qmp.h"
 #include "host-bridge/vm/vm.h"
-
-#define GUEST_API_PORT    7300
-#define GUEST_EVENTS_PORT 7301
-/* The descriptor passt and QEMU find their ends of the guest's network
- * link on. */
-#define QEMU_NET_FD 3
 
 /* ---- processes ---------------------------------------------------------- */
 
@@ -381,26 +376,6 @@ qemu_file(const struct desktop *d, const char *name, int escape)
 }
 
 /*
- * A free TCP port on 127.0.0.1 for a guest port the host agent reaches
- * through the network backend: the kernel picks it from its ephemeral
- * range, away from $BUREAU_PORTS, so it never takes a desktop's endpoint.
- * fd keeps it bound until the caller closes it, so two picks differ.
- */
-static int
-qemu_free_port(int *fd)
-{
-	struct sockaddr_in sa = { .sin_family = AF_INET,
-		.sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
-	socklen_t len = sizeof sa;
-
-	*fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-	if (*fd < 0 || bind(*fd, (struct sockaddr *)&sa, sizeof sa) != 0 ||
-	    getsockname(*fd, (struct sockaddr *)&sa, &len) != 0)
-		return (-1);
-	return (ntohs(sa.sin_port));
-}
-
-/*
  * In a child about to exec QEMU or passt: the caller (the host agent)
  * blocks the signals it sigwaits for and ignores SIGPIPE, and both would
  * survive exec; its descriptors stay its own. QEMU dies with the thread
@@ -471,61 +446,110 @@ qemu_unix_listening(const char *path)
 }
 
 /*
- * passt, the guest's network: user-mode like QEMU's slirp, but with
- * --no-map-gw the guest's gateway is not the host, so nothing on the
- * host's loopback (other desktops' ports, local services) is reachable
- * from the guest, while the outside world is. It forwards only the guest
- * ports the host agent needs, bound to 127.0.0.1. The guest keeps the
- * addresses it had under slirp (10.0.2.15/24 by DHCP, gateway 10.0.2.2),
- * which now lead nowhere on the host. passt runs as the caller's child
- * (-f) and talks to QEMU over a socketpair (--fd): run as root, passt
- * becomes nobody before it binds a socket path, which could then not be
- * in the desktop's 0700 directory, and a path would let anyone who can
- * reach it take the guest's link first. It ends with that link (--fd
- * implies --one-off). *qemu_end is the other end, for QEMU.
+ * The guest's network: a keeper of the desktop's own network namespace
+ * (netkeeper.c, `bureau net-keeper DIR`) runs pasta, passt and the relay
+ * to the guest's daemon there, and loads the rules of netrules.c. passt
+ * talks to QEMU over a socketpair (*qemu_end is QEMU's end). The keeper
+ * dies with the caller (the host agent); it says "ok" once the relay
+ * listens on DIR/guest.sock, within 30 s, or why not.
  */
 static pid_t
-qemu_passt(const struct desktop *d, int api, int events, int *qemu_end,
-    char **cause)
+qemu_net(const struct desktop *d, int *qemu_end, char **cause)
 {
-	char *t1 = hb_fmt("127.0.0.1/%d:%d", api, GUEST_API_PORT);
-	char *t2 = hb_fmt("127.0.0.1/%d:%d", events, GUEST_EVENTS_PORT);
-	char *plog = desktop_path(d, "passt.log"), fd[12];
+	char *nlog = desktop_path(d, "net.log"), exe[4096], line[512] = "";
 	pid_t pid = -1;
-	int lfd, sv[2];
+	int lfd = -1, sv[2] = { -1, -1 }, rp[2] = { -1, -1 }, st;
+	size_t n = 0;
+	ssize_t len;
+	long long deadline = hb_now_ms() + 30000;
 
 	*qemu_end = -1;
-	if (t1 == NULL || t2 == NULL || plog == NULL) {
+	if (nlog == NULL) {
 		*cause = hb_fmt("out of memory");
 		goto out;
 	}
-	if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) != 0) {
+	if ((len = readlink("/proc/self/exe", exe, sizeof exe - 1)) <= 0) {
+		*cause = hb_fmt("/proc/self/exe: %s", strerror(errno));
+		goto out;
+	}
+	exe[len] = '\0';
+	if (net_rules_write(d, cause) != 0)
+		goto out;
+	if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) != 0 ||
+	    pipe2(rp, O_CLOEXEC) != 0) {
 		*cause = hb_fmt("socketpair: %s", strerror(errno));
 		goto out;
 	}
-	snprintf(fd, sizeof fd, "%d", QEMU_NET_FD);
-	lfd = open(plog, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+	lfd = open(nlog, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
 	if ((pid = fork()) == 0) {
-		qemu_child_setup(lfd, sv[0], 1);
-		execlp("passt", "passt", "-f", "-q", "--no-map-gw", "-4", "-a",
-		    "10.0.2.15", "-n", "24", "-g", "10.0.2.2", "--fd", fd, "-t",
-		    t1, "-t", t2, (char *)NULL);
-		fprintf(stderr, "cannot run 'passt': %s\n", strerror(errno));
+		/* fd 1 the readiness pipe, 2 the log, 3 passt's link end;
+		 * made out of the way of 1-3 first */
+		int w = fcntl(rp[1], F_DUPFD, 10),
+		    l = lfd >= 0 ? fcntl(lfd, F_DUPFD, 10) : -1,
+		    k = fcntl(sv[0], F_DUPFD, 10);
+
+		sigset_t none;
+
+		sigemptyset(&none);
+		sigprocmask(SIG_SETMASK, &none, NULL);
+		signal(SIGPIPE, SIG_DFL);
+		prctl(PR_SET_PDEATHSIG, SIGKILL);
+		if (getppid() == 1 || w < 0 || k < 0)
+			_exit(126);
+		dup2(w, 1);
+		if (l >= 0)
+			dup2(l, 2);
+		dup2(k, QEMU_NET_FD);
+		fcntl(QEMU_NET_FD, F_SETFD, 0);
+		close_range(QEMU_NET_FD + 1, ~0U, 0);
+		execl(exe, "bureau", "net-keeper", d->dir, (char *)NULL);
+		fprintf(stderr, "cannot run '%s': %s\n", exe, strerror(errno));
 		_exit(127);
 	}
-	if (lfd >= 0)
-		close(lfd);
+	close(rp[1]);
+	rp[1] = -1;
 	close(sv[0]);
+	sv[0] = -1;
 	if (pid < 0) {
 		*cause = hb_fmt("fork: %s", strerror(errno));
-		close(sv[1]);
+		goto out;
+	}
+	/* its word: "ok", or "error: WHY" (it then ends) */
+	while (n < sizeof line - 1 && memchr(line, '\n', n) == NULL &&
+	    hb_now_ms() < deadline) {
+		struct pollfd pf = { .fd = rp[0], .events = POLLIN };
+		ssize_t r;
+
+		if (poll(&pf, 1, 200) <= 0)
+			continue;
+		if ((r = read(rp[0], line + n, sizeof line - 1 - n)) <= 0)
+			break;
+		n += (size_t)r;
+	}
+	line[n] = '\0';
+	line[strcspn(line, "\n")] = '\0';
+	if (strcmp(line, "ok") != 0) {
+		*cause = hb_fmt("the guest's network did not start: %s",
+		    line[0] ? line :
+		              "no word from its keeper within 30 s (see "
+		              "net.log)");
+		kill(pid, SIGKILL);
+		waitpid(pid, &st, 0);
+		pid = -1;
 		goto out;
 	}
 	*qemu_end = sv[1];
+	sv[1] = -1;
 out:
-	free(t1);
-	free(t2);
-	free(plog);
+	for (int i = 0; i < 2; i++) {
+		if (sv[i] >= 0)
+			close(sv[i]);
+		if (rp[i] >= 0)
+			close(rp[i]);
+	}
+	if (lfd >= 0)
+		close(lfd);
+	free(nlog);
 	return (pid);
 }
 
@@ -609,39 +633,36 @@ qemu_launch_reset(const struct desktop *d, const struct qemu_files *f,
 	return (qemu_write_hostname(d, f->host_raw, cause));
 }
 
-/* The guest's daemon and its events, forwarded for the host agent
- * only (it holds the guest token); written down for it. */
+/* The guest's daemon and its events, as the host agent (and the commands
+ * that ask the guest to sync or step its clock) reach them: the network
+ * keeper's relay, in the desktop's 0700 directory. */
 static int
-qemu_guest_ports(const struct desktop *d, int *api, int *events, char **cause)
+qemu_guest_ports(const struct desktop *d, char **cause)
 {
-	int pfd[2] = { -1, -1 }, rv = -1;
-	char *path = NULL, *gj = NULL;
+	char *path = desktop_path(d, "guest.json"),
+	     *sock = desktop_path(d, "guest-events.sock"), *gj = NULL;
+	int rv = -1;
 
-	if ((*api = qemu_free_port(&pfd[0])) < 0 ||
-	    (*events = qemu_free_port(&pfd[1])) < 0) {
-		*cause = hb_fmt("no free port on 127.0.0.1: %s",
-		    strerror(errno));
+	if (path == NULL || sock == NULL) {
+		*cause = hb_fmt("out of memory");
 		goto out;
 	}
-	close(pfd[0]);
-	close(pfd[1]);
-	pfd[0] = pfd[1] = -1;
-	path = desktop_path(d, "guest.json");
-	if ((gj = hb_fmt("{\"url\": \"tcp://127.0.0.1:%d\", "
-	                 "\"events\": \"tcp://127.0.0.1:%d\"}\n",
-	         *api, *events)) == NULL ||
-	    path == NULL ||
-	    hb_write_file(path, gj, strlen(gj), 0600, cause) != 0) {
-		if (path == NULL || gj == NULL)
-			*cause = hb_fmt("out of memory");
+	if (strlen(sock) >= sizeof(((struct sockaddr_un *)0)->sun_path)) {
+		*cause = hb_fmt("'%s' is too long for a unix socket "
+		                "(BUREAU_HOME on a shorter path)",
+		    sock);
 		goto out;
 	}
-	rv = 0;
+	if ((gj = hb_fmt("{\"url\": \"ipc://%s/guest.sock\", "
+	                 "\"events\": \"ipc://%s/guest-events.sock\"}\n",
+	         d->dir, d->dir)) == NULL) {
+		*cause = hb_fmt("out of memory");
+		goto out;
+	}
+	rv = hb_write_file(path, gj, strlen(gj), 0600, cause);
 out:
-	for (int i = 0; i < 2; i++)
-		if (pfd[i] >= 0)
-			close(pfd[i]);
 	free(path);
+	free(sock);
 	free(gj);
 	return (rv);
 }
@@ -704,19 +725,13 @@ qemu_cmd_disks(struct qemu_cmd *c, const struct qemu_files *f)
 	c->argv[c->n++] = "virtio-blk-pci,drive=drive-home,bus=pcie.0,addr=0x5";
 }
 
-/* The guest's network: passt's end of the link (qemu_passt), or slirp. */
+/* The guest's network: passt's end of the link (qemu_net). */
 static void
-qemu_cmd_net(struct qemu_cmd *c, const struct desktop *d, int api, int events)
+qemu_cmd_net(struct qemu_cmd *c)
 {
 	c->argv[c->n++] = "-netdev";
-	/* --net none: slirp with restrict=on, which forwards the ports but
-	 * lets the guest reach nothing, the host included. */
-	c->argv[c->n++] = d->net_none ?
-	    A("user,id=net0,restrict=on,hostfwd=tcp:127.0.0.1:%d-:%d,"
-	      "hostfwd=tcp:127.0.0.1:%d-:%d",
-	        api, GUEST_API_PORT, events, GUEST_EVENTS_PORT) :
-	    A("stream,id=net0,server=off,addr.type=fd,addr.str=%d",
-	        QEMU_NET_FD);
+	c->argv[c->n++] = A(
+	    "stream,id=net0,server=off,addr.type=fd,addr.str=%d", QEMU_NET_FD);
 	c->argv[c->n++] = "-device";
 	c->argv[c->n++] = "virtio-net-pci,netdev=net0";
 }
@@ -793,11 +808,11 @@ qemu_cmd_state(struct qemu_cmd *c, const struct qemu_files *f, int incoming)
 static int
 qemu_cmd_build(struct qemu_cmd *c, const struct desktop *d,
     const struct image *im, const struct qemu_files *f, const char *accel,
-    int api, int events, int incoming, char **cause)
+    int incoming, char **cause)
 {
 	qemu_cmd_machine(c, d, im, f, accel);
 	qemu_cmd_disks(c, f);
-	qemu_cmd_net(c, d, api, events);
+	qemu_cmd_net(c);
 	qemu_cmd_identity(c, f);
 	qemu_cmd_console(c, f);
 	qemu_cmd_state(c, f, incoming);
@@ -865,16 +880,16 @@ qemu_wait_qmp(pid_t *pid, const struct qemu_files *f, const char *accel,
 	return (0);
 }
 
-/* Written down once QEMU runs: passt's pid, QEMU's, the accelerator. */
+/* Written down once QEMU runs: the network keeper's pid, QEMU's, the
+ * accelerator. */
 static void
 qemu_launch_record(const struct desktop *d, const struct qemu_files *f,
-    pid_t pid, pid_t passt, const char *accel)
+    pid_t pid, pid_t net, const char *accel)
 {
-	char *pp = desktop_path(d, "passt.pid"), *ps = NULL, *c3 = NULL;
+	char *pp = desktop_path(d, "net.pid"), *ps = NULL, *c3 = NULL;
 	struct stat sb;
 
-	if (pp != NULL && passt > 0 &&
-	    (ps = hb_fmt("%d\n", (int)passt)) != NULL)
+	if (pp != NULL && net > 0 && (ps = hb_fmt("%d\n", (int)net)) != NULL)
 		hb_write_file(pp, ps, strlen(ps), 0600, &c3);
 	free(ps);
 	free(c3);
@@ -899,18 +914,15 @@ qemu_launch(const struct desktop *d, const struct image *im, const char *accel,
 {
 	struct qemu_files f = { 0 };
 	struct qemu_cmd c = { 0 };
-	int rv = -1, st = 0, api = 0, events = 0, net = -1;
+	int rv = -1, st = 0, net = -1;
 	pid_t pid = -1, passt = -1;
 
 	if (qemu_launch_files(d, &f, cause) != 0 ||
 	    qemu_launch_reset(d, &f, incoming, cause) != 0 ||
-	    qemu_guest_ports(d, &api, &events, cause) != 0)
+	    qemu_guest_ports(d, cause) != 0 ||
+	    (passt = qemu_net(d, &net, cause)) < 0)
 		goto out;
-	if (!d->net_none &&
-	    (passt = qemu_passt(d, api, events, &net, cause)) < 0)
-		goto out;
-	if (qemu_cmd_build(&c, d, im, &f, accel, api, events, incoming,
-	        cause) != 0 ||
+	if (qemu_cmd_build(&c, d, im, &f, accel, incoming, cause) != 0 ||
 	    (pid = qemu_spawn(c.argv, f.qlog, &net, cause)) < 0 ||
 	    qemu_wait_qmp(&pid, &f, accel, cause) != 0)
 		goto out;

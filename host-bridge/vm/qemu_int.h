@@ -16,6 +16,19 @@
  * it was saved from, and plain "q35" changes with every QEMU release. */
 #define QEMU_MACHINE "pc-q35-7.2"
 
+/* The guest daemon's ports, inside the guest and inside the desktop's own
+ * network namespace (netkeeper.c), where passt forwards them. */
+#define GUEST_API_PORT    7300
+#define GUEST_EVENTS_PORT 7301
+/* The descriptor passt and QEMU find their ends of the guest's network
+ * link on. */
+#define QEMU_NET_FD 3
+/* Where the desktop's namespace sends DNS: pasta forwards it to the host's
+ * resolver (podman's choice of address for the same). */
+#define NET_DNS_ADDR "169.254.1.1"
+#define QEMU_STR_(x) #x
+#define STR(x)       QEMU_STR_(x)
+
 /* qemu.c */
 pid_t qemu_pid(const struct desktop *d);
 int qemu_wait_exit(pid_t pid, int timeout_ms);
@@ -26,6 +39,9 @@ int qemu_qmp(const struct desktop *d, const char *cmd, json_t *args,
  * defer) in the RAM file left by the save. */
 int qemu_launch(const struct desktop *d, const struct image *im,
     const char *accel, int incoming, char **cause);
+
+/* netrules.c: DIR/net.nft for d (its --net and --net-allow). */
+int net_rules_write(const struct desktop *d, char **cause);
 
 /* qemu_state.c: see vm.h's save, restore, saved, discard. */
 int qemu_save(const struct desktop *d, char **cause);

@@ -72,19 +72,23 @@ vm_guest_client(const struct desktop *d, const char *token, double timeout,
 }
 
 /*
- * A clone wakes with the warm desktop's memory, its daemon holding the
- * warm state's token. Its guest re-reads its own identity from fw_cfg on
- * the VM generation change (bureau-identity, from udev) and SIGHUPs
- * bureaud: wait until the daemon takes this desktop's guest token, then
- * check that it refuses the warm state's.
+ * A restored guest wakes with the token it had (a clone: the warm
+ * desktop's). It re-reads its identity from fw_cfg on the VM generation
+ * change (bureau-identity, from the kernel's vmgenid line) and SIGHUPs
+ * bureaud: wait until the daemon takes this desktop's new guest token,
+ * then check that it refuses the one it had (the warm state's, or
+ * guest-token.old: the agent makes a new one at every start).
  */
 static int
 vm_identity_wait(const struct vm_backend *vm, const struct desktop *d,
-    char **cause)
+    int clone, char **cause)
 {
 	long long deadline = hb_now_ms() + IDENTITY_WAIT_MS;
 	bureau_client *bc = NULL, *old = NULL;
-	char *wt = vm->warm_token ? vm->warm_token(d) : NULL;
+	char *op = clone ? NULL : desktop_path(d, "guest-token.old");
+	char *wt = clone ? (vm->warm_token ? vm->warm_token(d) : NULL) :
+	    op           ? hb_read_file(op) :
+	                   NULL;
 	int rc = BUREAU_ECONNECT, rv = -1;
 
 	if ((bc = vm_guest_client(d, NULL, 2.0, cause)) == NULL)
@@ -105,11 +109,13 @@ vm_identity_wait(const struct vm_backend *vm, const struct desktop *d,
 		*cause = hb_fmt("its daemon did not take its own token within "
 		                "%d s (%s): an image without bureau-identity?",
 		    IDENTITY_WAIT_MS / 1000,
-		    rc == BUREAU_EUNAUTH ? "it still holds the warm state's" :
+		    rc == BUREAU_EUNAUTH ? "it still holds the one it had" :
 		                           bureau_client_error(bc));
 		goto out;
 	}
-	if (wt != NULL) {
+	if (wt != NULL)
+		wt[strcspn(wt, "\r\n")] = '\0';
+	if (wt != NULL && wt[0] != '\0') {
 		if ((old = vm_guest_client(d, wt, 2.0, cause)) == NULL)
 			goto out;
 		rc = bureau_call_timeout(old,
@@ -126,9 +132,21 @@ out:
 	if (wt != NULL)
 		sodium_memzero(wt, strlen(wt));
 	free(wt);
+	free(op);
 	bureau_close(bc);
 	bureau_close(old);
 	return (rv);
+}
+
+/* The guest holds its new token: the old one opens nothing now. */
+static void
+vm_forget_old_token(const struct desktop *d)
+{
+	char *p = desktop_path(d, "guest-token.old");
+
+	if (p != NULL)
+		unlink(p);
+	free(p);
 }
 
 int
@@ -147,12 +165,14 @@ vm_launch(const struct vm_backend *vm, const struct desktop *d,
 		if (vm->restore(d, im, accel, &why) == 0) {
 			long long t1 = hb_now_ms();
 
-			if (!clone || vm_identity_wait(vm, d, &why) == 0) {
+			if (vm_identity_wait(vm, d, clone, &why) == 0) {
 				if (!clone)
 					fprintf(stderr,
 					    "bureau: desktop '%s' restored "
-					    "from its saved state in %.2f s\n",
-					    d->name, (t1 - t0) / 1000.0);
+					    "from its saved state in %.2f s, "
+					    "took its new token %.2f s later\n",
+					    d->name, (t1 - t0) / 1000.0,
+					    (hb_now_ms() - t1) / 1000.0);
 				else
 					fprintf(stderr,
 					    "bureau: desktop '%s' restored "
@@ -163,6 +183,7 @@ vm_launch(const struct vm_backend *vm, const struct desktop *d,
 					    d->name, (t1 - t0) / 1000.0,
 					    (hb_now_ms() - t1) / 1000.0);
 				*restored = 1;
+				vm_forget_old_token(d);
 				return (0);
 			}
 			/* Never a clone that answers to another's token. */
@@ -181,7 +202,10 @@ vm_launch(const struct vm_backend *vm, const struct desktop *d,
 		}
 		vm->discard(d);
 	}
-	return (vm->start(d, im, accel, cause));
+	if (vm->start(d, im, accel, cause) != 0)
+		return (-1);
+	vm_forget_old_token(d); /* a boot reads the new one from fw_cfg */
+	return (0);
 }
 
 /* A call's reply as JSON (NULL when none); *rc the call's result. */

@@ -95,4 +95,17 @@ double vm_cpu_percent_now(const struct desktop *d, struct vm_stats *st);
 /* The backend desktops run on. */
 const struct vm_backend *vm_backend(void);
 
+/*
+ * The guest's network (netrules.c). net_allow_check: is LIST (comma-
+ * separated CIDR or HOST[:PORT]) valid? With resolve, names are looked
+ * up and *rules (malloc'd, when not NULL) gets their nft lines.
+ * vm_net_reload: write the running desktop's rules anew and have its
+ * network keeper load them (0 also when it does not run).
+ */
+int net_allow_check(const char *list, int resolve, char **rules, char **cause);
+int vm_net_reload(const struct desktop *d, char **cause);
+/* `bureau net-keeper DIR`: the desktop's network namespace (netkeeper.c),
+ * run by the QEMU backend, not by people. */
+int vm_net_keeper_main(int argc, char **argv);
+
 #endif

@@ -11,6 +11,7 @@ set -u
 
 build=$(cd "${1:?usage: desktop_bench.sh BUILDDIR}" && pwd)
 bureau=$build/bureau
+top=$(cd "$(dirname "$0")/../.." && pwd)
 images=${BUREAU_IMAGES:-/var/cache/bureau/images}
 export BUREAU_PORTS=${BUREAU_PORTS:-7500-7599}
 accel=${BUREAU_ACCEL:-tcg}
@@ -94,6 +95,44 @@ if [ -s "$img/warm/state.json" ]; then
 	sed -n 's/^bureau: desktop .c. restored from the image.s warm state in \(.*\) s, took its own identity \(.*\) s later$/desktop clone: the warm state restored in \1 s, its own identity taken \2 s later (host agent)/p' "$home/c/agent.log"
 	echo "desktop create+start of a clone of the warm state -> ready: $(secs 0 "$clone") s (create $(secs "$t0" "$t1") s)"
 	echo "desktop clone on disk: $clone_k KiB (copies of the warm overlays and of the warm RAM, $(kib "$img/warm/ram") KiB)"
+	# The way into the guest: the network keeper's relay
+	# (ipc://DIR/guest.sock) against the forward it relays to (passt's,
+	# on the namespace's own 127.0.0.1:7300), both from inside the
+	# namespace, interleaved request by request.
+	kp=$(cat "$home/c/net.pid" 2>/dev/null)
+	pp=$(ps --ppid "$kp" -o pid=,args= 2>/dev/null | awk '/pasta/ { print $1; exit }')
+	hp=$(ps --ppid "$pp" -o pid= 2>/dev/null | head -n1 | tr -d ' ')
+	if [ -n "$hp" ]; then
+		nsenter --net=/proc/"$hp"/ns/net env PYTHONPATH="$top/tests/lib" \
+		    BUREAU_BUILD="$build" /usr/bin/python3 - "$home/c" <<'EOF'
+import json, statistics, sys, time
+import bt
+d = sys.argv[1]
+tok = open(d + "/guest-token").read().strip()
+direct = bt.Req("tcp://127.0.0.1:7300", timeout_ms=60000)
+relay = bt.Req("ipc://%s/guest.sock" % d, timeout_ms=60000)
+def rt(s, req):
+    t0 = time.perf_counter()
+    r = json.loads(s.rpc(json.dumps(dict(req, token=tok))))
+    assert r.get("ok"), r
+    return (time.perf_counter() - t0) * 1e3
+for name, req, n in (("ping", {"tool": "system", "action": "ping"}, 100),
+                     ("screenshot", {"tool": "computer", "action": "screenshot"}, 20)):
+    a, b = [], []
+    for i in range(n):
+        order = ((direct, a), (relay, b)) if i % 2 == 0 else ((relay, b), (direct, a))
+        for s, o in order:
+            o.append(rt(s, req))
+    ma, mb = statistics.median(a), statistics.median(b)
+    print("desktop relay hop, %s round trip (median of %d): direct to passt's forward "
+          "%.2f ms, through the relay %.2f ms: %+.2f ms (ratio %.2f)"
+          % (name, n, ma, mb, mb - ma, mb / ma))
+direct.close()
+relay.close()
+EOF
+	else
+		echo "desktop relay hop: no namespace found under the keeper ${kp:-?}"
+	fi
 	"$bureau" stop --force c >/dev/null 2>&1
 	"$bureau" rm c >/dev/null 2>&1
 fi

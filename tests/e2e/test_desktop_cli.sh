@@ -117,12 +117,17 @@ ppid=$(ps -o ppid= -p "$pid" 2>/dev/null | tr -d ' ')
 # The guest token goes to QEMU (fw_cfg); the agent token never does.
 tr '\0' ' ' </proc/"$pid"/cmdline | grep -qF "opt/bureau/token,file=$esc/guest-token" &&
 	pass "fw_cfg hands the guest its own token file" || fail "fw_cfg: $(tr '\0' ' ' </proc/"$pid"/cmdline)"
-pp=$(cat "$dir/passt.pid" 2>/dev/null)
-if [ -n "$pp" ] && tr '\0' ' ' </proc/"$pp"/cmdline | grep -q -- '--no-map-gw' &&
+# The guest's network: passt in the desktop's own namespace, under its
+# network keeper (net.pid), and no port of it on the host.
+pp=$(cat "$dir/net.pid" 2>/dev/null)
+kids=$(ps --ppid "$pp" -o pid= 2>/dev/null | tr '\n' ' ')
+if [ -n "$pp" ] && ps --ppid "$pp" -o args= | grep -q -- 'passt.* --no-map-gw' &&
+    ps --ppid "$pp" -o args= | grep -q -- 'pasta' &&
+    [ "$(readlink /proc/"$pp"/ns/net)" != "$(readlink /proc/self/ns/net)" ] &&
     ! tr '\0' ' ' </proc/"$pid"/cmdline | grep -q 'hostfwd'; then
-	pass "the guest's network is passt --no-map-gw (pid $pp), no slirp hostfwd"
+	pass "the guest's network: pasta and passt --no-map-gw under keeper $pp, in a namespace of its own"
 else
-	fail "passt: '$pp' $(tr '\0' ' ' </proc/"$pp"/cmdline 2>&1)"
+	fail "network keeper '$pp': $(ps --ppid "$pp" -o args= 2>&1)"
 fi
 # QEMU itself opened the disks under the comma path.
 if [ -n "$pid" ] && ls -l /proc/"$pid"/fd 2>/dev/null | grep -qF "$dir/system.qcow2" &&
@@ -154,21 +159,22 @@ gone() { # PID...: all end (and are reaped) within 20 s
 }
 # The agent is gone once stop returns; init may reap it a moment later.
 if "$bureau" stop c1 --force >/dev/null 2>&1 && ! kill -0 "$pid" 2>/dev/null &&
-    gone "$apid" "$pp"; then
-	pass "stop --force: qemu $pid, its agent and passt are gone"
+    gone "$apid" "$pp" $kids; then
+	pass "stop --force: qemu $pid, its agent, its network keeper and its pasta and passt are gone"
 else
-	fail "stop --force: qemu $pid, agent $apid or passt $pp still there"
+	fail "stop --force: qemu $pid, agent $apid or network $pp $kids still there"
 fi
 "$bureau" status c1 | grep -qx "state: stopped" && pass "status: stopped" || fail "status after stop"
 # A killed host agent takes its QEMU with it (no orphan), and status says.
 "$bureau" start c1 --accel tcg --no-wait >/dev/null 2>&1
 pid=$(cat "$dir/qemu.pid" 2>/dev/null) apid=$(cat "$dir/agent.pid" 2>/dev/null)
-pp=$(cat "$dir/passt.pid" 2>/dev/null)
+pp=$(cat "$dir/net.pid" 2>/dev/null)
+kids=$(ps --ppid "$pp" -o pid= 2>/dev/null | tr '\n' ' ')
 kill -9 "$apid"
-if [ -n "$pid" ] && gone "$pid" "$pp"; then
-	pass "kill -9 of the agent $apid: qemu $pid and passt $pp ended with it"
+if [ -n "$pid" ] && [ -n "$kids" ] && gone "$pid" "$pp" $kids; then
+	pass "kill -9 of the agent $apid: qemu $pid, its network keeper $pp and its pasta and passt ($kids) ended with it"
 else
-	fail "kill -9 of the agent: qemu $pid or passt $pp left running"
+	fail "kill -9 of the agent: qemu $pid or network $pp ($kids) left running"
 fi
 "$bureau" status c1 >"$home/status" 2>&1
 grep -qx "state: stopped" "$home/status" && grep -q "host agent ended without cleaning up" "$home/status" &&
@@ -188,25 +194,41 @@ else
 fi
 
 # A desktop made before the host agent had one token, which its guest
-# knows: start keeps it as the guest's and gives the agent a new one.
+# knows: start gives the agent a new one, and the guest a new one too
+# (as at every start).
 old=$(cat "$dir/token")
 rm -f "$dir/guest-token"
 if "$bureau" start c1 --accel tcg --no-wait >/dev/null 2>&1 &&
-    [ "$(cat "$dir/guest-token")" = "$old" ] && [ "$(cat "$dir/token")" != "$old" ] &&
+    [ "$(cat "$dir/guest-token")" != "$old" ] && [ "$(cat "$dir/token")" != "$old" ] &&
+    [ "$(cat "$dir/guest-token")" != "$(cat "$dir/token")" ] &&
     [ "$(stat -c %a "$dir/guest-token")" = 600 ]; then
-	pass "an old desktop's token became its guest token; the agent got a new one"
+	pass "an old desktop's single token was replaced: a new one for the agent, another for the guest"
 else
 	fail "old desktop's tokens: guest '$(cat "$dir/guest-token" 2>&1)', agent '$(cat "$dir/token")', was '$old'"
 fi
 "$bureau" stop c1 --force >/dev/null 2>&1
 
-# --net none: slirp with restrict=on, no passt.
+# --net-allow: a bad item is named, and nothing is made.
+for bad in '10.0.0.0/33' 'a;b' 'host:0'; do
+	out=$("$bureau" create bad1 --image "$images/minimal" --net-allow "$bad" 2>&1)
+	rc=$?
+	if [ $rc -ne 0 ] && echo "$out" | grep -qF -- "--net-allow: '$bad'" && [ ! -e "$home/bad1" ]; then
+		pass "create --net-allow '$bad' refused: $(echo "$out" | head -n1)"
+	else
+		fail "create --net-allow '$bad': rc $rc, $out"
+	fi
+done
+"$bureau" create bad2 --image "$images/minimal" --net none --net-allow 203.0.113.0/24 >/dev/null 2>&1 &&
+	fail "--net none with --net-allow was accepted" || pass "--net-allow with --net none refused"
+# --net none: the namespace's rules refuse everything but its loopback.
 if "$bureau" create n1 --image "$images/minimal" --disk 1G --home 64M \
     --memory 256M --cpus 1 --net none >/dev/null 2>&1 &&
     "$bureau" start n1 --accel tcg --no-wait >/dev/null 2>&1; then
 	npid=$(cat "$home/n1/qemu.pid")
-	tr '\0' ' ' </proc/"$npid"/cmdline | grep -q 'user,id=net0,restrict=on' && [ ! -s "$home/n1/passt.pid" ] &&
-		pass "--net none: restricted slirp, no passt" || fail "--net none: $(tr '\0' ' ' </proc/"$npid"/cmdline)"
+	tr '\0' ' ' </proc/"$npid"/cmdline | grep -q 'stream,id=net0' && [ -s "$home/n1/net.pid" ] &&
+		! grep -q dnat "$home/n1/net.nft" && grep -qx '		reject' "$home/n1/net.nft" &&
+		pass "--net none: passt in the desktop's namespace, whose rules refuse all but loopback" ||
+		fail "--net none: $(tr '\0' ' ' </proc/"$npid"/cmdline) / $(cat "$home/n1/net.nft")"
 	"$bureau" stop n1 --force >/dev/null 2>&1
 	"$bureau" rm n1 >/dev/null 2>&1
 else
