@@ -27,7 +27,8 @@
  * It writes "ok" to stdout once all of this runs, or "error: WHY"; it
  * ends (taking pasta and passt with it) when either of them ends, or on
  * SIGTERM; the host agent's death kills it (PR_SET_PDEATHSIG). SIGHUP
- * loads DIR/net.nft again (`bureau policy NAME --net-allow`).
+ * loads DIR/net.nft again (`bureau policy NAME --net-allow`); SIGUSR1
+ * dials the guest's daemon anew (qemu_net_redial: after a restore).
  *
  * pasta runs as root when the keeper does (--runas 0): Debian 12's pasta
  * (2023-03) drops to nobody first and then cannot open /dev/net/tun
@@ -67,6 +68,7 @@ struct nk {
 	int hold_w; /* the holder's stdin: closed, it ends */
 	int nsfd;   /* the namespace */
 	nng_socket rep, req, sub, pub;
+	nng_dialer dreq, dsub; /* to the guest's daemon */
 };
 
 static void nk_say(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
@@ -346,7 +348,7 @@ nk_open(nng_socket *s, int (*open_raw)(nng_socket *), const char *what)
 }
 
 static int
-nk_dial(nng_socket s, const char *url)
+nk_dial(nng_socket s, const char *url, nng_dialer *dp)
 {
 	nng_dialer d;
 	int rv;
@@ -358,7 +360,24 @@ nk_dial(nng_socket s, const char *url)
 		nk_say("error: dial %s: %s", url, nng_strerror(rv));
 		return (-1);
 	}
+	*dp = d;
 	return (0);
+}
+
+/* Dial the guest's daemon and its events (again: the old dials go). */
+static int
+nk_dial_guest(struct nk *k, int again)
+{
+	if (again) {
+		nng_dialer_close(k->dreq);
+		nng_dialer_close(k->dsub);
+	}
+	return (nk_dial(k->req, "tcp://127.0.0.1:" STR(GUEST_API_PORT),
+	            &k->dreq) != 0 ||
+	            nk_dial(k->sub, "tcp://127.0.0.1:" STR(GUEST_EVENTS_PORT),
+	                &k->dsub) != 0 ?
+	        -1 :
+	        0);
 }
 
 static void *
@@ -397,8 +416,7 @@ nk_relay(struct nk *k)
 	chmod(ev + 6, 0600);
 	/* the guest's daemon: redialled every 50-250 ms until it listens
 	 * (a boot), and again after a restore */
-	if (nk_dial(k->req, "tcp://127.0.0.1:" STR(GUEST_API_PORT)) != 0 ||
-	    nk_dial(k->sub, "tcp://127.0.0.1:" STR(GUEST_EVENTS_PORT)) != 0)
+	if (nk_dial_guest(k, 0) != 0)
 		return (-1);
 	pairs[0][0] = k->rep;
 	pairs[0][1] = k->req;
@@ -436,6 +454,13 @@ nk_loop(struct nk *k, const sigset_t *sigs)
 
 		if (sigwaitinfo(sigs, &si) < 0)
 			continue;
+		if (si.si_signo == SIGUSR1) {
+			/* the guest runs again (a restore): see
+			 * qemu_net_redial */
+			if (nk_dial_guest(k, 1) != 0)
+				return (1);
+			continue;
+		}
 		if (si.si_signo == SIGHUP) {
 			if (nk_nft(k) == 0)
 				fprintf(stderr,
@@ -480,6 +505,7 @@ vm_net_keeper_main(int argc, char **argv)
 	sigaddset(&sigs, SIGTERM);
 	sigaddset(&sigs, SIGINT);
 	sigaddset(&sigs, SIGHUP);
+	sigaddset(&sigs, SIGUSR1);
 	sigaddset(&sigs, SIGCHLD);
 	/* blocked before any thread, so that only sigwaitinfo takes them */
 	sigprocmask(SIG_BLOCK, &sigs, NULL);

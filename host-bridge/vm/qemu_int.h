@@ -40,6 +40,9 @@ int qemu_qmp(const struct desktop *d, const char *cmd, json_t *args,
 int qemu_launch(const struct desktop *d, const struct image *im,
     const char *accel, int incoming, char **cause);
 
+/* netrules.c: the network keeper redials the guest's daemon now (it
+ * runs again: a restore). */
+void qemu_net_redial(const struct desktop *d);
 /* netrules.c: DIR/net.nft for d (its --net and --net-allow). */
 int net_rules_write(const struct desktop *d, char **cause);
 

@@ -573,6 +573,7 @@ qemu_restore(const struct desktop *d, const struct image *im, const char *accel,
 	}
 	if (qmp_exec(q, "cont", NULL, NULL, cause) != 0)
 		goto out;
+	qemu_net_redial(d);
 	rv = 0;
 out:
 	if (rv != 0 && launched)
