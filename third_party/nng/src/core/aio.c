@@ -452,12 +452,22 @@ nni_aio_finish_impl(
 	aio->a_expire     = NNI_TIME_NEVER;
 	aio->a_sleep      = false;
 	aio->a_use_expire = false;
+	// bureau: take the task's run while the lock is held. Taken after
+	// it, a concurrent nni_aio_stop (or nni_aio_free) that found no
+	// cancel function could nni_task_abort the begun task in between,
+	// see it idle, return and free the aio, and the dispatch below then
+	// locked a destroyed mutex ("panic: pthread_mutex_lock: Invalid
+	// argument", seen in test_nng_close with the resolver's worker
+	// finishing a dialer's aio; nanomsg/nng#2110). Upstream's cure
+	// (5566ee8d, in 1.12.0: no nni_task_abort at all) hangs nng_close
+	// in the same test; this keeps the abort and closes the window.
+	nni_task_claim(&aio->a_task);
 	nni_mtx_unlock(&eq->eq_mtx);
 
 	if (sync) {
-		nni_task_exec(&aio->a_task);
+		nni_task_exec_claimed(&aio->a_task);
 	} else {
-		nni_task_dispatch(&aio->a_task);
+		nni_task_dispatch_claimed(&aio->a_task);
 	}
 }
 

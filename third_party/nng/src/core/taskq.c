@@ -126,8 +126,11 @@ nni_taskq_fini(nni_taskq *tq)
 	NNI_FREE_STRUCT(tq);
 }
 
+// bureau: the accounting of a run (a prepared run taken, or one more
+// busy) apart from the run itself, so that nni_aio_finish can take it
+// while it still holds the expire queue's lock. See nni_aio_finish_impl.
 void
-nni_task_exec(nni_task *task)
+nni_task_claim(nni_task *task)
 {
 	nni_mtx_lock(&task->task_mtx);
 	if (task->task_prep) {
@@ -136,7 +139,18 @@ nni_task_exec(nni_task *task)
 		task->task_busy++;
 	}
 	nni_mtx_unlock(&task->task_mtx);
+}
 
+void
+nni_task_exec(nni_task *task)
+{
+	nni_task_claim(task);
+	nni_task_exec_claimed(task);
+}
+
+void
+nni_task_exec_claimed(nni_task *task)
+{
 	if (task->task_cb != NULL) {
 		task->task_cb(task->task_arg);
 	}
@@ -152,21 +166,21 @@ nni_task_exec(nni_task *task)
 void
 nni_task_dispatch(nni_task *task)
 {
+	nni_task_claim(task);
+	nni_task_dispatch_claimed(task);
+}
+
+void
+nni_task_dispatch_claimed(nni_task *task)
+{
 	nni_taskq *tq = task->task_tq;
 
 	// If there is no callback to perform, then do nothing!
 	// The user will be none the wiser.
 	if (task->task_cb == NULL) {
-		nni_task_exec(task);
+		nni_task_exec_claimed(task);
 		return;
 	}
-	nni_mtx_lock(&task->task_mtx);
-	if (task->task_prep) {
-		task->task_prep = false;
-	} else {
-		task->task_busy++;
-	}
-	nni_mtx_unlock(&task->task_mtx);
 
 	nni_mtx_lock(&tq->tq_mtx);
 	nni_list_append(&tq->tq_tasks, task);

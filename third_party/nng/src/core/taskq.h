@@ -31,6 +31,13 @@ extern void nni_task_dispatch(nni_task *);
 // doubt, use nni_task_dispatch instead.)
 extern void nni_task_exec(nni_task *);
 
+// bureau: nni_task_claim does the accounting of nni_task_dispatch and
+// nni_task_exec (a prepared run taken, else one more busy); the
+// _claimed variants then run the task without it.
+extern void nni_task_claim(nni_task *);
+extern void nni_task_dispatch_claimed(nni_task *);
+extern void nni_task_exec_claimed(nni_task *);
+
 // nni_task_prep is used by and exclusively for the aio framework.
 // nni_task_prep marks the task as "scheduled" without actually
 // dispatching anything to it yet; nni_task_wait will block waiting for the
