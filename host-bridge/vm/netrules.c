@@ -94,6 +94,23 @@ net_gateways(char **b)
 	fclose(f);
 }
 
+/* The rule that lets the guest reach addr (on port, TCP and UDP, when
+ * port > 0). */
+static void
+net_rule(char **b, const char *addr, long port)
+{
+	char rule[160];
+
+	if (port > 0)
+		snprintf(rule, sizeof rule,
+		    "\t\tip daddr %s meta l4proto { tcp, udp } th dport %ld "
+		    "accept\n",
+		    addr, port);
+	else
+		snprintf(rule, sizeof rule, "\t\tip daddr %s accept\n", addr);
+	net_add(b, rule);
+}
+
 /* One --net-allow item as rules ("ip daddr X [tcp dport P] accept"). */
 static int
 net_allow_item(char **b, const char *item, int resolve, char **cause)
@@ -154,19 +171,15 @@ net_allow_item(char **b, const char *item, int resolve, char **cause)
 			inet_ntop(AF_INET, &in, a, sizeof a);
 			snprintf(rule, sizeof rule,
 			    "\t\tip daddr %s/%ld accept\n", a, bits);
-		} else if (port != NULL)
-			snprintf(rule, sizeof rule,
-			    "\t\tip daddr %s meta l4proto { tcp, udp } th "
-			    "dport %ld accept\n",
-			    host, pn);
-		else
-			snprintf(rule, sizeof rule, "\t\tip daddr %s accept\n",
-			    host);
-		net_add(b, rule);
+			net_add(b, rule);
+		} else
+			net_rule(b, host, pn);
 		return (0);
 	}
 	/* A name: every IPv4 address it has now. */
-	struct addrinfo hints = { .ai_family = AF_INET }, *res = NULL, *r;
+	struct addrinfo hints = { .ai_family = AF_INET,
+		.ai_socktype = SOCK_STREAM },
+	                *res = NULL, *r;
 	int e = getaddrinfo(host, NULL, &hints, &res), n = 0;
 
 	if (e != 0) {
@@ -181,15 +194,7 @@ net_allow_item(char **b, const char *item, int resolve, char **cause)
 		        &((struct sockaddr_in *)r->ai_addr)->sin_addr, a,
 		        sizeof a) == NULL)
 			continue;
-		if (port != NULL)
-			snprintf(rule, sizeof rule,
-			    "\t\tip daddr %s meta l4proto { tcp, udp } th "
-			    "dport %ld accept\n",
-			    a, pn);
-		else
-			snprintf(rule, sizeof rule, "\t\tip daddr %s accept\n",
-			    a);
-		net_add(b, rule);
+		net_rule(b, a, pn);
 		n++;
 	}
 	freeaddrinfo(res);
