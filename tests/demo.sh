@@ -12,13 +12,14 @@ work=$(mktemp -d /tmp/bureau-demo.XXXXXX)
 pids=()
 
 cleanup() {
-	for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done
+	bt_kill_child TERM "${pids[@]}"
 	wait 2>/dev/null || true
 	rm -rf "$work"
 }
 trap cleanup EXIT INT TERM
 
 . "$(dirname "$0")/lib/xvfb.sh"
+. "$(dirname "$0")/lib/proc.sh"
 bt_xvfb --log "$work/xvfb.log" -screen 0 1280x800x24 -nolisten tcp ||
 	{ echo "demo: Xvfb did not start" >&2; exit 1; }
 pids+=("$BT_XVFB_PID")

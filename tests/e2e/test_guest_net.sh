@@ -30,6 +30,7 @@ top=$(cd "$(dirname "$0")/../.." && pwd)
 bureau=$build/bureau
 images=${BUREAU_IMAGES:-/var/cache/bureau/images}
 self=$(cd "$(dirname "$0")" && pwd)/$(basename "$0")
+. "$(dirname "$0")/../lib/proc.sh"
 
 pass() { echo "PASS $*"; }
 fail() { echo "FAIL $*"; fails=$((fails + 1)); }
@@ -149,7 +150,7 @@ cleanup() {
 		[ -s "$d/agent.pid" ] && kill -9 "$(cat "$d/agent.pid")" 2>/dev/null
 		[ -s "$d/qemu.pid" ] && kill -9 "$(cat "$d/qemu.pid")" 2>/dev/null
 	done
-	for p in "${pids[@]}"; do kill "$p" 2>/dev/null; done
+	bt_kill_child TERM "${pids[@]}"
 	ip netns del "$H" 2>/dev/null
 	ip netns del "$W" 2>/dev/null
 	rm -rf "/etc/netns/$H" "$home"

@@ -41,10 +41,8 @@ PIDS=()
 
 cleanup() {
 	local p
-	for p in "${PIDS[@]}"; do
-		kill -CONT "$p" 2>/dev/null
-		kill "$p" 2>/dev/null
-	done
+	bt_kill_child CONT "${PIDS[@]}"
+	bt_kill_child TERM "${PIDS[@]}"
 	for p in "${PIDS[@]}"; do
 		wait "$p" 2>/dev/null
 	done

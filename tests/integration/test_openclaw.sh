@@ -42,9 +42,7 @@ cleanup() {
 		sleep 1
 		kill -9 "$GW_PID" 2>/dev/null
 	fi
-	for p in "${PIDS[@]}"; do
-		kill -- -"$p" 2>/dev/null || kill "$p" 2>/dev/null
-	done
+	bt_kill_child TERM "${PIDS[@]}"
 	for p in "${PIDS[@]}"; do
 		wait "$p" 2>/dev/null
 	done

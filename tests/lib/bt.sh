@@ -16,3 +16,5 @@ check() {
 }
 # bt_xvfb: a private Xvfb (tests/lib/xvfb.sh).
 . "$(dirname "${BASH_SOURCE[0]}")/xvfb.sh"
+# bt_kill_child: kill only what is still ours (tests/lib/proc.sh).
+. "$(dirname "${BASH_SOURCE[0]}")/proc.sh"
