@@ -1337,10 +1337,16 @@ nni_ctx_rele(nni_ctx *ctx)
 	// tries to avoid ID reuse.
 	nni_id_remove(&ctx_ids, ctx->c_id);
 	nni_list_remove(&sock->s_ctxs, ctx);
+	// bureau: destroyed before the socket's closer is woken, under the
+	// lock it waits with (as nni_sock_shutdown destroys its idle
+	// contexts). Destroyed after the unlock, the closer could see no
+	// context left and free the socket while the protocol's ctx_fini
+	// still locked the socket's mutex: "panic: pthread_mutex_lock:
+	// Invalid argument" in rep0_ctx_close, from nng_ctx_send in a
+	// bureaud worker that replied while SIGTERM closed the socket.
+	nni_ctx_destroy(ctx);
 	nni_cv_wake(&sock->s_close_cv);
 	nni_mtx_unlock(&sock_lk);
-
-	nni_ctx_destroy(ctx);
 }
 
 int
