@@ -300,25 +300,33 @@ out:
 	return (rv);
 }
 
-int
-vm_net_reload(const struct desktop *d, char **cause)
+/* The network keeper's pid from net.pid (0 when none). */
+static pid_t
+net_keeper_pid(const struct desktop *d)
 {
 	char *p = desktop_path(d, "net.pid"), *s = p ? hb_read_file(p) : NULL;
 	long pid = s ? strtol(s, NULL, 10) : 0;
-	int rv = 0;
 
-	if (pid > 0 && store_agent_pid(d) > 0) {
-		if ((rv = net_rules_write(d, cause)) == 0 &&
-		    kill((pid_t)pid, SIGHUP) != 0 && errno != ESRCH) {
-			*cause = hb_fmt("cannot signal the network keeper "
-			                "(pid %ld): %s",
-			    pid, strerror(errno));
-			rv = -1;
-		}
-	}
 	free(p);
 	free(s);
-	return (rv);
+	return (pid > 0 && pid < (1L << 30) ? (pid_t)pid : 0);
+}
+
+int
+vm_net_reload(const struct desktop *d, char **cause)
+{
+	pid_t pid = net_keeper_pid(d);
+
+	if (pid == 0 || store_agent_pid(d) == 0)
+		return (0);
+	if (net_rules_write(d, cause) != 0)
+		return (-1);
+	if (kill(pid, SIGHUP) != 0 && errno != ESRCH) {
+		*cause = hb_fmt("cannot signal the network keeper (pid %d): %s",
+		    (int)pid, strerror(errno));
+		return (-1);
+	}
+	return (0);
 }
 
 /*
@@ -332,11 +340,8 @@ vm_net_reload(const struct desktop *d, char **cause)
 void
 qemu_net_redial(const struct desktop *d)
 {
-	char *p = desktop_path(d, "net.pid"), *s = p ? hb_read_file(p) : NULL;
-	long pid = s ? strtol(s, NULL, 10) : 0;
+	pid_t pid = net_keeper_pid(d);
 
 	if (pid > 0)
-		kill((pid_t)pid, SIGUSR1);
-	free(p);
-	free(s);
+		kill(pid, SIGUSR1);
 }
