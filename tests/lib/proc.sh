@@ -19,10 +19,13 @@ bt_kill_child() {
 ${st##*) }
 EOS
 		[ "$ppid" = "$$" ] || continue
+		# it may have ended since its stat was read (an xterm whose
+		# Xvfb was killed just before): under set -e, in an EXIT
+		# trap, a failed kill would end the script with status 1
 		if [ "$pgid" = "$p" ]; then
-			kill "-$sig" -- "-$p" 2>/dev/null
+			kill "-$sig" -- "-$p" 2>/dev/null || true
 		else
-			kill "-$sig" "$p" 2>/dev/null
+			kill "-$sig" "$p" 2>/dev/null || true
 		fi
 	done
 	return 0
