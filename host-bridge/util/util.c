@@ -2,6 +2,7 @@
  * host-bridge/util/util.c: formatting, files, programs, numbers.
  */
 #include <errno.h>
+#include <signal.h>
 #include <ftw.h>
 #include <fcntl.h>
 #include <limits.h>
@@ -208,6 +209,91 @@ hb_parse_int(const char *what, const char *s, long min, long max, long *out,
 		return (-1);
 	}
 	*out = v;
+	return (0);
+}
+
+int
+hb_pid_running(pid_t pid)
+{
+	char path[64], buf[512], *p;
+	ssize_t n;
+	int fd;
+
+	if (pid <= 0 || kill(pid, 0) != 0)
+		return (0);
+	snprintf(path, sizeof path, "/proc/%d/stat", (int)pid);
+	if ((fd = open(path, O_RDONLY | O_CLOEXEC)) < 0)
+		return (0);
+	n = read(fd, buf, sizeof buf - 1);
+	close(fd);
+	if (n <= 0)
+		return (0);
+	buf[n] = '\0';
+	/* "pid (comm) S ...": comm may hold spaces and parentheses */
+	return ((p = strrchr(buf, ')')) == NULL || p[1] != ' ' ||
+	    (p[2] != 'Z' && p[2] != 'X'));
+}
+
+ssize_t
+hb_pid_cmdline(pid_t pid, char *buf, size_t size)
+{
+	char path[64];
+	ssize_t n;
+	int fd;
+
+	snprintf(path, sizeof path, "/proc/%d/cmdline", (int)pid);
+	if (size == 0 || (fd = open(path, O_RDONLY | O_CLOEXEC)) < 0)
+		return (-1);
+	n = read(fd, buf, size - 1);
+	close(fd);
+	if (n <= 0)
+		return (-1);
+	buf[n] = '\0';
+	return (n);
+}
+
+int
+hb_parse_duration(const char *what, const char *s, long min, long max,
+    long *out, char **cause)
+{
+	char *end;
+	long v, mul = 1;
+
+	if (strcmp(s, "off") == 0) {
+		*out = 0;
+		return (0);
+	}
+	errno = 0;
+	v = strtol(s, &end, 10);
+	if (end != s && end[0] != '\0' && end[1] == '\0') {
+		switch (end[0]) {
+		case 's':
+			mul = 1;
+			end++;
+			break;
+		case 'm':
+			mul = 60;
+			end++;
+			break;
+		case 'h':
+			mul = 3600;
+			end++;
+			break;
+		case 'd':
+			mul = 86400;
+			end++;
+			break;
+		}
+	}
+	if (s[0] < '0' || s[0] > '9' || *end != '\0' || errno != 0 ||
+	    v > max / mul || v * mul < min || v * mul > max) {
+		*cause = hb_fmt("invalid %s '%s': expected off or a duration "
+		                "from %ld s to %ld s (such as 90s, 10m, 2h, "
+		                "1d)",
+		    what, s, min, max);
+		return (-1);
+	}
+	*out = v * mul;
 	return (0);
 }
 

@@ -44,6 +44,15 @@ int hb_parse_size(const char *what, const char *s, long long *out,
  * atoi, which reads "12x" as 12 and "x" as 0). */
 int hb_parse_int(const char *what, const char *s, long min, long max, long *out,
     char **cause);
+/* Does pid run (not a zombie, not gone)? Its parent need not be us. */
+int hb_pid_running(pid_t pid);
+/* pid's command line into buf (its arguments NUL-separated, then a NUL):
+ * the length, or -1. */
+ssize_t hb_pid_cmdline(pid_t pid, char *buf, size_t size);
+/* A duration for option what: "off" (0), or N seconds, Ns, Nm, Nh, Nd,
+ * from min to max seconds; else -1 with *cause naming what and s. */
+int hb_parse_duration(const char *what, const char *s, long min, long max,
+    long *out, char **cause);
 
 /* n random bytes (n <= 64) as 2n hex digits; malloc'd, NULL on failure. */
 char *hb_random_hex(size_t n);

@@ -300,9 +300,8 @@ out:
 	return (rv);
 }
 
-/* The network keeper's pid from net.pid (0 when none). */
-static pid_t
-net_keeper_pid(const struct desktop *d)
+pid_t
+vm_net_keeper_pid(const struct desktop *d)
 {
 	char *p = desktop_path(d, "net.pid"), *s = p ? hb_read_file(p) : NULL;
 	long pid = s ? strtol(s, NULL, 10) : 0;
@@ -315,7 +314,7 @@ net_keeper_pid(const struct desktop *d)
 int
 vm_net_reload(const struct desktop *d, char **cause)
 {
-	pid_t pid = net_keeper_pid(d);
+	pid_t pid = vm_net_keeper_pid(d);
 
 	if (pid == 0 || store_agent_pid(d) == 0)
 		return (0);
@@ -340,7 +339,7 @@ vm_net_reload(const struct desktop *d, char **cause)
 void
 qemu_net_redial(const struct desktop *d)
 {
-	pid_t pid = net_keeper_pid(d);
+	pid_t pid = vm_net_keeper_pid(d);
 
 	if (pid > 0)
 		kill(pid, SIGUSR1);

@@ -5,6 +5,7 @@
  */
 #include <fcntl.h>
 #include <pthread.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -42,13 +43,26 @@ stats_cpu_ns(pid_t pid)
 	return ((long long)((ut + st) * (1000000000ULL / (unsigned long)hz)));
 }
 
-/* VmRSS of pid in bytes, or -1. */
+/*
+ * pid's proportional set size in bytes (PSS: each page it maps divided by
+ * the number of processes that map it, so clones that share pages are
+ * not each charged all of them), from /proc/PID/smaps_rollup; VmRSS where
+ * that cannot be read (another user's process); -1 when neither.
+ */
 static long long
-stats_rss(pid_t pid)
+stats_pss(pid_t pid)
 {
 	char path[64], *s, *p;
 	long long kb = -1;
 
+	snprintf(path, sizeof path, "/proc/%d/smaps_rollup", (int)pid);
+	if ((s = hb_read_file(path)) != NULL) {
+		if ((p = strstr(s, "\nPss:")) != NULL)
+			kb = strtoll(p + 5, NULL, 10);
+		free(s);
+		if (kb >= 0)
+			return (kb * 1024);
+	}
 	snprintf(path, sizeof path, "/proc/%d/status", (int)pid);
 	if ((s = hb_read_file(path)) == NULL)
 		return (-1);
@@ -58,14 +72,54 @@ stats_rss(pid_t pid)
 	return (kb < 0 ? -1 : kb * 1024);
 }
 
+/* The PSS of pid and of its descendants (the network keeper's pasta,
+ * passt and namespace holder), depth-limited. */
+static long long
+stats_tree_pss(pid_t pid, int depth)
+{
+	char path[80], *s, *p, *end;
+	long long sum = stats_pss(pid), v;
+
+	if (sum < 0)
+		return (0);
+	snprintf(path, sizeof path, "/proc/%d/task/%d/children", (int)pid,
+	    (int)pid);
+	if (depth <= 0 || (s = hb_read_file(path)) == NULL)
+		return (sum);
+	for (p = s; *p != '\0'; p = end) {
+		long c = strtol(p, &end, 10);
+		if (end == p)
+			break;
+		if (c > 0 && (v = stats_tree_pss((pid_t)c, depth - 1)) > 0)
+			sum += v;
+	}
+	free(s);
+	return (sum);
+}
+
 int
 qemu_stats(const struct desktop *d, struct vm_stats *st)
 {
+	pid_t net;
+
 	st->pid = qemu_pid(d);
 	st->cpu_ns = st->pid ? stats_cpu_ns(st->pid) : -1;
-	st->memory_bytes = st->pid ? stats_rss(st->pid) : -1;
-	st->disk_bytes = desktop_file_bytes(d, "system.qcow2") +
-	    desktop_file_bytes(d, "home.qcow2");
+	st->memory_bytes = st->pid ? stats_pss(st->pid) : -1;
+	/* what the desktop's network costs too: the keeper and its
+	 * children */
+	if (st->memory_bytes >= 0 && (net = vm_net_keeper_pid(d)) > 0 &&
+	    hb_pid_running(net))
+		st->memory_bytes += stats_tree_pss(net, 3);
+	/* the disks, and the RAM file and saved device state (a clone's
+	 * own copy of the warm RAM: hundreds of MB) */
+	st->disk_bytes = 0;
+	for (int i = 0; i < 4; i++) {
+		static const char *const files[] = { "system.qcow2",
+			"home.qcow2", "ram", "state" };
+		long long b = desktop_file_bytes(d, files[i]);
+		if (b > 0)
+			st->disk_bytes += b;
+	}
 	return (0);
 }
 

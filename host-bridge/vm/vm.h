@@ -18,8 +18,10 @@
 struct vm_stats {
 	pid_t pid;              /* the VM's process, 0 when not running */
 	long long cpu_ns;       /* CPU time that process has used so far */
-	long long memory_bytes; /* its resident memory */
-	long long disk_bytes;   /* what the desktop's disks use on the host */
+	long long memory_bytes; /* the host memory it costs: the PSS of QEMU
+	                           and of the network keeper's processes */
+	long long disk_bytes;   /* what the desktop's files use on the host's
+	                           disk: its disks, RAM file and state */
 };
 
 struct vm_backend {
@@ -91,6 +93,9 @@ double vm_cpu_percent(const char *name, pid_t pid, long long cpu_ns);
 /* The backend's stats of d into *st and its CPU %, sampling again after
  * 200 ms when there is no usable earlier sample; -1 when not running. */
 double vm_cpu_percent_now(const struct desktop *d, struct vm_stats *st);
+
+/* The network keeper's pid from net.pid (0 when none; netrules.c). */
+pid_t vm_net_keeper_pid(const struct desktop *d);
 
 /* The backend desktops run on. */
 const struct vm_backend *vm_backend(void);
