@@ -27,6 +27,7 @@
 #include "host-bridge/include/bureau.h"
 #include "host-bridge/store/store.h"
 #include "host-bridge/util/util.h"
+#include "host-bridge/vm/vm.h"
 
 /* A peer that stops reading frees its worker after this long. */
 #define AG_SEND_MS 10000
@@ -185,6 +186,12 @@ ag_load_policy(struct agent *ag, char **cause)
 	    json_integer_value(to) <= 86400)
 		ag->approve_timeout = (long)json_integer_value(to);
 	ag->takeover = json_is_true(json_object_get(j, "takeover"));
+	/* idle save: only for a VM bureau runs */
+	if (!ag->d->attached &&
+	    json_is_integer(to = json_object_get(j, "idle_save")) &&
+	    json_integer_value(to) >= 0 &&
+	    json_integer_value(to) <= AGENT_IDLE_SAVE_MAX)
+		ag->idle_save = (long)json_integer_value(to);
 	if (policy_parse("allow", al ? al : "", &ag->allow, cause) != 0 ||
 	    policy_parse("approve", ap ? ap : "", &ag->approve, cause) != 0)
 		goto out;
@@ -287,6 +294,7 @@ ag_init(struct agent *ag, const char *name, const char *accel, char **guest,
 	pthread_condattr_init(&cattr);
 	pthread_condattr_setclock(&cattr, CLOCK_MONOTONIC);
 	pthread_cond_init(&ag->decided, &cattr);
+	pthread_cond_init(&ag->vm_changed, NULL);
 	pthread_condattr_destroy(&cattr);
 	if (sodium_init() < 0) {
 		*cause = hb_fmt("libsodium does not initialise");
@@ -303,7 +311,12 @@ ag_init(struct agent *ag, const char *name, const char *accel, char **guest,
 	if ((pidfd = ag_lock_pid(ag->d, cause)) < 0)
 		return (-1);
 	(void)pidfd; /* held open, and so locked, until this process ends */
-	if (!ag->d->attached && ag_rotate_guest_token(ag->d, cause) != 0)
+	/* A VM that runs under the pid lock we now hold was left by an
+	 * agent that was killed: adopted, it keeps the token its guest
+	 * holds. */
+	ag->adopted = !ag->d->attached && vm_backend()->pid(ag->d) > 0;
+	if (!ag->d->attached && !ag->adopted &&
+	    ag_rotate_guest_token(ag->d, cause) != 0)
 		return (-1);
 	if ((token = ag_secret(ag->d, "token", cause)) == NULL ||
 	    (*guest = ag_secret(ag->d, "guest-token", cause)) == NULL) {
@@ -366,50 +379,79 @@ ag_open(struct agent *ag, char **cause)
 }
 
 /*
- * Wait for a signal to end on (returned), or for QEMU to end (0 returned,
- * its end recorded). When the network keeper ends first, QEMU is ended
- * here and *net
- * set to 0.
+ * The network keeper ended while QEMU runs: passt, and so the keeper,
+ * ends when QEMU's end closes its socket, so a QEMU that is ending on its
+ * own (killed, crashed) is given a moment and its end is what gets
+ * recorded (1; a busy host reaped the keeper first). Else QEMU is ended
+ * (0): without its network the guest is out of reach.
  */
 static int
-ag_run(struct agent *ag, const sigset_t *sigs, pid_t qemu, pid_t *net)
+ag_net_ended(struct agent *ag, pid_t qemu, const char **why)
+{
+	int st = 0;
+
+	if (ag_reap(qemu, 1000, &st) == 0) {
+		ag_vm_ended(ag, st, NULL, 0);
+		return (1);
+	}
+	*why = "its network (the keeper, pasta or passt) ended, so the host "
+	       "agent ended qemu";
+	fprintf(stderr, "bureau agent: %s\n", *why);
+	kill(qemu, SIGKILL);
+	return (0);
+}
+
+/*
+ * Wait for a signal to end on (returned), or for QEMU to end (0 returned,
+ * its end recorded). When the network keeper ends first, QEMU is ended
+ * here. An adopted QEMU and keeper are not our children: their ends come
+ * as a SIGCHLD raised by ag_vm_watch. QEMU's end by an idle save is not
+ * the end: the agent serves on (agent_idle.c), and a request's wake
+ * starts the next QEMU (ag->qemu). Only these two are waited for here:
+ * other children (a helper a wake runs) are their callers' to reap.
+ */
+static int
+ag_run(struct agent *ag, const sigset_t *sigs)
 {
 	const char *why = NULL;
 	int sig, st;
 
 	for (;;) {
-		pid_t r;
+		pid_t qemu, net;
+		int qgone = 0, ngone = 0, adopted, nst;
 
 		if (sigwait(sigs, &sig) != 0)
 			continue;
 		if (sig != SIGCHLD)
 			return (sig);
-		while ((r = waitpid(-1, &st, WNOHANG)) > 0) {
-			if (r == qemu) {
-				ag_vm_ended(ag, st, why, *net);
+		pthread_mutex_lock(&ag->lock);
+		qemu = ag->qemu;
+		net = ag->net;
+		adopted = ag->adopted;
+		pthread_mutex_unlock(&ag->lock);
+		st = 0;
+		if (qemu > 0)
+			qgone = adopted ? !hb_pid_running(qemu) :
+			                  waitpid(qemu, &st, WNOHANG) == qemu;
+		if (qgone) {
+			if (ag_idle_saved(ag, qemu))
+				continue;
+			ag_vm_ended(ag, st, why, net);
+			return (0);
+		}
+		if (net > 0)
+			ngone = adopted ? !hb_pid_running(net) :
+			                  waitpid(net, &nst, WNOHANG) == net;
+		if (ngone && qemu > 0) {
+			pthread_mutex_lock(&ag->lock);
+			int saving = ag->vm == AG_VM_SAVING;
+			ag->net = 0;
+			pthread_mutex_unlock(&ag->lock);
+			/* an idle save's QEMU is ending too: not an error */
+			if (saving)
+				continue;
+			if (ag_net_ended(ag, qemu, &why))
 				return (0);
-			}
-			if (r == *net && qemu > 0) {
-				*net = 0;
-				/* passt, and so the keeper, ends when
-				 * QEMU's end closes its
-				 * socket: a QEMU that is ending on its own
-				 * (killed, crashed) is given a moment, so its
-				 * own end is what gets recorded (a busy host
-				 * reaped the keeper first). */
-				if (ag_reap(qemu, 1000, &st) == 0) {
-					ag_vm_ended(ag, st, NULL, 0);
-					return (0);
-				}
-				/* Without its network the guest is out of
-				 * reach: end it rather than serve nothing. */
-				why =
-				    "its network (the keeper, pasta or passt) "
-				    "ended, so the host "
-				    "agent ended qemu";
-				fprintf(stderr, "bureau agent: %s\n", why);
-				kill(qemu, SIGKILL);
-			}
 		}
 	}
 }
@@ -443,6 +485,9 @@ agent_serve(const char *name, const char *accel, char **cause)
 	if (ag->d->attached) {
 		ag->guest_url = strdup(ag->d->url);
 		ag->guest_events = ag_events_of(ag->d->url);
+	} else if (ag->adopted) {
+		if (ag_vm_adopt(ag, accel, &qemu, &net, cause) != 0)
+			goto out; /* the VM left as it was */
 	} else if (ag_vm_start(ag, accel, &qemu, &net, cause) != 0) {
 		goto out; /* it killed the QEMU it started */
 	}
@@ -469,10 +514,24 @@ agent_serve(const char *name, const char *accel, char **cause)
 		    (int)qemu, (int)net);
 	fputc('\n', stderr);
 
-	if ((sig = ag_run(ag, &sigs, qemu, &net)) != 0) {
+	pthread_mutex_lock(&ag->lock);
+	ag->qemu = qemu;
+	ag->net = net;
+	ag->accel = accel;
+	ag->active_ms = hb_now_ms();
+	pthread_mutex_unlock(&ag->lock);
+	if (qemu > 0 && ag_idle_start(ag, cause) != 0)
+		goto fail;
+	if ((sig = ag_run(ag, &sigs)) != 0) {
 		fprintf(stderr,
 		    "bureau agent: desktop '%s': signal %d, exiting\n", name,
 		    sig);
+		/* the VM as it is now: a wake may have started another,
+		 * an idle save ended it */
+		pthread_mutex_lock(&ag->lock);
+		qemu = ag->qemu;
+		net = ag->net;
+		pthread_mutex_unlock(&ag->lock);
 		if (qemu > 0)
 			ag_vm_stop(ag, qemu, net, sig);
 	}
@@ -490,7 +549,9 @@ agent_serve(const char *name, const char *accel, char **cause)
 	 */
 	_exit(0);
 fail:
-	if (qemu > 0)
+	/* A VM we started goes with us; one we adopted runs on (start
+	 * says why the agent could not serve it). */
+	if (qemu > 0 && !ag->adopted)
 		ag_vm_abort(ag, qemu, net);
 out:
 	ag_secret_free(guest);

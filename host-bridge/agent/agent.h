@@ -25,6 +25,10 @@
 
 /* Approvals wait this long for an operator unless the desktop says. */
 #define AGENT_APPROVE_TIMEOUT 300
+/* idle_save (desktop.json, the policy op): seconds without a request
+ * before the agent saves the desktop; 0 is off. */
+#define AGENT_IDLE_SAVE_MIN 5
+#define AGENT_IDLE_SAVE_MAX (30L * 86400)
 
 /*
  * Serve desktop name until SIGTERM or SIGINT; returns only on a failure

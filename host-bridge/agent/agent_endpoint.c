@@ -192,6 +192,32 @@ ag_authorize(struct agent *ag, json_t *id, json_t *req, const char *tool,
 	return (reply);
 }
 
+/* The reply to the request that woke the desktop says so: "woke": true
+ * (parsed and written again: once per wake). */
+static void
+ag_mark_woke(nng_msg **msg, char **reply)
+{
+	json_t *r = *msg != NULL ?
+	    json_loadb(nng_msg_body(*msg), nng_msg_len(*msg), 0, NULL) :
+	    *reply != NULL ? json_loads(*reply, 0, NULL) :
+	                     NULL;
+	char *s;
+
+	if (r == NULL || !json_is_object(r) ||
+	    json_object_set_new(r, "woke", json_true()) != 0 ||
+	    (s = json_dumps(r, JSON_COMPACT)) == NULL) {
+		json_decref(r);
+		return;
+	}
+	json_decref(r);
+	if (*msg != NULL) {
+		nng_msg_free(*msg);
+		*msg = NULL;
+	}
+	free(*reply);
+	*reply = s;
+}
+
 nng_msg *
 ag_handle(struct agent *ag, const char *buf, size_t len)
 {
@@ -204,7 +230,7 @@ ag_handle(struct agent *ag, const char *buf, size_t len)
 	size_t pnglen = 0, rlen = 0;
 	nng_msg *msg = NULL;
 	const char *body;
-	int input, rv;
+	int input, rv, woke = 0, entered = 0;
 
 	/* Duplicate keys are refused as bureaud does, and what goes on is
 	 * this parse re-encoded: the daemon sees what was checked here. */
@@ -246,6 +272,14 @@ ag_handle(struct agent *ag, const char *buf, size_t len)
 	input = policy_is_input(tool, action);
 	if ((reply = ag_authorize(ag, id, req, tool, action, &err)) != NULL)
 		goto done;
+	/* a desktop saved while idle is restored first (agent_idle.c) */
+	if (ag_vm_enter(ag, &woke, &cause) != 0) {
+		reply = ag_refuse(&err, id, BUREAU_EIO,
+		    "cannot wake desktop '%s', saved while idle: %s",
+		    ag->d->name, cause ? cause : "?");
+		goto done;
+	}
+	entered = 1;
 
 	/* libbureau waits for a connection as long as for the reply: while
 	 * the daemon looks gone, a short ping first tells whether to wait
@@ -306,7 +340,11 @@ ag_handle(struct agent *ag, const char *buf, size_t len)
 		    "cannot reach the daemon of desktop '%s': %s", ag->d->name,
 		    bureau_client_error(ag->guest));
 	}
+	if (woke)
+		ag_mark_woke(&msg, &reply);
 done:
+	if (entered)
+		ag_vm_leave(ag);
 	audit_record(ag->audit, req, tool, action, err, ag_ms_since(t0), png,
 	    pnglen);
 	json_decref(r);

@@ -81,6 +81,8 @@ struct agent {
 	nng_socket sub, pub;
 	char *pub_url;
 	pthread_t relay;
+	/* The VM runs on from a killed agent's time, not as our child. */
+	int adopted;
 
 	pthread_mutex_t lock; /* everything below */
 	pthread_cond_t decided;
@@ -89,7 +91,20 @@ struct agent {
 	int takeover;
 	struct approval *approvals;
 	int pending;
+
+	/* The VM's run (agent_idle.c): the processes, and the idle save. */
+	pthread_cond_t vm_changed; /* vm changed */
+	int vm;                    /* AG_VM_* */
+	pid_t qemu, net;           /* 0 while saved or for an attached one */
+	const char *accel;
+	long idle_save; /* seconds without a request before a save; 0 off */
+	long long active_ms; /* hb_now_ms of the last endpoint request */
+	int inflight;        /* endpoint requests at the daemon now */
 };
+
+/* ag->vm: the VM runs; the idle save is writing it; it is saved while
+ * the agent serves on; the next request is restoring it. */
+enum { AG_VM_UP, AG_VM_SAVING, AG_VM_SAVED, AG_VM_WAKING };
 
 /* ---- agent.c ---- */
 
@@ -163,17 +178,26 @@ void ag_relay_start(struct agent *ag);
 
 /*
  * Run the desktop's VM as this process's child: its network keeper
- * (net.pid) and QEMU are
- * started by the backend from this (the main) thread, which they die
- * with. run.json says a run is on; exit.json, once QEMU ends, how it
- * ended.
+ * (net.pid) and QEMU are started by the backend. Both have sessions of
+ * their own and outlive this agent should it be killed. run.json says a
+ * run is on; exit.json, once QEMU ends, how it ended.
  */
 int ag_vm_start(struct agent *ag, const char *accel, pid_t *qemu, pid_t *net,
     char **cause);
 
+/*
+ * Take over the VM a killed agent left running (ag->adopted): the same
+ * QEMU and network keeper, watched through pidfds since they are not our
+ * children (ag_vm_watch). -1 when they cannot be served (the keeper is
+ * gone: the guest is out of reach); the VM is left as it was.
+ */
+int ag_vm_adopt(struct agent *ag, const char *accel, pid_t *qemu, pid_t *net,
+    char **cause);
+
 /* QEMU ended with status st: say how, and clear what it left. */
 void ag_vm_ended(struct agent *ag, int st, const char *why, pid_t net);
-/* Wait up to ms for child pid to end (0, its status in *st), else -1. */
+/* Wait up to ms for pid to end (0; its status in *st when it is our
+ * child, else *st is left alone), else -1. */
 int ag_reap(pid_t pid, int ms, int *st);
 
 /* The agent got signal sig: end QEMU (SIGTERM, then SIGKILL) and say
@@ -182,5 +206,24 @@ void ag_vm_stop(struct agent *ag, pid_t qemu, pid_t net, int sig);
 
 /* The agent could not start: QEMU killed, and exit.json says why. */
 void ag_vm_abort(struct agent *ag, pid_t qemu, pid_t net);
+
+/* ---- agent_idle.c ---- */
+
+/* Start the idle saver's thread (a VM desktop; with idle_save 0 it only
+ * looks each second whether it was turned on). */
+int ag_idle_start(struct agent *ag, char **cause);
+
+/*
+ * Before an endpoint request goes to the daemon: the VM is running,
+ * restored first if the idle save had saved it (*woke = 1: the reply says
+ * so), and counted as in use until ag_vm_leave. -1 with *cause when it
+ * cannot be woken.
+ */
+int ag_vm_enter(struct agent *ag, int *woke, char **cause);
+void ag_vm_leave(struct agent *ag);
+
+/* QEMU ended (the main thread reaped it or saw it go): 1 when that was
+ * the idle save's end, now recorded (the agent serves on), else 0. */
+int ag_idle_saved(struct agent *ag, pid_t qemu);
 
 #endif

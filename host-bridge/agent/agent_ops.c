@@ -9,6 +9,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "host-bridge/agent/agent.h"
 #include "host-bridge/agent/agent_int.h"
 #include "host-bridge/agent/ops_mc.h"
 #include "host-bridge/agent/policy.h"
@@ -38,6 +39,9 @@ ag_persist(struct agent *ag, char **cause)
 	json_object_set_new(j, "approve_timeout",
 	    json_integer(ag->approve_timeout));
 	json_object_set_new(j, "takeover", json_boolean(ag->takeover));
+	if (!ag->d->attached)
+		json_object_set_new(j, "idle_save",
+		    json_integer(ag->idle_save));
 	if (ag->d->net_allow != NULL)
 		json_object_set_new(j, "net_allow",
 		    json_string(ag->d->net_allow));
@@ -59,10 +63,11 @@ json_t *
 ag_policy_json(struct agent *ag)
 {
 	char *al = policy_format(&ag->allow), *ap = policy_format(&ag->approve);
-	json_t *r = json_pack("{s:b, s:s, s:s, s:I, s:s}", "ok", 1, "allow",
-	    al ? al : "", "approve", ap ? ap : "", "approve_timeout",
+	json_t *r = json_pack("{s:b, s:s, s:s, s:I, s:s, s:I}", "ok", 1,
+	    "allow", al ? al : "", "approve", ap ? ap : "", "approve_timeout",
 	    (json_int_t)ag->approve_timeout, "net_allow",
-	    ag->d->net_allow ? ag->d->net_allow : "");
+	    ag->d->net_allow ? ag->d->net_allow : "", "idle_save",
+	    (json_int_t)ag->idle_save);
 
 	free(al);
 	free(ap);
@@ -77,7 +82,22 @@ ag_op_policy(struct agent *ag, json_t *req)
 	json_t *jap = json_object_get(req, "approve");
 	json_t *jto = json_object_get(req, "approve_timeout");
 	json_t *jna = json_object_get(req, "net_allow");
+	json_t *jis = json_object_get(req, "idle_save");
 	char *cause = NULL, *reply, *na = NULL;
+
+	if (jis != NULL &&
+	    (!json_is_integer(jis) || ag->d->attached ||
+	        (json_integer_value(jis) != 0 &&
+	            (json_integer_value(jis) < AGENT_IDLE_SAVE_MIN ||
+	                json_integer_value(jis) > AGENT_IDLE_SAVE_MAX))))
+		return (ag_error(NULL, BUREAU_EINVAL,
+		    ag->d->attached ?
+		        "field 'idle_save': an attached desktop's VM is not "
+		        "bureau's to save" :
+		        "field 'idle_save' must be 0 (off) or a whole number "
+		        "of "
+		        "seconds from %d to %ld",
+		    AGENT_IDLE_SAVE_MIN, AGENT_IDLE_SAVE_MAX));
 
 	if ((jal != NULL && !json_is_string(jal)) ||
 	    (jap != NULL && !json_is_string(jap)))
@@ -131,11 +151,16 @@ ag_op_policy(struct agent *ag, json_t *req)
 	}
 	if (jto != NULL)
 		ag->approve_timeout = (long)json_integer_value(jto);
+	if (jis != NULL) {
+		ag->idle_save = (long)json_integer_value(jis);
+		ag->active_ms = hb_now_ms(); /* counted from now */
+	}
 	if (jna != NULL) {
 		free(ag->d->net_allow);
 		ag->d->net_allow = na;
 	}
-	if ((jal != NULL || jap != NULL || jto != NULL || jna != NULL) &&
+	if ((jal != NULL || jap != NULL || jto != NULL || jna != NULL ||
+	        jis != NULL) &&
 	    ag_persist(ag, &cause) != 0) {
 		/* Applied, but it would not survive a restart: say so. */
 		pthread_mutex_unlock(&ag->lock);

@@ -25,8 +25,10 @@
  *        (the desktop's 0700 directory: its owner alone) to the forward
  *
  * It writes "ok" to stdout once all of this runs, or "error: WHY"; it
- * ends (taking pasta and passt with it) when either of them ends, or on
- * SIGTERM; the host agent's death kills it (PR_SET_PDEATHSIG). SIGHUP
+ * ends (taking pasta and passt with it) when either of them ends (passt
+ * does when QEMU's end of the link closes), or on SIGTERM. Like QEMU it
+ * has a session of its own and outlives a host agent that is killed: the
+ * next agent adopts both (agent_vm.c). SIGHUP
  * loads DIR/net.nft again (`bureau policy NAME --net-allow`); SIGUSR1
  * dials the guest's daemon anew (qemu_net_redial: after a restore).
  *

@@ -12,7 +12,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/prctl.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/un.h>
@@ -27,64 +26,36 @@
 
 /* ---- processes ---------------------------------------------------------- */
 
-/* Has pid ended, though its parent has not reaped it yet? QEMU is the
- * host agent's child: while the agent restores a state QEMU refused, the
- * QEMU it ended stays a zombie until the agent's loop reaps it. Read, not
- * reaped here: the agent's loop wants the status of the QEMU it runs. */
-static int
-qemu_zombie(pid_t pid)
-{
-	char path[64], buf[256], *p;
-	ssize_t n;
-	int fd;
-
-	snprintf(path, sizeof path, "/proc/%d/stat", (int)pid);
-	if ((fd = open(path, O_RDONLY | O_CLOEXEC)) < 0)
-		return (0);
-	n = read(fd, buf, sizeof buf - 1);
-	close(fd);
-	if (n <= 0)
-		return (0);
-	buf[n] = '\0';
-	/* pid (comm) state ...: comm may hold spaces and parentheses */
-	return ((p = strrchr(buf, ')')) != NULL && p[1] == ' ' && p[2] == 'Z');
-}
-
 pid_t
 qemu_pid(const struct desktop *d)
 {
 	char *path = desktop_path(d, "qemu.pid"), *s = NULL, *mark = NULL;
-	char *qmps = NULL, *cl = NULL, buf[16384];
+	char *qmps = NULL, buf[16384];
 	pid_t pid = 0;
 	ssize_t n;
 	long v;
-	int fd;
 
+	/* Ended but not reaped yet counts as ended: while the host agent
+	 * restores a state QEMU refused, the QEMU it ended stays a zombie
+	 * until the agent's loop reaps it. */
 	if (path == NULL || (s = hb_read_file(path)) == NULL)
 		goto out;
 	v = strtol(s, NULL, 10);
-	if (v <= 0 || kill((pid_t)v, 0) != 0 || qemu_zombie((pid_t)v))
+	if (v <= 0 || v >= (1L << 30) || !hb_pid_running((pid_t)v))
 		goto out;
 	/* A recycled pid is not our QEMU: its command line names our QMP
 	 * socket (as QEMU was given it, commas doubled). */
-	if ((cl = hb_fmt("/proc/%ld/cmdline", v)) == NULL ||
-	    (fd = open(cl, O_RDONLY | O_CLOEXEC)) < 0)
-		goto out;
-	n = read(fd, buf, sizeof buf - 1);
-	close(fd);
-	if (n <= 0)
+	if ((n = hb_pid_cmdline((pid_t)v, buf, sizeof buf)) <= 0)
 		goto out;
 	for (ssize_t i = 0; i < n; i++)
 		if (buf[i] == '\0')
 			buf[i] = ' ';
-	buf[n] = '\0';
 	if ((qmps = desktop_path(d, "qmp.sock")) != NULL &&
 	    (mark = hb_qemu_escape(qmps)) != NULL && strstr(buf, mark) != NULL)
 		pid = (pid_t)v;
 out:
 	free(path);
 	free(s);
-	free(cl);
 	free(qmps);
 	free(mark);
 	return (pid);
@@ -95,7 +66,7 @@ qemu_wait_exit(pid_t pid, int timeout_ms)
 {
 	long long deadline = hb_now_ms() + timeout_ms;
 
-	while (kill(pid, 0) == 0 && !qemu_zombie(pid)) {
+	while (hb_pid_running(pid)) {
 		if (hb_now_ms() >= deadline)
 			return (-1);
 		usleep(200000);
@@ -376,14 +347,16 @@ qemu_file(const struct desktop *d, const char *name, int escape)
 }
 
 /*
- * In a child about to exec QEMU or passt: the caller (the host agent)
- * blocks the signals it sigwaits for and ignores SIGPIPE, and both would
- * survive exec; its descriptors stay its own. QEMU dies with the thread
- * that forked it (the agent's main thread, which lives as long as the
- * agent), so a killed agent never leaves an orphan QEMU behind.
+ * In a child about to exec QEMU: the caller (the host agent) blocks the
+ * signals it sigwaits for and ignores SIGPIPE, and both would survive
+ * exec; its descriptors stay its own. QEMU gets a session of its own and
+ * outlives its host agent (DESIGN.md, "Always there"): an agent killed
+ * (kill -9, OOM) leaves the VM running, and the next agent of the
+ * desktop adopts it (agent_vm.c). What ends it is a stop, a save, the
+ * agent's own orderly end (SIGTERM) or the guest powering off.
  */
 static void
-qemu_child_setup(int out, int keep, int killed_with_parent)
+qemu_child_setup(int out, int keep)
 {
 	sigset_t none;
 	int nul = open("/dev/null", O_RDONLY);
@@ -391,6 +364,7 @@ qemu_child_setup(int out, int keep, int killed_with_parent)
 	sigemptyset(&none);
 	sigprocmask(SIG_SETMASK, &none, NULL);
 	signal(SIGPIPE, SIG_DFL);
+	setsid();
 	if (out >= 0) {
 		dup2(out, 1);
 		dup2(out, 2);
@@ -403,11 +377,6 @@ qemu_child_setup(int out, int keep, int killed_with_parent)
 	if (keep >= 0)
 		fcntl(QEMU_NET_FD, F_SETFD, 0);
 	close_range(keep >= 0 ? QEMU_NET_FD + 1 : 3, ~0U, 0);
-	if (killed_with_parent) {
-		prctl(PR_SET_PDEATHSIG, SIGKILL);
-		if (getppid() == 1)
-			_exit(1); /* the parent is already gone */
-	}
 }
 
 /*
@@ -450,8 +419,9 @@ qemu_unix_listening(const char *path)
  * (netkeeper.c, `bureau net-keeper DIR`) runs pasta, passt and the relay
  * to the guest's daemon there, and loads the rules of netrules.c. passt
  * talks to QEMU over a socketpair (*qemu_end is QEMU's end). The keeper
- * dies with the caller (the host agent); it says "ok" once the relay
- * listens on DIR/guest.sock, within 30 s, or why not.
+ * has a session of its own and ends with QEMU, not with the caller (the
+ * host agent: a killed one's successor adopts both); it says "ok" once the
+ * relay listens on DIR/guest.sock, within 30 s, or why not.
  */
 static pid_t
 qemu_net(const struct desktop *d, int *qemu_end, char **cause)
@@ -493,8 +463,10 @@ qemu_net(const struct desktop *d, int *qemu_end, char **cause)
 		sigemptyset(&none);
 		sigprocmask(SIG_SETMASK, &none, NULL);
 		signal(SIGPIPE, SIG_DFL);
-		prctl(PR_SET_PDEATHSIG, SIGKILL);
-		if (getppid() == 1 || w < 0 || k < 0)
+		/* a session of its own: it outlives the agent with QEMU,
+		 * and ends with QEMU (passt sees its link close) */
+		setsid();
+		if (w < 0 || k < 0)
 			_exit(126);
 		dup2(w, 1);
 		if (l >= 0)
@@ -836,7 +808,7 @@ qemu_spawn(char **argv, const char *qlog, int *net, char **cause)
 	pid_t pid = fork();
 
 	if (pid == 0) {
-		qemu_child_setup(lfd, *net, 1);
+		qemu_child_setup(lfd, *net);
 		execvp(argv[0], argv);
 		fprintf(stderr, "cannot run '%s': %s\n", argv[0],
 		    strerror(errno));
