@@ -20,6 +20,7 @@
 
 #include "host-bridge/agent/agent.h"
 #include "host-bridge/agent/policy.h"
+#include "host-bridge/cli/all.h"
 #include "host-bridge/cli/cli.h"
 #include "host-bridge/cli/desktop.h"
 #include "host-bridge/cli/operator.h"
@@ -93,8 +94,8 @@ print_tail(const char *path, int lines)
 struct create_args {
 	char *name;
 	const char *disk_s, *home_s, *mem_s, *image_opt, *allow, *approve;
-	const char *net, *net_allow;
-	long approve_timeout, cpus;
+	const char *net, *net_allow, *idle_s;
+	long approve_timeout, cpus, idle_save;
 	long long disk, home_sz, mem;
 	struct policy_list al, ap;
 	char *al_s, *ap_s;
@@ -124,6 +125,7 @@ create_parse(int argc, char **argv, struct create_args *a)
 		{ "approve-timeout", required_argument, NULL, 'T' },
 		{ "net", required_argument, NULL, 'N' },
 		{ "net-allow", required_argument, NULL, 'A' },
+		{ "idle-save", required_argument, NULL, 'I' },
 		{ NULL, 0, NULL, 0 },
 	};
 	char *cause = NULL;
@@ -181,6 +183,9 @@ create_parse(int argc, char **argv, struct create_args *a)
 		case 'A':
 			a->net_allow = optarg;
 			break;
+		case 'I':
+			a->idle_s = optarg;
+			break;
 		default:
 			usage_err("create", "unknown option");
 			return (2);
@@ -206,7 +211,10 @@ create_check(struct create_args *a, char **cause)
 	    policy_parse("--allow", a->allow, &a->al, cause) != 0 ||
 	    policy_parse("--approve", a->approve, &a->ap, cause) != 0 ||
 	    (a->net_allow != NULL &&
-	        net_allow_check(a->net_allow, 0, NULL, cause) != 0))
+	        net_allow_check(a->net_allow, 0, NULL, cause) != 0) ||
+	    (a->idle_s != NULL &&
+	        hb_parse_duration("--idle-save", a->idle_s, AGENT_IDLE_SAVE_MIN,
+	            AGENT_IDLE_SAVE_MAX, &a->idle_save, cause) != 0))
 		return (-1);
 	if (a->net_allow != NULL && strcmp(a->net, "none") == 0) {
 		*cause = hb_fmt("--net-allow opens exceptions to --net "
@@ -340,6 +348,9 @@ create_config(const struct desktop *d, const struct create_args *a,
 	if (cfg != NULL && a->net_allow != NULL)
 		json_object_set_new(cfg, "net_allow",
 		    json_string(a->net_allow));
+	if (cfg != NULL)
+		json_object_set_new(cfg, "idle_save",
+		    json_integer(a->idle_save));
 	s = cfg ? json_dumps(cfg, JSON_INDENT(2)) : NULL;
 	if (s == NULL || (p = desktop_path(d, "desktop.json")) == NULL) {
 		*cause = hb_fmt("out of memory");
@@ -456,13 +467,34 @@ out:
 struct start {
 	const char *name, *want, *accel;
 	long timeout;
-	int nowait, lk, restored, stall_retried;
+	int nowait, lk, restored, stall_retried, adopt, all;
+	const char *timeout_arg;
 	struct desktop *d;
 	struct image im;
 	char *log, *qlog;
 	long long t0, stall_ms;
 	pid_t agent;
 };
+
+/* The accelerator an adopted VM runs on, as its start recorded it
+ * (desktop file `accel`): 0, or -1 when not known. */
+static int
+start_adopt_accel(struct start *s)
+{
+	char *p = desktop_path(s->d, "accel"), *a = p ? hb_read_file(p) : NULL;
+	int rv = -1;
+
+	if (a != NULL) {
+		a[strcspn(a, "\r\n")] = '\0';
+		if (strcmp(a, "kvm") == 0 || strcmp(a, "tcg") == 0) {
+			s->accel = strcmp(a, "kvm") == 0 ? "kvm" : "tcg";
+			rv = 0;
+		}
+	}
+	free(a);
+	free(p);
+	return (rv);
+}
 
 /* The command line into *s: 0, or 2 with the usage printed. */
 static int
@@ -472,6 +504,7 @@ start_parse(int argc, char **argv, struct start *s)
 		{ "timeout", required_argument, NULL, 't' },
 		{ "accel", required_argument, NULL, 'a' },
 		{ "no-wait", no_argument, NULL, 'n' },
+		{ "all", no_argument, NULL, 'A' },
 		{ NULL, 0, NULL, 0 },
 	};
 	int c;
@@ -483,6 +516,10 @@ start_parse(int argc, char **argv, struct start *s)
 			if (int_opt("start", "--timeout", 1, 86400,
 			        &s->timeout) != 0)
 				return (2);
+			s->timeout_arg = optarg;
+			break;
+		case 'A':
+			s->all = 1;
 			break;
 		case 'a':
 			s->want = optarg;
@@ -495,6 +532,12 @@ start_parse(int argc, char **argv, struct start *s)
 			return (2);
 		}
 	}
+	if (s->all && (optind != argc || s->want != NULL || s->nowait)) {
+		usage_err("start", "--all takes no NAME, --accel or --no-wait");
+		return (2);
+	}
+	if (s->all)
+		return (0);
 	if (optind + 1 != argc) {
 		usage_err("start", "one NAME expected");
 		return (2);
@@ -512,10 +555,19 @@ start_check(const struct vm_backend *vm, struct start *s, char **cause)
 	    attached_refuse(s->d, "start", cause) != 0 ||
 	    store_lock(s->d, "start", &s->lk, cause) != 0)
 		return (-1);
-	if (vm->pid(s->d) > 0 || store_agent_pid(s->d) > 0) {
-		*cause = hb_fmt("desktop '%s' is already running", s->d->name);
+	if (store_agent_pid(s->d) > 0) {
+		*cause = vm->pid(s->d) == 0 && vm->saved(s->d) ?
+		    hb_fmt("desktop '%s' was saved while idle and its host "
+		           "agent serves on: the next request to its endpoint "
+		           "restores it (bureau stop %s ends the agent; the "
+		           "desktop stays saved)",
+		        s->d->name, s->d->name) :
+		    hb_fmt("desktop '%s' is already running", s->d->name);
 		return (-1);
 	}
+	/* A VM without its host agent (the agent was killed): a new agent
+	 * adopts it, on the accelerator it runs on. */
+	s->adopt = vm->pid(s->d) > 0;
 	if (image_load(s->d->image, &s->im, cause) != 0)
 		return (-1);
 	for (int p = s->d->port; p < s->d->port + 3; p++) {
@@ -524,8 +576,11 @@ start_check(const struct vm_backend *vm, struct start *s, char **cause)
 			return (-1);
 		}
 	}
-	if (vm->accel(s->d, &s->im, s->want, &s->accel, cause) != 0 ||
-	    ensure_guest_token(s->d, cause) != 0)
+	if (s->adopt && start_adopt_accel(s) == 0)
+		;
+	else if (vm->accel(s->d, &s->im, s->want, &s->accel, cause) != 0)
+		return (-1);
+	if (ensure_guest_token(s->d, cause) != 0)
 		return (-1);
 	if (s->timeout <= 0)
 		s->timeout = strcmp(s->accel, "kvm") == 0 ? 180 : 600;
@@ -559,7 +614,8 @@ start_watch(struct start *s, int *w, char **cause)
 			return (0);
 		free(*cause);
 		*cause = NULL;
-		if (!vm_boot_stalled(d, &watch, s->stall_ms, &last))
+		/* an adopted VM's console is quiet: it booted long ago */
+		if (s->adopt || !vm_boot_stalled(d, &watch, s->stall_ms, &last))
 			continue;
 		if (s->stall_retried) {
 			*cause = hb_fmt("desktop '%s' (%s): the boot made "
@@ -663,11 +719,15 @@ start_ready(const struct vm_backend *vm, struct start *s, char **cause)
 
 	if (s->nowait) {
 		printf("%s desktop '%s' (%s), not waiting for the daemon\n",
-		    s->restored ? "restored" : "started", d->name, s->accel);
+		    s->adopt        ? "adopted" :
+		        s->restored ? "restored" :
+		                      "started",
+		    d->name, s->accel);
 		return (0);
 	}
+	/* An adopted session drew long ago, as a restored one did. */
 	if ((bc = vm_guest_client(d, NULL, 2.0, &c2)) == NULL ||
-	    vm_ready_wait(vm, d, bc, s->restored,
+	    vm_ready_wait(vm, d, bc, s->restored || s->adopt,
 	        s->t0 + (long long)s->timeout * 1000, &ready, &rcause) != 0) {
 		*cause = hb_fmt("desktop '%s' (%s) not ready within %ld "
 		                "s: %s; stopped it",
@@ -682,11 +742,16 @@ start_ready(const struct vm_backend *vm, struct start *s, char **cause)
 		free(c2);
 		goto out;
 	}
-	printf("%s desktop '%s' (%s) in %.1f s (drawn %.1f s after "
-	       "the daemon answered)\n",
-	    s->restored ? "restored" : "started", d->name, s->accel,
-	    (hb_now_ms() - s->t0) / 1000.0,
-	    (ready.drawn_ms - ready.daemon_ms) / 1000.0);
+	if (s->adopt)
+		printf("adopted desktop '%s' (%s), whose VM ran on without "
+		       "its host agent, in %.1f s\n",
+		    d->name, s->accel, (hb_now_ms() - s->t0) / 1000.0);
+	else
+		printf("%s desktop '%s' (%s) in %.1f s (drawn %.1f s after "
+		       "the daemon answered)\n",
+		    s->restored ? "restored" : "started", d->name, s->accel,
+		    (hb_now_ms() - s->t0) / 1000.0,
+		    (ready.drawn_ms - ready.daemon_ms) / 1000.0);
 	rv = 0;
 out:
 	free(rcause);
@@ -710,6 +775,8 @@ cmd_start(int argc, char **argv)
 
 	if ((rc = start_parse(argc, argv, &s)) != 0)
 		return (rc);
+	if (s.all)
+		return (all_run(1, s.timeout_arg));
 	if (start_check(vm, &s, &cause) != 0)
 		goto fail;
 	s.t0 = hb_now_ms();
@@ -724,6 +791,7 @@ cmd_start(int argc, char **argv)
 	printf("endpoint tcp://127.0.0.1:%d\nevents tcp://127.0.0.1:%d\nvnc "
 	       "unix:%s/vnc.sock\n",
 	    s.d->port, s.d->port + 1, s.d->dir);
+	all_unmark(s.d);
 	rc = 0;
 	goto out;
 fail:
@@ -754,11 +822,13 @@ cmd_stop(int argc, char **argv)
 		{ "timeout", required_argument, NULL, 't' },
 		{ "force", no_argument, NULL, 'f' },
 		{ "shutdown", no_argument, NULL, 's' },
+		{ "all", no_argument, NULL, 'A' },
 		{ NULL, 0, NULL, 0 },
 	};
 	const struct vm_backend *vm = vm_backend();
 	long timeout = 120;
-	int force = 0, shutdown = 0, c, lk = -1, rc = 1;
+	int force = 0, shutdown = 0, all = 0, c, lk = -1, rc = 1;
+	const char *timeout_arg = NULL;
 	struct desktop *d = NULL;
 	bureau_client *bc = NULL;
 	char *cause = NULL, *c2 = NULL;
@@ -771,6 +841,10 @@ cmd_stop(int argc, char **argv)
 			if (int_opt("stop", "--timeout", 1, 86400, &timeout) !=
 			    0)
 				return (2);
+			timeout_arg = optarg;
+			break;
+		case 'A':
+			all = 1;
 			break;
 		case 'f':
 			force = 1;
@@ -783,6 +857,14 @@ cmd_stop(int argc, char **argv)
 			return (2);
 		}
 	}
+	if (all && (optind != argc || force || shutdown)) {
+		usage_err("stop",
+		    "--all saves every running desktop: no "
+		    "NAME, --force or --shutdown");
+		return (2);
+	}
+	if (all)
+		return (all_run(0, timeout_arg));
 	if (optind + 1 != argc) {
 		usage_err("stop", "one NAME expected");
 		return (2);
@@ -791,14 +873,22 @@ cmd_stop(int argc, char **argv)
 	    attached_refuse(d, "stop", &cause) != 0 ||
 	    store_lock(d, "stop", &lk, &cause) != 0)
 		goto fail;
+	all_unmark(d); /* stopped by hand: start --all leaves it be */
 	if (vm->pid(d) == 0) {
-		/* An agent whose QEMU just ended goes too. */
+		/* An agent whose QEMU just ended goes too, and one that
+		 * saved its desktop while idle. */
+		int idle = store_agent_pid(d) > 0 && vm->saved(d);
+
 		if (agent_stop(d, &cause) != 0)
 			goto fail;
 		if ((shutdown || force) && vm->saved(d)) {
 			vm->discard(d);
 			printf("stopped desktop '%s' (discarded its saved "
 			       "state: the next start boots)\n",
+			    d->name);
+		} else if (idle) {
+			printf("stopped desktop '%s' (it was saved while idle: "
+			       "the next start restores it)\n",
 			    d->name);
 		} else {
 			printf("desktop '%s' is not running\n", d->name);
@@ -941,6 +1031,21 @@ cmd_resume(int argc, char **argv)
 /* ---- status, ls -----------------------------------------------------------
  */
 
+/* The backend's state, "saved (idle)" for one its host agent saved
+ * while idle and serves on: the next request wakes it (malloc'd). */
+static char *
+state_of(const struct desktop *d, pid_t *pid)
+{
+	char *state = vm_backend()->state(d, pid), *s;
+
+	if (state != NULL && strcmp(state, "saved") == 0 &&
+	    store_agent_pid(d) > 0 && (s = strdup("saved (idle)")) != NULL) {
+		free(state);
+		state = s;
+	}
+	return (state);
+}
+
 static void
 uptime_str(const struct desktop *d, pid_t pid, char *buf, size_t len)
 {
@@ -976,15 +1081,18 @@ vm_agent_status(const struct desktop *d, pid_t qemu)
 
 	if (agent != 0) {
 		printf("agent pid: %d\n", (int)agent);
-		if (qemu == 0)
+		if (qemu == 0 && vm_backend()->saved(d))
+			printf("agent: serves on; it saved the desktop while "
+			       "idle, and the next request restores it\n");
+		else if (qemu == 0)
 			printf("agent: its qemu has ended; the agent is "
 			       "exiting\n");
 	} else if (qemu != 0) {
-		printf("agent: not running (qemu without its host agent: "
-		       "bureau stop ends it)\n");
+		printf("agent: not running (its VM runs on: bureau start "
+		       "adopts it, bureau stop saves it)\n");
 	} else if (rp != NULL && access(rp, F_OK) == 0) {
 		printf("last exit: the host agent ended without cleaning up "
-		       "(killed?); its qemu ended with it\n");
+		       "(killed?), and its qemu has ended since\n");
 	} else if (ep != NULL && (e = json_load_file(ep, 0, NULL)) != NULL) {
 		time_t t = (time_t)json_number_value(
 		    json_object_get(e, "time"));
@@ -1020,7 +1128,7 @@ cmd_status(int argc, char **argv)
 		desktop_free(d);
 		return (0);
 	}
-	state = vm_backend()->state(d, &pid);
+	state = state_of(d, &pid);
 	uptime_str(d, pid, up, sizeof up);
 	hb_human(sys, sizeof sys, desktop_file_bytes(d, "system.qcow2"));
 	hb_human(home, sizeof home, desktop_file_bytes(d, "home.qcow2"));
@@ -1031,7 +1139,7 @@ cmd_status(int argc, char **argv)
 		printf("pid: %d\naccel: %s\nuptime: %s\n", (int)pid,
 		    accel ? accel : "?", up);
 	vm_agent_status(d, pid);
-	if (state != NULL && strcmp(state, "saved") == 0) {
+	if (state != NULL && strncmp(state, "saved", 5) == 0) {
 		char ram[16], dev[16];
 		hb_human(ram, sizeof ram, desktop_file_bytes(d, "ram"));
 		hb_human(dev, sizeof dev, desktop_file_bytes(d, "state"));
@@ -1095,7 +1203,7 @@ ls_one(const char *name, void *arg)
 		(*count)++;
 		return (0);
 	}
-	state = vm_backend()->state(d, &pid);
+	state = state_of(d, &pid);
 	uptime_str(d, pid, up, sizeof up);
 	if (vm_backend()->stats(d, &st) == 0 && st.pid != 0)
 		pct = vm_cpu_percent_now(d, &st);
@@ -1398,13 +1506,14 @@ const struct cli_cmd cli_desktop_cmds[] = {
 	    "create NAME [--disk 20G] [--home SIZE] [--memory 4G] "
 	    "[--cpus 2] [--image DIR] [--net internet|none] [--net-allow LIST] "
 	    "[--allow LIST] "
-	    "[--approve LIST] [--approve-timeout S]",
+	    "[--approve LIST] [--approve-timeout S] [--idle-save DURATION]",
 	    cmd_create },
 	{ "start",
 	    "start NAME [--timeout S] [--accel auto|kvm|tcg] "
-	    "[--no-wait]",
+	    "[--no-wait] | start --all",
 	    cmd_start },
-	{ "stop", "stop NAME [--timeout S] [--shutdown | --force]", cmd_stop },
+	{ "stop", "stop NAME [--timeout S] [--shutdown | --force] | stop --all",
+	    cmd_stop },
 	{ "pause", "pause NAME", cmd_pause },
 	{ "resume", "resume NAME", cmd_resume },
 	{ "status", "status NAME", cmd_status },

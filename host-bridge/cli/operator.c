@@ -690,6 +690,7 @@ print_policy(json_t *p)
 	const char *ap = json_string_value(json_object_get(p, "approve"));
 	json_t *to = json_object_get(p, "approve_timeout");
 	const char *na = json_string_value(json_object_get(p, "net_allow"));
+	json_t *is = json_object_get(p, "idle_save");
 
 	printf("allow: %s\napprove: %s\napprove-timeout: %lld s\n"
 	       "net-allow: %s\n",
@@ -697,6 +698,11 @@ print_policy(json_t *p)
 	    json_is_integer(to) ? (long long)json_integer_value(to) :
 	                          (long long)AGENT_APPROVE_TIMEOUT,
 	    na && *na ? na : "(public addresses only)");
+	if (json_is_integer(is) && json_integer_value(is) > 0)
+		printf("idle-save: after %lld s without a request\n",
+		    (long long)json_integer_value(is));
+	else
+		printf("idle-save: off\n");
 }
 
 /* No agent runs: change desktop.json, which the next agent reads. */
@@ -738,8 +744,12 @@ cmd_policy(int argc, char **argv)
 		{ "approve", required_argument, NULL, 'p' },
 		{ "approve-timeout", required_argument, NULL, 'T' },
 		{ "net-allow", required_argument, NULL, 'n' },
+		{ "idle-save", required_argument, NULL, 'I' },
 		{ NULL, 0, NULL, 0 },
 	};
+	/* `bureau config` is this command by another name: it changes a
+	 * desktop's settings, the policy among them */
+	const char *cmd = argv[0];
 	struct policy_list l = { 0 };
 	struct desktop *d = NULL;
 	json_t *req = json_pack("{s:s}", "op", "policy"), *r = NULL;
@@ -757,7 +767,7 @@ cmd_policy(int argc, char **argv)
 			/* Checked here too, for an error before any change. */
 			if (policy_parse(c == 'a' ? "--allow" : "--approve",
 			        optarg, &l, &cause) != 0) {
-				op_usage("policy", cause);
+				op_usage(cmd, cause);
 				goto usage;
 			}
 			policy_list_clear(&l);
@@ -767,7 +777,7 @@ cmd_policy(int argc, char **argv)
 		case 'T':
 			if (hb_parse_int("--approve-timeout", optarg, 1, 86400,
 			        &timeout, &cause) != 0) {
-				op_usage("policy", cause);
+				op_usage(cmd, cause);
 				goto usage;
 			}
 			json_object_set_new(req, "approve_timeout",
@@ -775,22 +785,32 @@ cmd_policy(int argc, char **argv)
 			break;
 		case 'n':
 			if (net_allow_check(optarg, 0, NULL, &cause) != 0) {
-				op_usage("policy", cause);
+				op_usage(cmd, cause);
 				goto usage;
 			}
 			json_object_set_new(req, "net_allow",
 			    json_string(optarg));
 			break;
+		case 'I':
+			if (hb_parse_duration("--idle-save", optarg,
+			        AGENT_IDLE_SAVE_MIN, AGENT_IDLE_SAVE_MAX,
+			        &timeout, &cause) != 0) {
+				op_usage(cmd, cause);
+				goto usage;
+			}
+			json_object_set_new(req, "idle_save",
+			    json_integer(timeout));
+			break;
 		default:
-			op_usage("policy", "unknown option");
+			op_usage(cmd, "unknown option");
 			goto usage;
 		}
 	}
 	if (optind + 1 != argc) {
-		op_usage("policy", "one NAME expected");
+		op_usage(cmd, "one NAME expected");
 		goto usage;
 	}
-	if (load_or_fail("policy", argv[optind], &d) != 0)
+	if (load_or_fail(cmd, argv[optind], &d) != 0)
 		goto out;
 	json_incref(req);
 	rv = op_call(d, req, &r, &cause);
@@ -801,7 +821,7 @@ cmd_policy(int argc, char **argv)
 		 * locked, as an agent may have come up meanwhile. */
 		free(cause);
 		cause = NULL;
-		if (store_lock(d, "policy", &lk, &cause) != 0)
+		if (store_lock(d, cmd, &lk, &cause) != 0)
 			goto fail;
 		json_incref(req);
 		rv = op_call(d, req, &r, &cause);
@@ -825,7 +845,7 @@ usage:
 	json_decref(req);
 	return (2);
 fail:
-	op_fail("policy", cause);
+	op_fail(cmd, cause);
 out:
 	json_decref(req);
 	json_decref(r);
@@ -963,7 +983,11 @@ const struct cli_cmd cli_operator_cmds[] = {
 	{ "deny", "deny NAME ID [--reason TEXT]", cmd_deny },
 	{ "policy",
 	    "policy NAME [--allow LIST] [--approve LIST] [--approve-timeout S] "
-	    "[--net-allow LIST]",
+	    "[--net-allow LIST] [--idle-save DURATION|off]",
+	    cmd_policy },
+	{ "config",
+	    "config NAME [--idle-save DURATION|off] [--allow LIST] "
+	    "[--approve LIST] [--approve-timeout S] [--net-allow LIST]",
 	    cmd_policy },
 	{ "log", "log NAME [-f]", cmd_log },
 	{ NULL, NULL, NULL },

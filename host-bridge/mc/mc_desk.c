@@ -205,6 +205,11 @@ mc_desktop(const char *name, int detail, char **cause)
 		struct vm_stats st;
 
 		state = vm_backend()->state(d, &pid);
+		/* saved by its agent while idle: the next request wakes it */
+		if (state != NULL && strcmp(state, "saved") == 0 && agent) {
+			free(state);
+			state = strdup("idle");
+		}
 		if (pid != 0) {
 			since = mc_mtime(d, "qemu.pid");
 			cpu = vm_cpu_percent_now(d, &st);

@@ -5,7 +5,7 @@ import { el, api, human, uptime, clock, actionText, stream, renderApprovals } fr
 
 const APPLIES = {
   start: (s) => s === "stopped" || s === "saved",
-  stop: (s) => s === "running" || s === "paused",
+  stop: (s) => s === "running" || s === "paused" || s === "idle",
   pause: (s) => s === "running",
   resume: (s) => s === "paused",
   snapshot: (s) => s === "running" || s === "paused" || s === "stopped" || s === "saved",

@@ -6,7 +6,7 @@ const cards = new Map(); // name -> {card, parts, frame, lastSeq}
 const APPLIES = {
   // which buttons make sense in which state
   start: (s) => s === "stopped" || s === "saved",
-  stop: (s) => s === "running" || s === "paused",
+  stop: (s) => s === "running" || s === "paused" || s === "idle",
   pause: (s) => s === "running",
   resume: (s) => s === "paused",
   snapshot: (s) => s === "running" || s === "paused" || s === "stopped" || s === "saved",

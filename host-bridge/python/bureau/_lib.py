@@ -14,6 +14,7 @@ then the system (libbureau.so.0 / libbureau.so).
 import ctypes
 import ctypes.util
 import os
+import sysconfig
 import threading
 
 _lock = threading.Lock()
@@ -28,6 +29,13 @@ def _candidates():
     here = os.path.dirname(os.path.abspath(__file__))
     root = os.path.dirname(os.path.dirname(os.path.dirname(here)))
     yield os.path.join(root, "build", "libbureau.so")
+    # make install's: PREFIX/lib, three folders up from this one
+    yield os.path.normpath(os.path.join(here, "..", "..", "..",
+                                        "libbureau.so.0"))
+    # the host package's (packaging/host): a directory of its own
+    multiarch = sysconfig.get_config_var("MULTIARCH")
+    if multiarch:
+        yield "/usr/lib/%s/bureau/libbureau.so.0" % multiarch
     yield "libbureau.so.0"
     found = ctypes.util.find_library("bureau")
     if found:
