@@ -28,7 +28,8 @@ DEPS_TEST := xvfb xterm x11-apps x11-utils xdotool xclip wmctrl \
 	python3 procps psmisc chromium chromium-driver python3-selenium gdb \
 	dnsmasq-base
 DEPS_HOST := qemu-system-x86 qemu-utils mmdebstrap e2fsprogs debhelper \
-	dpkg-dev lintian novnc passt nftables iproute2 xz-utils binutils
+	dpkg-dev dh-python lintian novnc passt nftables iproute2 xz-utils binutils \
+	systemd
 # Debian 12's clang-format (14): another version formats differently.
 DEPS_CHECK := clang-format
 # make fuzz: libFuzzer and the sanitizer runtimes come with Debian's clang.
@@ -98,7 +99,7 @@ T_BIN := $(T_SRC:tests/tools/%.c=$(BUILD)/tests/%)
 BINS := $(BUILD)/bureaud $(BUILD)/bureau $(BUILD)/libbureau.so $(BUILD)/libbureau.a \
 	$(NNG_SO) $(NNGCAT)
 
-.PHONY: all deps deps-check test unit integration demo bench clean format \
+.PHONY: all deps deps-check test unit integration demo bench clean format host-deb \
 	format-check install deb image
 all: $(BINS) $(U_BIN) $(T_BIN)
 
@@ -228,6 +229,17 @@ deb:
 	cp $(BUILD)/deb/bureaud_$(VERSION)_$(DEB_ARCH).deb $(DEB)
 	lintian --fail-on error $(DEB)
 
+# The host package (packaging/host): the CLI, libbureau, the Python module,
+# Mission Control's page and the systemd units, lintian-clean (errors and
+# warnings both fail it).
+HOST_DEB := $(BUILD)/bureau_$(VERSION)_$(DEB_ARCH).deb
+host-deb:
+	rm -rf $(BUILD)/host-deb && mkdir -p $(BUILD)/host-deb/src
+	cp -r packaging/host/debian $(BUILD)/host-deb/src/debian
+	cd $(BUILD)/host-deb/src && BUREAU_TOP=$(CURDIR) dpkg-buildpackage -b -us -uc
+	cp $(BUILD)/host-deb/bureau_$(VERSION)_$(DEB_ARCH).deb $(HOST_DEB)
+	lintian --fail-on error,warning $(HOST_DEB)
+
 image: $(BUILD)/bureau deb
 	$(BUILD)/bureau image build --deb $(DEB) $(IMAGE_FLAGS)
 
@@ -244,14 +256,38 @@ format-check: deps-check
 	    { echo "format-check: the files above differ from .clang-format (make format fixes them)"; exit 1; }
 	@echo "format-check: $(words $(FMT_SRC)) files match .clang-format"
 
-# The host CLI and Mission Control's page (bureau finds the page in
-# ../share/bureau/mission-control from its own directory).
+# What the host package holds (packaging/host), under PREFIX: the CLI and
+# its man page, Mission Control's page (bureau finds it in
+# ../share/bureau/mission-control from its own directory), libbureau and
+# its header, the Python module, and the systemd units with PREFIX's path
+# to bureau (systemd reads $(PREFIX)/lib/systemd/system for /usr/local).
 PREFIX ?= /usr/local
-install: $(BUILD)/bureau
+# Debian's python3 reads /usr/lib/python3/dist-packages and, for /usr/local,
+# /usr/local/lib/python3.X/dist-packages.
+PYVER := $(shell python3 -c 'import sys; print("%d.%d" % sys.version_info[:2])' 2>/dev/null)
+PYDIR ?= $(if $(filter /usr,$(PREFIX)),$(PREFIX)/lib/python3/dist-packages,$(PREFIX)/lib/python$(PYVER)/dist-packages)
+UNITDIR ?= $(PREFIX)/lib/systemd/system
+install: $(BUILD)/bureau $(BUILD)/libbureau.so $(BUILD)/libbureau.a
 	install -D -m 0755 $(BUILD)/bureau $(DESTDIR)$(PREFIX)/bin/bureau
+	install -D -m 0644 packaging/man/bureau.1 $(DESTDIR)$(PREFIX)/share/man/man1/bureau.1
 	install -d $(DESTDIR)$(PREFIX)/share/bureau/mission-control
 	install -m 0644 web/mission-control/* \
 	    $(DESTDIR)$(PREFIX)/share/bureau/mission-control/
+	install -D -m 0644 $(BUILD)/libbureau.so $(DESTDIR)$(PREFIX)/lib/libbureau.so.0
+	ln -sf libbureau.so.0 $(DESTDIR)$(PREFIX)/lib/libbureau.so
+	install -D -m 0644 $(BUILD)/libbureau.a $(DESTDIR)$(PREFIX)/lib/libbureau.a
+	install -D -m 0644 host-bridge/include/bureau.h $(DESTDIR)$(PREFIX)/include/bureau/bureau.h
+	install -D -m 0644 common/bureau_protocol.h $(DESTDIR)$(PREFIX)/include/bureau/bureau_protocol.h
+	install -d $(DESTDIR)$(PYDIR)/bureau
+	install -m 0644 host-bridge/python/bureau/*.py $(DESTDIR)$(PYDIR)/bureau/
+	install -d $(DESTDIR)$(UNITDIR)
+	for u in bureau-desktops bureau-mission-control; do \
+	    sed 's|/usr/bin/bureau|$(PREFIX)/bin/bureau|' packaging/host/debian/bureau.$$u.service \
+	        >$(DESTDIR)$(UNITDIR)/$$u.service && chmod 0644 $(DESTDIR)$(UNITDIR)/$$u.service; \
+	done
+	[ -e $(DESTDIR)/etc/default/bureau ] || \
+	    install -D -m 0644 packaging/host/debian/bureau.default $(DESTDIR)/etc/default/bureau
+	[ -n "$(DESTDIR)" ] || ldconfig
 
 clean:
 	rm -rf $(BUILD) demo-out
