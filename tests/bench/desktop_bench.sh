@@ -20,7 +20,7 @@ command -v qemu-system-x86_64 >/dev/null || { echo "desktop bench: SKIP (no qemu
 home=$(mktemp -d /var/tmp/bureau-bench.XXXXXX)
 export BUREAU_HOME=$home
 cleanup() {
-	for n in b c; do
+	for n in b c c2 c3 c4; do
 		[ -s "$home/$n/qemu.pid" ] && kill -9 "$(cat "$home/$n/qemu.pid")" 2>/dev/null
 	done
 	rm -rf "$home"
@@ -64,6 +64,33 @@ echo "desktop start -> first screenshot ($accel, cold): $(secs "$t0" "$t2") s"
 echo "desktop start -> screenshot of the drawn desktop ($accel, cold): $(secs "$t0" "$t3") s"
 cold=$((t3 - t0))
 cold_k=$(kib "$home/b")
+# What a running desktop costs the host: the PSS of QEMU, the network
+# keeper and its children (as bureau ls counts it), and the CPU its QEMU
+# uses over S seconds, read here from /proc.
+cost() { # DIR... -> "PSS_MB CPU_PERCENT" summed over the desktops, over 20 s
+	/usr/bin/python3 - "$@" <<'PY'
+import os, re, sys, time
+def pss(p):
+    try:
+        kb = int(re.search(r"\nPss:\s+(\d+)", open("/proc/%s/smaps_rollup" % p).read()).group(1))
+        kids = open("/proc/%s/task/%s/children" % (p, p)).read().split()
+    except (OSError, AttributeError):
+        return 0
+    return kb * 1024 + sum(pss(k) for k in kids)
+def cpu(p):
+    f = open("/proc/%s/stat" % p).read().rsplit(")", 1)[1].split()
+    return (int(f[11]) + int(f[12])) / os.sysconf("SC_CLK_TCK")
+qemus = [open(d + "/qemu.pid").read().strip() for d in sys.argv[1:]]
+nets = [open(d + "/net.pid").read().strip() for d in sys.argv[1:]]
+c0, t0 = sum(cpu(q) for q in qemus), time.time()
+time.sleep(20)
+c1, t1 = sum(cpu(q) for q in qemus), time.time()
+print("%.0f %.1f" % (sum(pss(q) + pss(n) for q, n in zip(qemus, nets)) / 2**20,
+                     (c1 - c0) / (t1 - t0) * 100))
+PY
+}
+set -- $(cost "$home/b")
+echo "desktop cost, the cold-booted desktop (2G) idle: host memory (PSS) $1 MB, CPU $2% of a core over 20 s"
 t0=$(ms)
 "$bureau" stop b >/dev/null
 save=$(( $(ms) - t0 ))
@@ -135,8 +162,28 @@ EOF
 	else
 		echo "desktop relay hop: no namespace found under the keeper ${kp:-?}"
 	fi
-	"$bureau" stop --force c >/dev/null 2>&1
-	"$bureau" rm c >/dev/null 2>&1
+	# N running idle clones: what each costs the host, and what each
+	# more adds (the first against four).
+	set -- $(cost "$home/c")
+	one_mb=$1 one_cpu=$2
+	for n in c2 c3 c4; do
+		"$bureau" create $n --image "$img" >/dev/null 2>&1 &&
+			"$bureau" start $n --accel "$accel" --timeout 900 >/dev/null 2>&1 ||
+			echo "desktop bench: clone $n did not start"
+	done
+	sleep 10
+	set -- $(cost "$home/c" "$home/c2" "$home/c3" "$home/c4")
+	echo "desktop cost, running idle clones (4G, minimal image): one $one_mb MB PSS, CPU $one_cpu% of a core;" \
+	    "four $1 MB, CPU $2% in all: each more $(( ($1 - one_mb) / 3 )) MB"
+	t0=$(ms)
+	"$bureau" stop --all >"$home/stop-all.log" 2>&1 || cat "$home/stop-all.log"
+	t1=$(ms)
+	"$bureau" start --all >"$home/start-all.log" 2>&1 || cat "$home/start-all.log"
+	echo "desktop stop --all of 4 running clones: $(secs "$t0" "$t1") s (one stop: $(secs 0 "$save") s); start --all of the 4: $(secs "$t1" "$(ms)") s (one start from saved: $(secs 0 "$restore") s)"
+	for n in c c2 c3 c4; do
+		"$bureau" stop --force $n >/dev/null 2>&1
+		"$bureau" rm $n >/dev/null 2>&1
+	done
 fi
 echo "desktop ratios against the cold boot to a drawn desktop ($(secs 0 "$cold") s, ${cold_k} KiB on disk):" \
     "save $(ratio "$save" "$cold"), start from saved $(ratio "$restore" "$cold")${clone:+, create+start of a clone $(ratio "$clone" "$cold")};" \

@@ -140,8 +140,9 @@ esac
 "$bureau" status $name >"$home/status" 2>&1
 grep -q "$gtok" "$home/status" "$home/start.log" && fail "the guest token was printed"
 
-# `bureau ls`: the VM's CPU, memory and disks as the host sees them (read
-# again here from /proc and du), the guest's own load and memory (its
+# `bureau ls`: the VM's CPU, memory (the PSS of QEMU and of the network
+# keeper's processes) and files on disk as the host sees them (read again
+# here from /proc and the files' blocks), the guest's own load and memory (its
 # MemTotal lies a little under --memory 1536M: the kernel keeps some).
 "$bureau" ls >"$home/ls" 2>&1
 qpid=$(cat "$dir/qemu.pid")
@@ -153,15 +154,28 @@ def size(s):
     return float(m.group(1)) * 1024 ** "BKMGT".index(m.group(2))
 row = [l.split() for l in open(ls) if l.split()[:1] == [name]][0]
 _, state, _, cpu, mem, disk, load, guest, ep = row
-rss = int(re.search(r"VmRSS:\s+(\d+)", open("/proc/%s/status" % pid).read()).group(1)) * 1024
-du = sum(os.stat(os.path.join(d, f)).st_blocks * 512 for f in ("system.qcow2", "home.qcow2"))
+# PSS (smaps_rollup) of QEMU, the network keeper and its children
+def pss(p):
+    try:
+        kb = int(re.search(r"\nPss:\s+(\d+)", open("/proc/%s/smaps_rollup" % p).read()).group(1))
+    except OSError:
+        return 0
+    try:
+        kids = open("/proc/%s/task/%s/children" % (p, p)).read().split()
+    except OSError:
+        kids = []
+    return kb * 1024 + sum(pss(k) for k in kids)
+keeper = open(os.path.join(d, "net.pid")).read().strip()
+rss = int(re.search(r"\nPss:\s+(\d+)", open("/proc/%s/smaps_rollup" % pid).read()).group(1)) * 1024 + pss(keeper)
+du = sum(os.stat(os.path.join(d, f)).st_blocks * 512
+         for f in ("system.qcow2", "home.qcow2", "ram", "state") if os.path.exists(os.path.join(d, f)))
 used, total = (size(x) for x in guest.split("/"))
 ok = (state == "running" and re.fullmatch(r"\d+%", cpu)
       and 0.7 * rss <= size(mem) <= 1.3 * rss
       and 0.9 * du <= size(disk) <= 1.1 * du + 1024 * 1024
       and re.fullmatch(r"\d+\.\d\d", load)
       and 1.2 * 2**30 <= total <= 1.5 * 2**30 and 0 < used < total)
-print(" ".join(row), "| host rss %d du %d" % (rss, du))
+print(" ".join(row), "| host pss %d du %d" % (rss, du))
 sys.exit(0 if ok else 1)
 PY
 then

@@ -66,6 +66,15 @@ refuses "start --timeout abc" --timeout abc "$bureau" start c1 --timeout abc
 refuses "stop --timeout 1e3" --timeout 1e3 "$bureau" stop c1 --timeout 1e3
 refuses "console -n -5" -n -5 "$bureau" console -n -5 c1
 refuses "--net wifi" --net wifi "$bureau" create c2 --net wifi
+for args in "stop --all c1" "stop --all --force" "start --all c1" "start --all --no-wait"; do
+	out=$("$bureau" $args 2>&1)
+	[ $? -eq 2 ] && echo "$out" | grep -qF -- "--all" && pass "bureau $args refused: $(echo "$out" | head -1)" ||
+		fail "bureau $args: '$out'"
+done
+out=$("$bureau" start --all 2>&1) && [ "$out" = "start --all: no desktop was saved by stop --all" ] &&
+	pass "start --all with nothing saved by stop --all: says so" || fail "start --all on nothing: '$out'"
+out=$("$bureau" stop --all 2>&1) && [ "$out" = "stop --all: no desktop is running" ] &&
+	pass "stop --all with nothing running: says so" || fail "stop --all on nothing: '$out'"
 out=$("$bureau" create c2 --allow 'computer.click!' 2>&1)
 [ $? -ne 0 ] && echo "$out" | grep -qF -- "--allow" && pass "--allow with a bad item refused: $out" ||
 	fail "--allow computer.click!: '$out'"
@@ -165,21 +174,50 @@ else
 	fail "stop --force: qemu $pid, agent $apid or network $pp $kids still there"
 fi
 "$bureau" status c1 | grep -qx "state: stopped" && pass "status: stopped" || fail "status after stop"
-# A killed host agent takes its QEMU with it (no orphan), and status says.
+# A killed host agent loses nothing: its QEMU and network keeper run on
+# (sessions of their own), status says so, and start adopts them: the
+# same QEMU, served by a new agent. (test_warm.sh checks the guest's
+# processes across an adoption.)
 "$bureau" start c1 --accel tcg --no-wait >/dev/null 2>&1
 pid=$(cat "$dir/qemu.pid" 2>/dev/null) apid=$(cat "$dir/agent.pid" 2>/dev/null)
 pp=$(cat "$dir/net.pid" 2>/dev/null)
 kids=$(ps --ppid "$pp" -o pid= 2>/dev/null | tr '\n' ' ')
 kill -9 "$apid"
-if [ -n "$pid" ] && [ -n "$kids" ] && gone "$pid" "$pp" $kids; then
-	pass "kill -9 of the agent $apid: qemu $pid, its network keeper $pp and its pasta and passt ($kids) ended with it"
+gone "$apid"
+sleep 1
+alive=1
+for p in "$pid" "$pp" $kids; do kill -0 "$p" 2>/dev/null || alive=; done
+if [ -n "$pid" ] && [ -n "$kids" ] && [ -n "$alive" ] &&
+    [ "$(ps -o sid= -p "$pid" | tr -d ' ')" = "$pid" ]; then
+	pass "kill -9 of the agent $apid: qemu $pid (a session of its own), its network keeper $pp and its pasta and passt ($kids) run on"
 else
-	fail "kill -9 of the agent: qemu $pid or network $pp ($kids) left running"
+	fail "kill -9 of the agent: qemu $pid or network $pp ($kids) ended with it"
 fi
 "$bureau" status c1 >"$home/status" 2>&1
-grep -qx "state: stopped" "$home/status" && grep -q "host agent ended without cleaning up" "$home/status" &&
-	pass "status notices the killed agent: $(grep 'last exit' "$home/status")" ||
+grep -qx "state: running" "$home/status" && grep -q "agent: not running (its VM runs on: bureau start adopts it" "$home/status" &&
+	pass "status notices the killed agent and the VM running on" ||
 	fail "status after the agent was killed: $(cat "$home/status")"
+out=$("$bureau" start c1 --no-wait 2>&1)
+napid=$(cat "$dir/agent.pid" 2>/dev/null)
+if echo "$out" | grep -q "adopted desktop 'c1' (tcg)" && [ "$(cat "$dir/qemu.pid")" = "$pid" ] &&
+    [ "$(cat "$dir/net.pid")" = "$pp" ] && [ -n "$napid" ] && [ "$napid" != "$apid" ] &&
+    grep -q "adopted its running VM (qemu pid $pid" "$dir/agent.log" &&
+    grep -q '"adopted":true' "$dir/run.json"; then
+	pass "start adopts the running VM: the same qemu $pid and keeper $pp, a new agent $napid"
+else
+	fail "start after the agent was killed: $out; qemu $(cat "$dir/qemu.pid"), agent $napid; $(tail -n 2 "$dir/agent.log")"
+fi
+# The adopting agent watches a QEMU that is not its child: its end is seen.
+kill -9 "$pid"
+if gone "$napid"; then
+	"$bureau" status c1 >"$home/status" 2>&1
+	grep -qx "state: stopped" "$home/status" && grep -q "last exit: qemu ended (adopted by this host agent" "$home/status" &&
+		pass "kill -9 of an adopted qemu: its agent saw it and exited; $(grep 'last exit' "$home/status")" ||
+		fail "status after the adopted qemu was killed: $(cat "$home/status")"
+else
+	fail "the agent $napid outlived its adopted qemu"
+fi
+gone "$pp" $kids || fail "the keeper $pp ($kids) outlived its qemu"
 # A killed QEMU is seen by its agent, which records it and exits.
 "$bureau" start c1 --accel tcg --no-wait >/dev/null 2>&1 || fail "start after the agent was killed"
 pid=$(cat "$dir/qemu.pid" 2>/dev/null) apid=$(cat "$dir/agent.pid" 2>/dev/null)

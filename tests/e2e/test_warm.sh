@@ -13,7 +13,13 @@
 # the other's endpoint; the warm state's guest token and the other clone's
 # are refused by a clone's own daemon (guest.json's port); a file written
 # in one clone is not in the other; a clone with a larger --home sees it
-# (df in the guest); stop/start of a clone restores it (same pid); a warm
+# (df in the guest); stop/start of a clone restores it (same pid); kill -9
+# of a clone's host agent leaves its VM running and start adopts it (same
+# QEMU, same pid in the guest); stop --all saves four running clones at
+# once and start --all brings back exactly those it saved (not one stopped
+# and started by hand since), each with its process; a clone with
+# --idle-save is saved once untouched, and the next request wakes it
+# ("woke": true, its process alive); bureau config turns it off; a warm
 # state of another QEMU boots instead, saying so, and create on an image
 # without one says so; the warm state's files are untouched by its clones. Prints the create+start
 # times and what a clone costs on disk. No cold boot when the warm state
@@ -47,9 +53,12 @@ fi
 home=$(mktemp -d /var/tmp/bureau-warm.XXXXXX)
 export BUREAU_HOME=$home
 cleanup() {
-	for n in wa wb wc wd; do
+	for d in "$home"/*/; do
+		n=$(basename "$d")
+		[ -e "$d/desktop.json" ] || continue
 		"$bureau" stop --force $n >/dev/null 2>&1
-		[ -s "$home/$n/qemu.pid" ] && kill -9 "$(cat "$home/$n/qemu.pid")" 2>/dev/null
+		# QEMU outlives a killed agent: kill it by its pid file too
+		[ -s "$d/qemu.pid" ] && kill -9 "$(cat "$d/qemu.pid")" 2>/dev/null
 	done
 	rm -rf "$home"
 }
@@ -219,6 +228,132 @@ grep -q '^restored' "$home/start-wa.out" && [ -n "$pid" ] &&
 [ "$(gsh wa 'cat ~/only-wa.txt')" = only-wa ] || fail "the clone's file is gone after stop/start"
 t1=$(now)
 "$bureau" stop wa >/dev/null 2>&1 && t0=$(now) && start wa "(second stop/start: an ordinary saved desktop)"
+
+# ---- a killed host agent loses nothing: start adopts its running VM -------------
+pid=$(gsh wa 'setsid sleep 100001 >/dev/null 2>&1 < /dev/null & echo $!' | tr -dc 0-9)
+qpid=$(cat "$home/wa/qemu.pid" 2>/dev/null) apid=$(cat "$home/wa/agent.pid" 2>/dev/null)
+kill -9 "$apid"
+n=0
+while kill -0 "$apid" 2>/dev/null && [ $n -lt 100 ]; do sleep 0.1; n=$((n + 1)); done
+t0=$(now)
+"$bureau" start wa >"$home/adopt.out" 2>&1
+took=$(since "$t0")
+if grep -q "^adopted desktop 'wa'" "$home/adopt.out" && [ -n "$qpid" ] &&
+    [ "$(cat "$home/wa/qemu.pid")" = "$qpid" ] && [ -n "$pid" ] &&
+    [ "$(gsh wa "ps -o comm= -p $pid")" = sleep ] &&
+    [ "$(cat "$home/wa/agent.pid")" != "$apid" ]; then
+	pass "kill -9 of the host agent $apid: qemu $qpid ran on and start adopted it in $took s; pid $pid is still 'sleep'"
+else
+	fail "adoption after kill -9 of the agent: $(head -n 3 "$home/adopt.out"); qemu $qpid -> $(cat "$home/wa/qemu.pid" 2>&1); pid '$pid': '$(gsh wa "ps -o comm= -p $pid")'"
+fi
+echo "adopt: start after kill -9 of the host agent -> ready: $took s"
+
+# ---- stop --all / start --all: four desktops saved and back at once -------------
+# wa runs; three more clones with it. Each runs a process of its own.
+for n in w1 w2 w3; do t0=$(now); create $n; start $n "(clone, for --all)"; done
+pids=
+for n in wa w1 w2 w3; do
+	pids="$pids $n:$(gsh $n "setsid sleep 100002 >/dev/null 2>&1 < /dev/null & echo \$!" | tr -dc 0-9)"
+done
+t0=$(now)
+"$bureau" stop --all >"$home/stop-all.out" 2>&1
+rc=$? t_stop4=$(since "$t0")
+marks=$(ls "$home"/*/saved-by-all 2>/dev/null | wc -l)
+running=$(for n in wa w1 w2 w3; do "$bureau" status $n | grep -x 'state: saved'; done | wc -l)
+if [ $rc = 0 ] && grep -q "^stop --all: saved 4 desktops in" "$home/stop-all.out" &&
+    [ "$marks" = 4 ] && [ "$running" = 4 ] && ! pgrep -f "qemu-system.*$home" >/dev/null; then
+	pass "stop --all saved 4 desktops at once in $t_stop4 s (no QEMU left, 4 marks)"
+else
+	cat "$home/stop-all.out"; fail "stop --all: rc $rc, $marks marks, $running saved"
+fi
+# A desktop started and stopped by hand since is its operator's: not brought back.
+"$bureau" start w3 --accel tcg >/dev/null 2>&1 && "$bureau" stop w3 >/dev/null 2>&1
+[ ! -e "$home/w3/saved-by-all" ] && pass "a desktop stopped by hand loses its --all mark" ||
+	fail "w3 kept its --all mark after a stop by hand"
+t0=$(now)
+"$bureau" start --all >"$home/start-all.out" 2>&1
+rc=$? t_start3=$(since "$t0")
+ok=0
+for np in $pids; do
+	n=${np%%:*} p=${np#*:}
+	[ "$n" = w3 ] && continue
+	[ "$(gsh $n "ps -o comm= -p $p")" = sleep ] && ok=$((ok + 1))
+done
+if [ $rc = 0 ] && grep -q "^start --all: started 3 desktops in" "$home/start-all.out" &&
+    [ $ok = 3 ] && "$bureau" status w3 | grep -qx 'state: saved' &&
+    [ -z "$(ls "$home"/*/saved-by-all 2>/dev/null)" ]; then
+	pass "start --all brought back exactly the 3 that stop --all saved, in $t_start3 s, each with its process"
+else
+	cat "$home/start-all.out"; fail "start --all: rc $rc, $ok of 3 with their process; w3 $("$bureau" status w3 | grep state)"
+fi
+"$bureau" start --all >"$home/start-all2.out" 2>&1 && grep -q "no desktop was saved by stop --all" "$home/start-all2.out" &&
+	pass "start --all again: nothing to do" || fail "start --all again: $(cat "$home/start-all2.out")"
+# The same for one desktop, for comparison.
+t0=$(now); "$bureau" stop --all >/dev/null 2>&1; t_stopn=$(since "$t0")
+t0=$(now); "$bureau" start --all >/dev/null 2>&1; t_startn=$(since "$t0")
+"$bureau" stop wa >/dev/null 2>&1 && "$bureau" stop w1 >/dev/null 2>&1
+t0=$(now); "$bureau" stop --all >/dev/null 2>&1; t_stop1=$(since "$t0")
+t0=$(now); "$bureau" start --all >/dev/null 2>&1; t_start1=$(since "$t0")
+"$bureau" status w2 | grep -qx 'state: running' || fail "w2 after stop --all/start --all alone: $("$bureau" status w2 | grep state)"
+echo "all: stop --all of 4 desktops $t_stop4 s, of 3 $t_stopn s, of 1 $t_stop1 s; start --all of 3 $t_start3 s (again $t_startn s), of 1 $t_start1 s"
+for n in wa w1 w2 w3; do "$bureau" stop --force $n >/dev/null 2>&1; done
+
+# ---- idle save, and wake on the next request ----------------------------------
+out=$("$bureau" create wx --image "$img" --idle-save 2s 2>&1)
+[ $? -ne 0 ] && echo "$out" | grep -qF -- "--idle-save '2s'" && [ ! -e "$home/wx" ] &&
+	pass "create --idle-save 2s refused (below 5 s): $(echo "$out" | head -n1)" ||
+	fail "create --idle-save 2s: '$out'"
+t0=$(now); create wi --idle-save 8s; start wi "(clone, --idle-save 8s)"
+pid=$(gsh wi 'setsid sleep 100003 >/dev/null 2>&1 < /dev/null & echo $!' | tr -dc 0-9)
+qpid=$(cat "$home/wi/qemu.pid" 2>/dev/null) apid=$(cat "$home/wi/agent.pid" 2>/dev/null)
+t0=$(now)
+n=0
+while [ $n -lt 240 ] && ! "$bureau" status wi 2>/dev/null | grep -qx 'state: saved (idle)'; do sleep 0.25; n=$((n + 1)); done
+t_idle=$(since "$t0")
+"$bureau" status wi >"$home/status-wi" 2>&1
+"$bureau" ls >"$home/ls-wi" 2>&1
+if grep -qx 'state: saved (idle)' "$home/status-wi" && ! kill -0 "$qpid" 2>/dev/null &&
+    kill -0 "$apid" 2>/dev/null && grep -q "^wi  *saved (idle)" "$home/ls-wi" &&
+    ! pgrep -f "qemu-system.*$home/wi/" >/dev/null; then
+	pass "untouched for 8 s, wi was saved while idle ($t_idle s after the last request): no qemu, its agent $apid serves on, ls and status say 'saved (idle)'"
+else
+	fail "idle save: $(cat "$home/status-wi"); qemu $qpid $(kill -0 "$qpid" 2>/dev/null && echo alive)"
+fi
+t0=$(now)
+r=$(call wi "{\"tool\":\"bash\",\"command\":\"ps -o comm= -p $pid\"}" 60)
+t_wake=$(since "$t0")
+if [ "$(echo "$r" | json woke)" = true ] && [ "$(echo "$r" | json output | tr -d '\n')" = sleep ] &&
+    [ "$(cat "$home/wi/agent.pid")" = "$apid" ]; then
+	pass "the next request woke it and was answered in $t_wake s (\"woke\": true), pid $pid still 'sleep'"
+else
+	fail "the request to the idle desktop ($t_wake s): $(echo "$r" | cut -c1-300)"
+fi
+r=$(call wi '{"tool":"system","action":"ping"}' 30)
+[ "$(echo "$r" | json ok)" = true ] && [ -z "$(echo "$r" | json woke)" ] &&
+	pass "the request after: answered, not woken again" || fail "after the wake: $r"
+echo "idle: saved $t_idle s after the last request (--idle-save 8s); a request to it answered in $t_wake s"
+out=$("$bureau" config wi --idle-save off 2>&1) && echo "$out" | grep -qx "idle-save: off" &&
+	grep -q '"idle_save": 0' "$home/wi/desktop.json" &&
+	pass "bureau config wi --idle-save off: applied and kept" || fail "config --idle-save off: '$out'"
+out=$("$bureau" config wi --idle-save 1x 2>&1)
+[ $? -eq 2 ] && echo "$out" | grep -qF -- "--idle-save '1x'" && pass "config --idle-save 1x refused: $(echo "$out" | head -n1)" ||
+	fail "config --idle-save 1x: '$out'"
+sleep 10
+"$bureau" status wi | grep -qx 'state: running' && pass "with idle-save off, 10 s untouched: still running" ||
+	fail "idle-save off: $("$bureau" status wi | grep state)"
+"$bureau" config wi --idle-save 6s >/dev/null 2>&1
+n=0
+while [ $n -lt 240 ] && ! "$bureau" status wi 2>/dev/null | grep -qx 'state: saved (idle)'; do sleep 0.25; n=$((n + 1)); done
+out=$("$bureau" stop wi 2>&1)
+# the agent has exited once stop returns; init may reap it a moment later
+n=0
+while kill -0 "$apid" 2>/dev/null && [ $n -lt 50 ]; do sleep 0.1; n=$((n + 1)); done
+if echo "$out" | grep -q "saved while idle" && ! kill -0 "$apid" 2>/dev/null &&
+    "$bureau" status wi | grep -qx 'state: saved'; then
+	pass "stop of a desktop saved while idle ends its agent; it stays saved"
+else
+	fail "stop of the idle desktop: '$out'; $("$bureau" status wi | grep state)"
+fi
 
 # ---- a warm state that does not fit: boots instead, saying so -----------------
 # An image beside the real one (its files linked), whose warm state claims
