@@ -115,7 +115,7 @@ ag_vm_start(struct agent *ag, const char *accel, pid_t *qemu, pid_t *net,
 		    "(%s): booted it instead\n",
 		    ag->d->name, fallback);
 	*qemu = ag_read_pid(ag->d, "qemu.pid");
-	*net = ag_read_pid(ag->d, "net.pid");
+	*net = vm_net_keeper_pid(ag->d);
 	if (ag_guest_urls(ag, cause) != 0)
 		goto out;
 	if (*qemu == 0) {
@@ -226,7 +226,7 @@ ag_vm_adopt(struct agent *ag, const char *accel, pid_t *qemu, pid_t *net,
     char **cause)
 {
 	*qemu = vm_backend()->pid(ag->d);
-	*net = ag_read_pid(ag->d, "net.pid");
+	*net = vm_net_keeper_pid(ag->d);
 	if (*qemu == 0) {
 		*cause = hb_fmt("the VM of desktop '%s' ended while its host "
 		                "agent started",
