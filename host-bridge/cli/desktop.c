@@ -244,7 +244,7 @@ create_dir(struct desktop *d, int *created, char **cause)
 {
 	char *home;
 
-	if ((d->dir = store_dir(d->name, NULL)) == NULL) {
+	if (d->dir == NULL && (d->dir = store_dir(d->name, NULL)) == NULL) {
 		*cause = hb_fmt("out of memory");
 		return (-1);
 	}
@@ -285,6 +285,52 @@ create_disks(const struct desktop *d, const struct image *im,
 	    vm_backend()->create(d, im, a->disk, a->home_sz, cause) != 0)
 		return (-1);
 	return (cl);
+}
+
+/* A warm state for a size the image has none of, made on that size's
+ * first use (qemu_warm.c says why per size), before the store's lock:
+ * it takes a cold boot, and other commands go on meanwhile. Only for an
+ * image that has the default size's (image build made it, or image warm:
+ * the operator's choice), not under BUREAU_WARM=0. A failure is a
+ * warning: the desktop boots at its first start, as it would have. */
+static void
+create_warm(const struct desktop *d, const struct create_args *a)
+{
+	const struct vm_backend *vm = vm_backend();
+	struct warm_size sz = { d->memory, d->cpus, a->disk, a->home_sz };
+	char *wd = NULL, *why = NULL, *cause = NULL, *def = NULL;
+	const char *env = getenv("BUREAU_WARM");
+	long long t0 = hb_now_ms();
+	int r;
+
+	if (vm->warm_find == NULL || vm->clone == NULL ||
+	    (env != NULL && strcmp(env, "0") == 0) ||
+	    access(d->dir, F_OK) == 0) /* create_dir says it exists */
+		return;
+	if ((def = hb_fmt("%s/warm/state.json", d->image)) == NULL ||
+	    access(def, F_OK) != 0) {
+		free(def);
+		return;
+	}
+	free(def);
+	r = vm->warm_find(d->image, d->memory, d->cpus, a->disk, a->home_sz,
+	    &wd, &why);
+	free(wd);
+	if (r == 0) {
+		printf("no warm state fits (%s): making one for %s of memory, "
+		       "%d cpus (one cold boot; later desktops of this size "
+		       "start from it)\n",
+		    why ? why : "?", a->mem_s, d->cpus);
+		if (image_warm(d->image, &sz, &cause) != 0)
+			fprintf(stderr,
+			    "bureau create: warning: no warm state made: %s\n",
+			    cause ? cause : "failed");
+		else
+			printf("warm state of this size made in %.1f s\n",
+			    (hb_now_ms() - t0) / 1000.0);
+	}
+	free(why);
+	free(cause);
 }
 
 /* Two tokens: the agent's, for the endpoint, and the guest's, for
@@ -382,11 +428,16 @@ cmd_create(int argc, char **argv)
 	if (create_check(&a, &cause) != 0)
 		goto fail;
 	d.memory = (long)(a.mem >> 20);
-	/* Held until desktop.json names the ports this desktop was given. */
-	if (store_lock_all(&lk, &cause) != 0)
-		goto fail;
 	if ((d.image = image_dir(a.image_opt, &cause)) == NULL ||
 	    image_load(d.image, &im, &cause) != 0)
+		goto fail;
+	if ((d.dir = store_dir(d.name, NULL)) == NULL) {
+		cause = hb_fmt("out of memory");
+		goto fail;
+	}
+	create_warm(&d, &a);
+	/* Held until desktop.json names the ports this desktop was given. */
+	if (store_lock_all(&lk, &cause) != 0)
 		goto fail;
 	if (create_dir(&d, &created, &cause) != 0 ||
 	    store_pick_port(&d.port, &cause) != 0)
@@ -1500,7 +1551,8 @@ cmd_console(int argc, char **argv)
 const struct cli_cmd cli_desktop_cmds[] = {
 	{ "image",
 	    "image build [--minimal] [--out DIR] [--deb PATH] "
-	    "[--cache DIR] [--rebuild]",
+	    "[--cache DIR] [--rebuild] | image warm [DIR] [--memory 4G] "
+	    "[--cpus 2] [--disk 20G] [--home SIZE]",
 	    image_main },
 	{ "create",
 	    "create NAME [--disk 20G] [--home SIZE] [--memory 4G] "

@@ -72,10 +72,73 @@ image_usage(FILE *f)
 	    "  (default DIR: $BUREAU_HOME/images); DIR/<variant> points at "
 	    "the newest,\n"
 	    "  and makes its warm state (new desktops start from it).\n"
-	    "usage: bureau image warm [DIR]\n"
+	    "usage: bureau image warm [DIR] [--memory 4G] [--cpus 2] "
+	    "[--disk 20G] [--home SIZE]\n"
 	    "  (re)makes the warm state of image DIR (an image directory or "
 	    "DIR/<variant>;\n"
-	    "  default: the image `bureau create` picks).\n");
+	    "  default: the image `bureau create` picks); with sizes, one for "
+	    "desktops of\n"
+	    "  those (create makes it on a size's first use) unless one "
+	    "fits them.\n");
+}
+
+/* `bureau image warm [DIR] [--memory M] [--cpus N] [--disk S] [--home S]` */
+static int
+image_warm_main(int argc, char **argv)
+{
+	const char *dir = NULL, *mem = NULL, *cpus = NULL, *disk = NULL;
+	const char *home = NULL;
+	struct warm_size sz = { 0 };
+	char *cause = NULL;
+	long long m = 0;
+	long c = 2;
+
+	for (int i = 1; i < argc; i++) {
+		const char **o = strcmp(argv[i], "--memory") == 0 ? &mem :
+		    strcmp(argv[i], "--cpus") == 0                ? &cpus :
+		    strcmp(argv[i], "--disk") == 0                ? &disk :
+		    strcmp(argv[i], "--home") == 0                ? &home :
+		                                                    NULL;
+		if (o != NULL && i + 1 < argc)
+			*o = argv[++i];
+		else if (o == NULL && argv[i][0] != '-' && dir == NULL)
+			dir = argv[i];
+		else {
+			fprintf(stderr, "bureau image warm: %s '%s'\n",
+			    o ? "no value for" : "unknown argument", argv[i]);
+			image_usage(stderr);
+			return (2);
+		}
+	}
+	/* Sizes as `bureau create` reads and defaults them. */
+	if ((mem || cpus || disk || home) &&
+	    (hb_parse_size("--memory", mem ? mem : "4G", &m, &cause) != 0 ||
+	        (cpus != NULL &&
+	            hb_parse_int("--cpus", cpus, 1, 64, &c, &cause) != 0) ||
+	        hb_parse_size("--disk", disk ? disk : "20G", &sz.disk,
+	            &cause) != 0 ||
+	        hb_parse_size(home ? "--home" : "--disk",
+	            home     ? home :
+	                disk ? disk :
+	                       "20G",
+	            &sz.home, &cause) != 0)) {
+		fprintf(stderr, "bureau image warm: %s\n", cause);
+		free(cause);
+		return (2);
+	}
+	sz.memory_mb = (long)(m >> 20);
+	sz.cpus = (int)c;
+	if (image_warm(dir, mem || cpus || disk || home ? &sz : NULL, &cause) !=
+	    0) {
+		fprintf(stderr,
+		    "bureau image warm: %s: the image stays as it was (new "
+		    "desktops of %s boot)\n",
+		    cause ? cause : "failed",
+		    mem || cpus || disk || home ? "that size" : "it");
+		free(cause);
+		return (1);
+	}
+	return (0);
 }
 
 int
@@ -85,22 +148,8 @@ image_main(int argc, char **argv)
 	int minimal = 0, rebuild = 0, nodaemon = 0, rv = 1;
 	char *recipe = NULL, *deb = NULL, *home = NULL, *outdir = NULL;
 
-	if (argc >= 2 && strcmp(argv[1], "warm") == 0) {
-		char *cause = NULL;
-		if (argc > 3 || (argc == 3 && argv[2][0] == '-')) {
-			image_usage(stderr);
-			return 2;
-		}
-		if (image_warm(argc == 3 ? argv[2] : NULL, &cause) != 0) {
-			fprintf(stderr,
-			    "bureau image warm: %s: the image stays as it "
-			    "was (new desktops boot)\n",
-			    cause ? cause : "failed");
-			free(cause);
-			return 1;
-		}
-		return 0;
-	}
+	if (argc >= 2 && strcmp(argv[1], "warm") == 0)
+		return (image_warm_main(argc - 1, argv + 1));
 	if (argc < 2 || strcmp(argv[1], "build") != 0) {
 		image_usage(argc >= 2 && strcmp(argv[1], "help") == 0 ? stdout :
 		                                                        stderr);
@@ -202,7 +251,7 @@ image_main(int argc, char **argv)
 		char *ws = img ? hb_fmt("%s/warm/state.json", img) : NULL;
 
 		if (ws != NULL && (rebuild || access(ws, F_OK) != 0) &&
-		    image_warm(img, &cause) != 0) {
+		    image_warm(img, NULL, &cause) != 0) {
 			fprintf(stderr,
 			    "bureau image: warning: no warm state: %s; the "
 			    "image is usable, its new desktops boot (cold)\n",

@@ -1,7 +1,9 @@
 /*
  * `bureau image warm [DIR]`: make an image's warm state, DIR/warm (see
  * host-bridge/vm/qemu_warm.c): a desktop named "warm" with the default
- * sizes of `bureau create`, booted once, its session drawn, synced and
+ * sizes of `bureau create` (or, for `bureau create` on the first use of
+ * a size and `image warm --memory ...`, DIR/warm-M-C-D-H with those),
+ * booted once, its session drawn, synced and
  * saved, by this very program's create, start and stop in a private
  * BUREAU_HOME inside DIR (so the files move into DIR/warm by rename, their
  * times kept, which the state records). A failure leaves the image as it
@@ -18,6 +20,7 @@
 #include "host-bridge/cli/desktop.h"
 #include "host-bridge/store/store.h"
 #include "host-bridge/util/util.h"
+#include "host-bridge/vm/vm.h"
 
 /* What a clone needs of the warm desktop's directory. */
 static const char *const warm_files[] = { "system.qcow2", "home.qcow2", "ram",
@@ -34,7 +37,7 @@ rm_tree(const char *path)
 static int
 run_self(const char *home, char **args, char **cause)
 {
-	char *exe = hb_exe_dir(), *self = NULL, *av[12];
+	char *exe = hb_exe_dir(), *self = NULL, *av[20];
 	char *old = getenv("BUREAU_HOME") ? strdup(getenv("BUREAU_HOME")) :
 	                                    NULL;
 	int n = 0, rv;
@@ -46,7 +49,7 @@ run_self(const char *home, char **args, char **cause)
 		return (-1);
 	}
 	av[n++] = self;
-	for (int i = 0; args[i] != NULL && n < 11; i++)
+	for (int i = 0; args[i] != NULL && n < 19; i++)
 		av[n++] = args[i];
 	av[n] = NULL;
 	setenv("BUREAU_HOME", home, 1);
@@ -64,20 +67,47 @@ run_self(const char *home, char **args, char **cause)
 	return (rv);
 }
 
+/* A warm state that fits sz (made by another process meanwhile)? */
+static int
+warm_there(const char *dir, const struct warm_size *sz)
+{
+	const struct vm_backend *vm = vm_backend();
+	char *wd = NULL;
+	int r;
+
+	if (vm->warm_find == NULL)
+		return (0);
+	r = vm->warm_find(dir, sz->memory_mb, sz->cpus, sz->disk, sz->home, &wd,
+	    NULL);
+	free(wd);
+	return (r == 1);
+}
+
 int
-image_warm(const char *opt, char **cause)
+image_warm(const char *opt, const struct warm_size *sz, char **cause)
 {
 	char *dir = NULL, *tmp = NULL, *wdir = NULL, *nw = NULL, *old = NULL;
-	char *from = NULL, *to = NULL;
+	char *from = NULL, *to = NULL, *mem = NULL, *cpus = NULL;
+	char *disk = NULL, *home = NULL;
 	long long t0 = hb_now_ms();
 	int rv = -1, lk = -1;
 
 	if ((dir = image_dir(opt, cause)) == NULL)
 		return (-1);
+	if (sz != NULL &&
+	    ((mem = hb_fmt("%ldM", sz->memory_mb)) == NULL ||
+	        (cpus = hb_fmt("%d", sz->cpus)) == NULL ||
+	        (disk = hb_fmt("%lld", sz->disk)) == NULL ||
+	        (home = hb_fmt("%lld", sz->home)) == NULL)) {
+		*cause = hb_fmt("out of memory");
+		goto out;
+	}
 	if ((tmp = hb_fmt("%s/.warm-XXXXXX", dir)) == NULL ||
-	    (wdir = hb_fmt("%s/warm", dir)) == NULL ||
-	    (nw = hb_fmt("%s/warm.new", dir)) == NULL ||
-	    (old = hb_fmt("%s/warm.old", dir)) == NULL) {
+	    (wdir = sz ?
+	            hb_fmt("%s/warm-%s-%s-%s-%s", dir, mem, cpus, disk, home) :
+	            hb_fmt("%s/warm", dir)) == NULL ||
+	    (nw = hb_fmt("%s.new", wdir)) == NULL ||
+	    (old = hb_fmt("%s.old", wdir)) == NULL) {
 		*cause = hb_fmt("out of memory");
 		goto out;
 	}
@@ -98,9 +128,10 @@ image_warm(const char *opt, char **cause)
 			free(lp);
 			goto out;
 		}
-		if (stat(ws, &after) == 0 &&
-		    (!had || after.st_ino != before.st_ino ||
-		        after.st_mtime != before.st_mtime)) {
+		if ((sz != NULL && warm_there(dir, sz)) ||
+		    (sz == NULL && stat(ws, &after) == 0 &&
+		        (!had || after.st_ino != before.st_ino ||
+		            after.st_mtime != before.st_mtime))) {
 			printf("bureau image warm: '%s' was made meanwhile "
 			       "by another process: kept\n",
 			    wdir);
@@ -118,8 +149,11 @@ image_warm(const char *opt, char **cause)
 		tmp = NULL;
 		goto out;
 	}
-	printf("bureau image warm: booting a desktop of '%s' once\n", dir);
-	char *create[] = { "create", "warm", "--image", dir, NULL };
+	printf("bureau image warm: booting a desktop of '%s' once%s\n", dir,
+	    sz ? " (this size's first)" : "");
+	char *create[] = { "create", "warm", "--image", dir,
+		sz ? "--memory" : NULL, mem, "--cpus", cpus, "--disk", disk,
+		"--home", home, NULL };
 	char *start[] = { "start", "warm", NULL };
 	char *stop[] = { "stop", "warm", NULL };
 	if (run_self(tmp, create, cause) != 0)
@@ -186,5 +220,9 @@ out:
 	free(old);
 	free(from);
 	free(to);
+	free(mem);
+	free(cpus);
+	free(disk);
+	free(home);
 	return (rv);
 }

@@ -1039,6 +1039,7 @@ const struct vm_backend vm_qemu = {
 	.discard = qemu_discard,
 	.stats = qemu_stats,
 	.clone = qemu_clone,
+	.warm_find = qemu_warm_find,
 	.cloned = qemu_cloned,
 	.warm_token = qemu_warm_token,
 };

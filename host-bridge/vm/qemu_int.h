@@ -59,10 +59,14 @@ void qemu_drop_ram(const struct desktop *d);
 int qemu_stats(const struct desktop *d, struct vm_stats *st);
 /* qemu_warm.c: clones of an image's warm state (see there). */
 char *qemu_warm_dir(const char *image);
+/* The warm state of image that fits a desktop of these sizes (vm.h). */
+int qemu_warm_find(const char *image, long memory, int cpus, long long disk,
+    long long home, char **dir, char **why);
 int qemu_clone(const struct desktop *d, const struct image *im, long long disk,
     long long home, char **why);
 int qemu_cloned(const struct desktop *d);
-/* d's warm-from ({"warm", "home", "warm_home"}) or NULL. */
+/* d's warm-from ({"warm", "home", "warm_home", "disk", "warm_disk"}) or
+ * NULL. */
 json_t *qemu_warm_from(const struct desktop *d);
 /* Runs on the warm state's RAM, mapped privately (warm-ram): a clone
  * started by an older bureau. */

@@ -549,19 +549,26 @@ qemu_restore(const struct desktop *d, const struct image *im, const char *accel,
 	if (set_ignore_shared(q, 0, cause) != 0)
 		goto out;
 	if (warm != NULL) {
-		/* A larger home than the warm state's: grown online (the
-		 * guest's virtio-blk sees the new size, its udev rule grows
-		 * the file system: bureau-growhome). */
-		json_int_t h = json_integer_value(
-		    json_object_get(warm, "home"));
-		json_int_t wh = json_integer_value(
-		    json_object_get(warm, "warm_home"));
-
-		if (h > wh &&
-		    qmp_exec(q, "block_resize",
-		        json_pack("{s:s, s:I}", "node-name", "home", "size", h),
-		        NULL, cause) != 0)
-			goto out;
+		/* Disks larger than the warm state's: grown online (the
+		 * guest's virtio-blk sees the new size, its udev rules grow
+		 * the file systems: bureau-growfs, bureau-growhome). */
+		static const char *const grow[][3] = {
+			{ "sys", "disk", "warm_disk" },
+			{ "home", "home", "warm_home" },
+		};
+		for (size_t i = 0; i < sizeof grow / sizeof grow[0]; i++) {
+			json_int_t to = json_integer_value(
+			    json_object_get(warm, grow[i][1]));
+			json_int_t from = json_integer_value(
+			    json_object_get(warm, grow[i][2]));
+			/* (a clone by an older bureau has no warm_disk) */
+			if (from > 0 && to > from &&
+			    qmp_exec(q, "block_resize",
+			        json_pack("{s:s, s:I}", "node-name", grow[i][0],
+			            "size", to),
+			        NULL, cause) != 0)
+				goto out;
+		}
 		/* From here on an ordinary desktop on its own RAM. */
 		qemu_warm_forget(d);
 	} else {

@@ -23,14 +23,32 @@
  * every page of the 4 GB. A copy at the first start costs 0.2 s.
  *
  * The files in a clone's directory:
- *   warm-from  {"warm": DIR, "home": BYTES}: not run yet, the next start
- *              restores DIR's state (and grows home to BYTES online)
+ *   warm-from  {"warm": DIR, "disk": BYTES, "home": BYTES, ...}: not run
+ *              yet, the next start restores DIR's state (and grows the
+ *              system disk and the home to those sizes online)
+ *   warm-token the warm state's guest token, which the clone's daemon
+ *              must refuse once it runs
  *   warm-ram   running on DIR's RAM (privately), a clone started by an
  *              older bureau: the next save writes the RAM into the state
+ * Warm states of other sizes: the memory and the cpus are the machine's
+ * (the RAM block and the vCPUs the state holds), so a new desktop of
+ * another --memory or --cpus needs a warm state of its own: `bureau
+ * create` makes one on the first use of a size (IMAGE/warm-MEMORY-CPUS-
+ * DISK-HOME, one cold boot, cli/warm.c), and every later desktop of that
+ * size is a clone. The disks need not match: a warm state serves every
+ * desktop whose system disk and home are at least its own, grown online
+ * at the first start (block_resize; the guest's udev rule grows the file
+ * system). Adding memory and cpus to a restored guest instead (virtio-mem,
+ * vCPU hotplug) would give every size one warm state, but then every
+ * desktop runs a machine unlike a booted one (its memory mostly in a
+ * movable hotplug zone, vCPUs the guest must online) under QEMU 7.2's
+ * TCG; a warm state per size costs one boot and about 400 MB of disk.
+ *
  * Its identity (tokens, hostname, machine-id) comes through fw_cfg from
  * the new QEMU; the guest re-reads it on the VM generation change
  * (-device vmgenid), see ready.c's vm_launch.
  */
+#include <dirent.h>
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -136,99 +154,208 @@ out:
 	return (rv);
 }
 
-int
-qemu_clone(const struct desktop *d, const struct image *im, long long disk,
-    long long home, char **why)
+/* Does the warm state in wd fit a desktop of d's memory and cpus, disk
+ * and home (which grow online from the warm state's, never shrink)? 1
+ * yes, 0 no (*why says why, when why is not NULL and *why is NULL), -1
+ * out of memory. *wj and *sj get warm.json and state.json when it fits. */
+static int
+warm_fits(const char *wd, long memory, int cpus, long long disk, long long home,
+    json_t **wj, json_t **sj, char **why)
 {
-	char *wd = qemu_warm_dir(d->image), *p = NULL, *from = NULL;
-	char *to = NULL, *s = NULL;
-	json_t *w = NULL, *st = NULL, *mark = NULL;
-	long long whome;
+	char *p = hb_fmt("%s/warm.json", wd), *s = hb_fmt("%s/state.json", wd);
+	json_t *w = NULL, *st = NULL;
 	const char *m;
+	char *no = NULL;
 	int rv = 0;
 
-	(void)im;
-	if (wd == NULL || (p = hb_fmt("%s/warm.json", wd)) == NULL) {
-		*why = hb_fmt("out of memory");
+	if (p == NULL || s == NULL) {
 		rv = -1;
 		goto out;
 	}
-	if (getenv("BUREAU_WARM") != NULL &&
-	    strcmp(getenv("BUREAU_WARM"), "0") == 0) {
-		*why = hb_fmt("BUREAU_WARM=0");
-		goto out;
-	}
 	if ((w = json_load_file(p, 0, NULL)) == NULL) {
-		*why = hb_fmt("the image has no warm state (bureau image warm "
-		              "makes it)");
+		no = hb_fmt("the image has no warm state (bureau image warm "
+		            "makes it)");
 		goto out;
 	}
-	free(p);
-	if ((p = hb_fmt("%s/state.json", wd)) == NULL ||
-	    (st = json_load_file(p, 0, NULL)) == NULL) {
-		*why = hb_fmt("the image's warm state is incomplete (no "
-		              "state.json)");
+	if ((st = json_load_file(s, 0, NULL)) == NULL) {
+		no = hb_fmt("the image's warm state is incomplete (no "
+		            "state.json)");
 		goto out;
 	}
 	m = json_string_value(json_object_get(st, "machine"));
-	whome = json_integer_value(json_object_get(w, "home"));
 	if (m == NULL || strcmp(m, QEMU_MACHINE) != 0) {
-		*why = hb_fmt("the warm state is of machine type '%s', this "
-		              "bureau runs '%s'",
+		no = hb_fmt("the warm state is of machine type '%s', this "
+		            "bureau runs '%s'",
 		    m ? m : "?", QEMU_MACHINE);
 		goto out;
 	}
-	if (json_integer_value(json_object_get(w, "memory")) != d->memory ||
-	    json_integer_value(json_object_get(w, "cpus")) != d->cpus) {
-		*why = hb_fmt("the warm state has %lldM of memory and %lld "
-		              "cpus",
+	if (json_integer_value(json_object_get(w, "memory")) != memory ||
+	    json_integer_value(json_object_get(w, "cpus")) != cpus) {
+		no = hb_fmt("the warm state has %lldM of memory and %lld cpus",
 		    (long long)json_integer_value(json_object_get(w, "memory")),
 		    (long long)json_integer_value(json_object_get(w, "cpus")));
 		goto out;
 	}
-	if (json_integer_value(json_object_get(w, "disk")) != disk) {
-		*why = hb_fmt("the warm state's system disk is %lld bytes",
+	if (json_integer_value(json_object_get(w, "disk")) > disk) {
+		no = hb_fmt("the warm state's system disk is %lld bytes: a "
+		            "disk cannot shrink",
 		    (long long)json_integer_value(json_object_get(w, "disk")));
 		goto out;
 	}
-	if (home < whome) {
-		*why = hb_fmt("the warm state's home is %lld bytes: a home "
-		              "cannot shrink",
-		    whome);
+	if (json_integer_value(json_object_get(w, "home")) > home) {
+		no = hb_fmt("the warm state's home is %lld bytes: a home "
+		            "cannot shrink",
+		    (long long)json_integer_value(json_object_get(w, "home")));
 		goto out;
 	}
-	for (int i = 0; i < 2; i++) {
-		const char *n = i == 0 ? "system.qcow2" : "home.qcow2";
+	rv = 1;
+	*wj = w;
+	*sj = st;
+	w = st = NULL;
+out:
+	if (no != NULL && why != NULL && *why == NULL)
+		*why = no;
+	else
+		free(no);
+	json_decref(w);
+	json_decref(st);
+	free(p);
+	free(s);
+	return (rv);
+}
+
+int
+qemu_warm_find(const char *image, long memory, int cpus, long long disk,
+    long long home, char **dir, char **why)
+{
+	char *wd = NULL, *best = NULL;
+	json_t *w = NULL, *st = NULL;
+	long long best_grow = -1;
+	DIR *dh = NULL;
+	struct dirent *de;
+	int rv = 0, f;
+
+	*dir = NULL;
+	if (getenv("BUREAU_WARM") != NULL &&
+	    strcmp(getenv("BUREAU_WARM"), "0") == 0) {
+		if (why != NULL && *why == NULL)
+			*why = hb_fmt("BUREAU_WARM=0");
+		return (0);
+	}
+	/* The default size's first: its reason is the one to give. */
+	if ((wd = qemu_warm_dir(image)) == NULL)
+		return (-1);
+	if ((f = warm_fits(wd, memory, cpus, disk, home, &w, &st, why)) != 0) {
+		json_decref(w);
+		json_decref(st);
+		if (f < 0) {
+			free(wd);
+			return (-1);
+		}
+		*dir = wd;
+		return (1);
+	}
+	free(wd);
+	wd = NULL;
+	/* Then the warm states made for other sizes (warm-*): the one
+	 * whose disks grow least, so that the fewest blocks are new. */
+	if ((dh = opendir(image)) == NULL)
+		return (0);
+	while ((de = readdir(dh)) != NULL) {
+		/* (not DIR.new or DIR.old: being made or replaced) */
+		if (strncmp(de->d_name, "warm-", 5) != 0 ||
+		    strchr(de->d_name, '.') != NULL)
+			continue;
+		free(wd);
+		if ((wd = hb_fmt("%s/%s", image, de->d_name)) == NULL) {
+			rv = -1;
+			goto out;
+		}
+		if ((f = warm_fits(wd, memory, cpus, disk, home, &w, &st,
+		         NULL)) < 0) {
+			rv = -1;
+			goto out;
+		}
+		if (f == 0)
+			continue;
+		long long grow =
+		    (disk - json_integer_value(json_object_get(w, "disk"))) +
+		    (home - json_integer_value(json_object_get(w, "home")));
+		json_decref(w);
+		json_decref(st);
+		w = st = NULL;
+		if (best == NULL || grow < best_grow) {
+			free(best);
+			best = wd;
+			wd = NULL;
+			best_grow = grow;
+		}
+	}
+	if (best != NULL) {
+		*dir = best;
+		best = NULL;
+		rv = 1;
+	}
+out:
+	if (dh != NULL)
+		closedir(dh);
+	free(wd);
+	free(best);
+	return (rv);
+}
+
+int
+qemu_clone(const struct desktop *d, const struct image *im, long long disk,
+    long long home, char **why)
+{
+	char *wd = NULL, *p = NULL, *from = NULL, *to = NULL, *s = NULL;
+	json_t *w = NULL, *st = NULL, *mark = NULL;
+	int rv;
+
+	(void)im;
+	if ((rv = qemu_warm_find(d->image, d->memory, d->cpus, disk, home, &wd,
+	         why)) <= 0) {
+		if (rv < 0)
+			*why = hb_fmt("out of memory");
+		goto out;
+	}
+	rv = -1;
+	if (warm_fits(wd, d->memory, d->cpus, disk, home, &w, &st, why) != 1)
+		goto out;
+	/* The disks as they were at the save (the warm RAM knows them), and
+	 * the warm state's guest token, which the clone's daemon must refuse
+	 * once it runs (ready.c) */
+	for (int i = 0; i < 3; i++) {
+		const char *n = i == 0 ? "system.qcow2" :
+		    i == 1             ? "home.qcow2" :
+		                         "guest-token";
 		free(from);
 		free(to);
 		from = hb_fmt("%s/%s", wd, n);
-		to = desktop_path(d, n);
+		to = desktop_path(d, i == 2 ? "warm-token" : n);
 		if (from == NULL || to == NULL) {
 			*why = hb_fmt("out of memory");
-			rv = -1;
 			goto out;
 		}
-		if (copy_disk(from, to, why) != 0) {
-			rv = -1;
+		if (copy_disk(from, to, why) != 0)
 			goto out;
-		}
 	}
 	/* Which warm state: one remade since (image warm) does not know
-	 * these disks. */
-	mark = json_pack("{s:s, s:I, s:I, s:s?}", "warm", wd, "home",
-	    (json_int_t)home, "warm_home", (json_int_t)whome, "state_blake2b",
+	 * these disks. The disks grow to the desktop's sizes at the first
+	 * start, online. */
+	mark = json_pack("{s:s, s:I, s:I, s:I, s:I, s:s?}", "warm", wd, "home",
+	    (json_int_t)home, "warm_home",
+	    json_integer_value(json_object_get(w, "home")), "disk",
+	    (json_int_t)disk, "warm_disk",
+	    json_integer_value(json_object_get(w, "disk")), "state_blake2b",
 	    json_string_value(json_object_get(st, "state_blake2b")));
-	free(p);
 	if (mark == NULL || (s = json_dumps(mark, 0)) == NULL ||
 	    (p = desktop_path(d, "warm-from")) == NULL) {
 		*why = hb_fmt("out of memory");
-		rv = -1;
 		goto out;
 	}
-	if (hb_write_file(p, s, strlen(s), 0600, why) != 0) {
-		rv = -1;
+	if (hb_write_file(p, s, strlen(s), 0600, why) != 0)
 		goto out;
-	}
 	rv = 1;
 out:
 	json_decref(w);
@@ -245,10 +372,16 @@ out:
 char *
 qemu_warm_token(const struct desktop *d)
 {
-	char *p = hb_fmt("%s/warm/guest-token", d->image), *t;
+	char *p = desktop_path(d, "warm-token"), *t;
 
 	t = p ? hb_read_file(p) : NULL;
 	free(p);
+	/* a clone made by an older bureau: of the default size's */
+	if (t == NULL &&
+	    (p = hb_fmt("%s/warm/guest-token", d->image)) != NULL) {
+		t = hb_read_file(p);
+		free(p);
+	}
 	if (t != NULL)
 		t[strcspn(t, "\r\n")] = '\0';
 	return (t);

@@ -75,6 +75,11 @@ struct vm_backend {
 	 * -1 on error. */
 	int (*clone)(const struct desktop *d, const struct image *im,
 	    long long disk_bytes, long long home_bytes, char **why);
+	/* The directory (*dir, malloc'd) of a warm state of image that a
+	 * desktop of these sizes can be cloned from: 1, or 0 when none fits
+	 * (*why says why, when why is not NULL), -1 out of memory. */
+	int (*warm_find)(const char *image, long memory_mb, int cpus,
+	    long long disk_bytes, long long home_bytes, char **dir, char **why);
 	/* A clone not started yet: restore starts it from the warm state. */
 	int (*cloned)(const struct desktop *d);
 	/* The warm state's guest token (malloc'd), which a clone's daemon

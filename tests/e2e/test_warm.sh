@@ -13,7 +13,10 @@
 # the other's endpoint; the warm state's guest token and the other clone's
 # are refused by a clone's own daemon (guest.json's port); a file written
 # in one clone is not in the other; a clone with a larger --home sees it
-# (df in the guest); stop/start of a clone restores it (same pid); kill -9
+# (df in the guest), and one with a larger --disk its root; a desktop of
+# another --memory and --cpus makes that size's warm state at its first
+# create, and the next one of that size (and a larger --disk) is a clone
+# of it whose guest has that memory and those cpus; stop/start of a clone restores it (same pid); kill -9
 # of a clone's host agent leaves its VM running and start adopts it (same
 # QEMU, same pid in the guest); stop --all saves four running clones at
 # once and start --all brings back exactly those it saved (not one stopped
@@ -197,18 +200,77 @@ gsh wa 'echo only-wa > ~/only-wa.txt && sync' >/dev/null
 	fail "the file written in wa: in wa '$(gsh wa 'cat ~/only-wa.txt')', in wb '$(gsh wb 'ls ~')'"
 "$bureau" stop --force wb >/dev/null 2>&1
 
-# ---- a larger home: grown online ----------------------------------------------
-t0=$(now); create wc --home 24G; start wc "(clone, --home 24G)"
-size=0
-for i in $(seq 1 60); do
-	size=$(gsh wc 'df -B1 --output=size /home | tail -n1' | tr -dc 0-9)
-	[ -n "$size" ] && [ "$size" -gt $((22 * 1024 * 1024 * 1024)) ] && break
-	sleep 1
-done
+# ---- larger disks: grown online ------------------------------------------------
+# df SIZE_GIB NAME MOUNT: wait (the guest's udev rule grows the file system
+# after the restore) until MOUNT in NAME is over SIZE_GIB GiB; its size.
+df_over() {
+	size=0
+	for i in $(seq 1 60); do
+		size=$(gsh $2 "df -B1 --output=size $3 | tail -n1" | tr -dc 0-9)
+		[ -n "$size" ] && [ "$size" -gt $(($1 * 1024 * 1024 * 1024)) ] && break
+		sleep 1
+	done
+	echo "$size"
+}
+t0=$(now); create wc --disk 22G --home 24G; start wc "(clone, --disk 22G --home 24G)"
+size=$(df_over 22 wc /home)
 [ -n "$size" ] && [ "$size" -gt $((22 * 1024 * 1024 * 1024)) ] &&
 	pass "a clone with --home 24G sees it: /home is $size bytes (grown online)" ||
 	fail "a clone with --home 24G: /home is '$size' bytes"
+size=$(df_over 20 wc /)
+[ -n "$size" ] && [ "$size" -gt $((20 * 1024 * 1024 * 1024)) ] &&
+	pass "a clone with --disk 22G sees it: / is $size bytes (the warm state's 20G, grown online)" ||
+	fail "a clone with --disk 22G: / is '$size' bytes"
 "$bureau" stop --force wc >/dev/null 2>&1
+
+# ---- another memory and cpus: a warm state of that size, made on first use ------
+# In a private copy of the image (its files linked), so that the shared
+# image cache keeps no warm state of this size and every run makes it.
+mkdir -p "$home/img2"
+for f in "$img"/*; do [ -f "$f" ] && ln -s "$f" "$home/img2/"; done
+ln -s "$warm" "$home/img2/warm"
+t0=$(now)
+if "$bureau" create wf --image "$home/img2" --memory 1536M --cpus 1 >"$home/create-wf.out" 2>&1 &&
+    grep -q "making one for 1536M of memory, 1 cpus" "$home/create-wf.out" &&
+    grep -q "cloned from the image's warm state" "$home/create-wf.out"; then
+	pass "the first create of 1536M, 1 cpu makes its warm state and clones it ($(since $t0) s, one cold boot)"
+else
+	cat "$home/create-wf.out"; fail "create wf --memory 1536M --cpus 1"
+fi
+sized=$(ls -d "$home/img2"/warm-1536M-1-* 2>/dev/null | head -n1)
+[ -n "$sized" ] && [ -s "$sized/state.json" ] && [ -s "$sized/ram" ] &&
+	pass "its warm state is $(basename "$sized")" || fail "no warm state of 1536M, 1 cpu in $home/img2: $(ls "$home/img2")"
+t0=$(now)
+if "$bureau" create wg --image "$home/img2" --memory 1536M --cpus 1 --disk 22G >"$home/create-wg.out" 2>&1 &&
+    ! grep -q "making one" "$home/create-wg.out" &&
+    grep -q "cloned from the image's warm state" "$home/create-wg.out"; then
+	:
+else
+	cat "$home/create-wg.out"; fail "create wg: not a clone of the 1536M warm state"; exit 1
+fi
+if "$bureau" start wg --accel tcg --timeout 600 >"$home/start-wg.out" 2>&1 &&
+    grep -q '^restored' "$home/start-wg.out"; then
+	pass "a second desktop of 1536M, 1 cpu, --disk 22G: create+start from its warm state in $(since $t0) s ($(head -n1 "$home/start-wg.out"))"
+else
+	cat "$home/start-wg.out"; tail -20 "$home/wg/agent.log"; fail "start wg"
+fi
+# What the guest sees: its memory and cpus, and the disk grown online.
+mem_k=$(gsh wg "awk '/^MemTotal/ { print \$2 }' /proc/meminfo" | tr -dc 0-9)
+ncpu=$(gsh wg nproc | tr -dc 0-9)
+[ -n "$mem_k" ] && [ "$mem_k" -gt $((1200 * 1024)) ] && [ "$mem_k" -le $((1536 * 1024)) ] &&
+	[ "$ncpu" = 1 ] &&
+	pass "in the guest: MemTotal $mem_k kB (of 1536M), $ncpu cpu" ||
+	fail "in the guest: MemTotal '$mem_k' kB, '$ncpu' cpus (want about 1536M, 1)"
+size=$(df_over 20 wg /)
+[ -n "$size" ] && [ "$size" -gt $((20 * 1024 * 1024 * 1024)) ] &&
+	pass "and / is $size bytes (--disk 22G, grown online)" ||
+	fail "wg's / is '$size' bytes (want 22G)"
+[ "$(cat "$home/wf/warm-token")" = "$(cat "$sized/guest-token")" ] &&
+	[ "$(gsh wg 'cat /run/bureau/token')" = "$(cat "$home/wg/guest-token")" ] &&
+	pass "wg runs its own guest token, not its warm state's" ||
+	fail "wg's guest token"
+# (the test's 30 ports hold ten desktops: these two are done)
+for n in wf wg; do "$bureau" rm --force $n >/dev/null 2>&1 || fail "rm --force $n"; done
 
 # ---- stop/start of a clone restores it ----------------------------------------
 pid=$(gsh wa 'setsid sleep 100000 >/dev/null 2>&1 < /dev/null & echo $!' | tr -dc 0-9)
