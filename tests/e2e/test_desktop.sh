@@ -48,6 +48,9 @@ fi
 
 home=$(mktemp -d /var/tmp/bureau-e2e.XXXXXX)
 export BUREAU_HOME=$home
+# Cold boots, whatever sizes: no warm state made or cloned (create would
+# make one for a size the image has none of).
+export BUREAU_WARM=0
 dir=$home/$name
 cleanup() {
 	# The agent takes its QEMU and its network keeper with it.

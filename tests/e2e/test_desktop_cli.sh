@@ -29,6 +29,9 @@ command -v qemu-system-x86_64 >/dev/null 2>&1 || skip "desktop cli: no qemu (mak
 # A comma in every path QEMU is given.
 home=$(mktemp -d /var/tmp/bureau,cli.XXXXXX)
 export BUREAU_HOME=$home
+# Cold boots, whatever sizes: no warm state made or cloned (create would
+# make one for a size the image has none of).
+export BUREAU_WARM=0
 dir=$home/c1
 cleanup() {
 	for d in "$home"/*/; do

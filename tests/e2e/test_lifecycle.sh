@@ -45,6 +45,9 @@ fi
 
 home=$(mktemp -d /var/tmp/bureau-life.XXXXXX)
 export BUREAU_HOME=$home
+# Cold boots, whatever sizes: no warm state made or cloned (create would
+# make one for a size the image has none of).
+export BUREAU_WARM=0
 dir=$home/$name
 cleanup() {
 	for p in "$dir/qemu.pid" "$home/raw/qemu.pid"; do
