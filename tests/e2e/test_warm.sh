@@ -201,26 +201,23 @@ gsh wa 'echo only-wa > ~/only-wa.txt && sync' >/dev/null
 "$bureau" stop --force wb >/dev/null 2>&1
 
 # ---- larger disks: grown online ------------------------------------------------
-# df SIZE_GIB NAME MOUNT: wait (the guest's udev rule grows the file system
-# after the restore) until MOUNT in NAME is over SIZE_GIB GiB; its size.
-df_over() {
+# grown GIB NAME MOUNT WHAT: pass when MOUNT in NAME is over GIB GiB,
+# waiting up to 60 s (the guest's udev rule grows the file system after
+# the restore), else fail; WHAT says what was asked.
+grown() {
 	size=0
 	for i in $(seq 1 60); do
 		size=$(gsh $2 "df -B1 --output=size $3 | tail -n1" | tr -dc 0-9)
 		[ -n "$size" ] && [ "$size" -gt $(($1 * 1024 * 1024 * 1024)) ] && break
 		sleep 1
 	done
-	echo "$size"
+	[ -n "$size" ] && [ "$size" -gt $(($1 * 1024 * 1024 * 1024)) ] &&
+		pass "$2 with $4 sees it: $3 is $size bytes (grown online)" ||
+		fail "$2 with $4: $3 is '$size' bytes (want over $1 GiB)"
 }
 t0=$(now); create wc --disk 22G --home 24G; start wc "(clone, --disk 22G --home 24G)"
-size=$(df_over 22 wc /home)
-[ -n "$size" ] && [ "$size" -gt $((22 * 1024 * 1024 * 1024)) ] &&
-	pass "a clone with --home 24G sees it: /home is $size bytes (grown online)" ||
-	fail "a clone with --home 24G: /home is '$size' bytes"
-size=$(df_over 20 wc /)
-[ -n "$size" ] && [ "$size" -gt $((20 * 1024 * 1024 * 1024)) ] &&
-	pass "a clone with --disk 22G sees it: / is $size bytes (the warm state's 20G, grown online)" ||
-	fail "a clone with --disk 22G: / is '$size' bytes"
+grown 22 wc /home "--home 24G"
+grown 20 wc / "--disk 22G (the warm state's 20G)"
 "$bureau" stop --force wc >/dev/null 2>&1
 
 # ---- another memory and cpus: a warm state of that size, made on first use ------
@@ -261,10 +258,7 @@ ncpu=$(gsh wg nproc | tr -dc 0-9)
 	[ "$ncpu" = 1 ] &&
 	pass "in the guest: MemTotal $mem_k kB (of 1536M), $ncpu cpu" ||
 	fail "in the guest: MemTotal '$mem_k' kB, '$ncpu' cpus (want about 1536M, 1)"
-size=$(df_over 20 wg /)
-[ -n "$size" ] && [ "$size" -gt $((20 * 1024 * 1024 * 1024)) ] &&
-	pass "and / is $size bytes (--disk 22G, grown online)" ||
-	fail "wg's / is '$size' bytes (want 22G)"
+grown 20 wg / "--disk 22G (its warm state's 20G)"
 [ "$(cat "$home/wf/warm-token")" = "$(cat "$sized/guest-token")" ] &&
 	[ "$(gsh wg 'cat /run/bureau/token')" = "$(cat "$home/wg/guest-token")" ] &&
 	pass "wg runs its own guest token, not its warm state's" ||
