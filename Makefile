@@ -85,7 +85,8 @@ L_SRC := $(wildcard host-bridge/lib/*.c)
 L_OBJ := $(L_SRC:%.c=$(OBJ)/%.o)
 C_SRC := $(wildcard host-bridge/cli/*.c host-bridge/util/*.c \
 	host-bridge/store/*.c host-bridge/vm/*.c host-bridge/agent/*.c \
-	host-bridge/opclient/*.c host-bridge/mc/*.c common/*.c)
+	host-bridge/opclient/*.c host-bridge/mc/*.c host-bridge/mcp/*.c \
+	common/*.c)
 C_OBJ := $(C_SRC:%.c=$(OBJ)/%.o)
 
 # Unit tests: tests/unit/test_*.c, each linked with the daemon's objects.
@@ -346,6 +347,8 @@ soak: deps-check
 # files); the machine's npm only bootstraps it. The openclaw package lives
 # outside the plugin's directory (OpenClaw refuses a linked plugin whose
 # directory holds its own bundled plugins) and is linked in for the SDK.
+# .deps/mcp holds the official MCP TypeScript SDK (tests/mcp's lock), the
+# client tests/integration/test_mcp.py drives `bureau mcp` with.
 OC_PLUGIN := host-bridge/openclaw
 OC_DEPS := .deps
 OC_PATH := PATH=$(CURDIR)/$(OC_DEPS)/node/node_modules/.bin:$$PATH
@@ -363,8 +366,9 @@ openclaw-deps-check: deps-check
 		DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -q --no-install-recommends npm; }; }; \
 	fresh() { [ -z "$(OC_FORCE)" ] && cmp -s "$$1" "$$2" && [ -e "$$3/node_modules/.package-lock.json" ]; }; \
 	set -e; \
-	for part in node openclaw; do \
+	for part in node openclaw mcp; do \
 		d=$(OC_DEPS)/$$part; src=$(OC_PLUGIN)/deps/$$part; \
+		[ $$part != mcp ] || src=tests/mcp; \
 		fresh $$src/package-lock.json $$d/package-lock.json $$d && continue; \
 		echo "openclaw-deps: npm ci in $$d"; need_npm; \
 		mkdir -p $$d && cp $$src/package.json $$src/package-lock.json $$d/; \

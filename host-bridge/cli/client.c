@@ -1,5 +1,6 @@
 /*
- * bureau call / bureau screenshot: the client commands, over libbureau.
+ * bureau call / bureau screenshot / bureau mcp: the client commands, over
+ * libbureau (bureau mcp's server is ../mcp).
  *
  * Exit status: 0 done, 1 the daemon answered with an error (or the output
  * file could not be written), 2 usage error, 3 transport error.
@@ -17,6 +18,7 @@
 #include "host-bridge/cli/cli.h"
 #include "host-bridge/cli/safeprint.h"
 #include "host-bridge/include/bureau.h"
+#include "host-bridge/mcp/mcp.h"
 #include "host-bridge/util/util.h"
 
 #define EXIT_DAEMON    1
@@ -29,6 +31,17 @@
 #define SHOT_USAGE                                                             \
 	"bureau screenshot [--url URL] [--token-file F] [--timeout S] "        \
 	"[NAME] -o FILE.png|-"
+#define MCP_USAGE "bureau mcp [--url URL] [--token-file F] [--timeout S] NAME"
+
+static const char *
+cl_usage_line(const char *cmd)
+{
+	if (strcmp(cmd, "call") == 0)
+		return (CALL_USAGE);
+	if (strcmp(cmd, "mcp") == 0)
+		return (MCP_USAGE);
+	return (SHOT_USAGE);
+}
 
 struct cl_opts {
 	const char *cmd;        /* "call" or "screenshot", for messages */
@@ -99,8 +112,7 @@ cl_usage(const struct cl_opts *o, const char *fmt, const char *arg)
 {
 	fprintf(stderr, "bureau %s: ", o->cmd);
 	fprintf(stderr, fmt, arg);
-	fprintf(stderr, "\nusage: %s\n",
-	    strcmp(o->cmd, "call") == 0 ? CALL_USAGE : SHOT_USAGE);
+	fprintf(stderr, "\nusage: %s\n", cl_usage_line(o->cmd));
 	return (EXIT_USAGE);
 }
 
@@ -138,9 +150,7 @@ cl_parse(struct cl_opts *o, int argc, char **argv, int want_out)
 			continue;
 		}
 		if (strcmp(a, "-h") == 0 || strcmp(a, "--help") == 0) {
-			printf("usage: %s\n",
-			    strcmp(o->cmd, "call") == 0 ? CALL_USAGE :
-			                                  SHOT_USAGE);
+			printf("usage: %s\n", cl_usage_line(o->cmd));
 			return (0);
 		}
 		eq = strchr(a, '=');
@@ -509,8 +519,43 @@ out:
 	return (st);
 }
 
+/*
+ * bureau mcp: an MCP server on stdio for one desktop (../mcp), through its
+ * host agent with the desktop's agent token, like `bureau call NAME`.
+ */
+static int
+cl_mcp(int argc, char **argv)
+{
+	struct cl_opts o = { .cmd = "mcp" };
+	struct mcp_opts mo = { 0 };
+	const char *name = NULL;
+	int st;
+
+	if ((st = cl_parse(&o, argc, argv, 0)) >= 0)
+		return (st);
+	if (o.npos > 1 || (o.npos == 1 && cl_is_json(o.pos[0])))
+		return (cl_usage(&o, "unexpected argument '%s'",
+		    o.pos[o.npos - 1]));
+	if (o.npos == 1)
+		name = o.pos[0];
+	else if (o.url == NULL)
+		return (
+		    cl_usage(&o, "no desktop: give its NAME (or --url)%s", ""));
+	if ((st = cl_resolve(&o, name)) >= 0)
+		goto out;
+	mo.url = o.url;
+	mo.token = o.token;
+	mo.name = name;
+	mo.timeout = o.timeout;
+	st = mcp_serve(&mo, stdin, stdout);
+out:
+	cl_opts_free(&o);
+	return (st);
+}
+
 const struct cli_cmd cli_client_cmds[] = {
 	{ "call", CALL_USAGE, cl_call },
 	{ "screenshot", SHOT_USAGE, cl_screenshot },
+	{ "mcp", MCP_USAGE, cl_mcp },
 	{ NULL, NULL, NULL },
 };

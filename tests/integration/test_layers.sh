@@ -28,7 +28,8 @@ declare -A allow=(
 	[host-bridge/opclient]="host-bridge/store host-bridge/util host-bridge/include common"
 	[host-bridge/agent]="host-bridge/lib host-bridge/vm host-bridge/store host-bridge/util host-bridge/include common"
 	[host-bridge/mc]="host-bridge/opclient host-bridge/vm host-bridge/store host-bridge/util host-bridge/include common"
-	[host-bridge/cli]="host-bridge/mc host-bridge/agent host-bridge/opclient host-bridge/lib host-bridge/vm host-bridge/store host-bridge/util host-bridge/include common"
+	[host-bridge/mcp]="host-bridge/include common"
+	[host-bridge/cli]="host-bridge/mcp host-bridge/mc host-bridge/agent host-bridge/opclient host-bridge/lib host-bridge/vm host-bridge/store host-bridge/util host-bridge/include common"
 )
 
 # The folder a path "a/b/c.h" names: host-bridge/X for host-bridge/X/...,
