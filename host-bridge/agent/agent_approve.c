@@ -229,15 +229,21 @@ ag_op_takeover(struct agent *ag, json_t *req)
 {
 	json_t *on = json_object_get(req, "on");
 	char *cause = NULL, *reply;
-	int rv;
+	int rv, changed;
 
 	if (!json_is_boolean(on))
 		return (ag_error(NULL, BUREAU_EINVAL,
 		    "field 'on' must be true or false"));
 	pthread_mutex_lock(&ag->lock);
+	changed = ag->takeover != json_is_true(on);
 	ag->takeover = json_is_true(on);
 	rv = ag_persist(ag, &cause);
 	pthread_mutex_unlock(&ag->lock);
+	/* The trail shows when an operator had control (the replay page
+	 * marks it). */
+	if (changed)
+		audit_event(ag->audit, "takeover",
+		    json_pack("{s:b}", "on", json_is_true(on)));
 	fprintf(stderr, "bureau agent: takeover %s\n",
 	    json_is_true(on) ? "on" : "off");
 	/* In force either way; say when it would not survive a restart. */

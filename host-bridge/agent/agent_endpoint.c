@@ -149,7 +149,7 @@ ag_info(char *reply)
  */
 static char *
 ag_authorize(struct agent *ag, json_t *id, json_t *req, const char *tool,
-    const char *action, const char **err)
+    const char *action, const char **err, const char **approval)
 {
 	int look = action_is_look(tool, action);
 	char *reply = NULL;
@@ -181,6 +181,13 @@ ag_authorize(struct agent *ag, json_t *id, json_t *req, const char *tool,
 	else if (ag->approve.n > 0 &&
 	    policy_matches(&ag->approve, tool, action)) {
 		reply = ag_wait_approval(ag, id, req, tool, action, err);
+		/* For the audit trail: what the operator decided. */
+		if (reply == NULL)
+			*approval = "approved";
+		else if (*err != NULL && strcmp(*err, "timeout") == 0)
+			*approval = "timeout";
+		else if (*err != NULL && strcmp(*err, "permission_denied") == 0)
+			*approval = "denied";
 		/* The operator may have taken over while it waited. */
 		if (reply == NULL && ag->takeover && !look)
 			reply = ag_refuse(err, id, BUREAU_ETAKEN_OVER,
@@ -224,7 +231,7 @@ ag_handle(struct agent *ag, const char *buf, size_t len)
 	long long t0 = ag_now_us();
 	json_t *req, *tok, *id = NULL, *r = NULL;
 	json_error_t jerr;
-	const char *tool = NULL, *action = NULL, *err = NULL;
+	const char *tool = NULL, *action = NULL, *err = NULL, *approval = NULL;
 	char *reply = NULL, *cause = NULL, code[48];
 	void *png = NULL;
 	size_t pnglen = 0, rlen = 0;
@@ -270,7 +277,8 @@ ag_handle(struct agent *ag, const char *buf, size_t len)
 		goto done;
 	}
 	input = policy_is_input(tool, action);
-	if ((reply = ag_authorize(ag, id, req, tool, action, &err)) != NULL)
+	if ((reply = ag_authorize(ag, id, req, tool, action, &err,
+	         &approval)) != NULL)
 		goto done;
 	/* a desktop saved while idle is restored first (agent_idle.c) */
 	if (ag_vm_enter(ag, &woke, &cause) != 0) {
@@ -345,8 +353,8 @@ ag_handle(struct agent *ag, const char *buf, size_t len)
 done:
 	if (entered)
 		ag_vm_leave(ag);
-	audit_record(ag->audit, req, tool, action, err, ag_ms_since(t0), png,
-	    pnglen);
+	audit_record(ag->audit, req, tool, action, err, approval,
+	    ag_ms_since(t0), png, pnglen);
 	json_decref(r);
 	json_decref(req);
 	free(png);

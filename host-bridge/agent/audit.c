@@ -343,7 +343,8 @@ audit_append(struct audit *a, json_t *line)
 
 void
 audit_record(struct audit *a, json_t *req, const char *tool, const char *action,
-    const char *error, double elapsed_ms, const void *png, size_t pnglen)
+    const char *error, const char *approval, double elapsed_ms, const void *png,
+    size_t pnglen)
 {
 	struct timespec ts;
 	json_t *line;
@@ -365,10 +366,31 @@ audit_record(struct audit *a, json_t *req, const char *tool, const char *action,
 		goto out;
 	if (error != NULL)
 		json_object_set_new(line, "error", json_string(error));
+	if (approval != NULL)
+		json_object_set_new(line, "approval", json_string(approval));
 	if (png != NULL && pnglen > 0)
 		audit_write_png(a, seq, png, pnglen, line);
 	audit_append(a, line);
 out:
 	json_decref(line);
 	pthread_mutex_unlock(&a->lock);
+}
+
+void
+audit_event(struct audit *a, const char *event, json_t *fields)
+{
+	struct timespec ts;
+	json_t *line = fields != NULL ? fields : json_object();
+
+	if (line == NULL)
+		return;
+	clock_gettime(CLOCK_REALTIME, &ts);
+	pthread_mutex_lock(&a->lock);
+	json_object_set_new(line, "time",
+	    json_real((double)ts.tv_sec + (double)ts.tv_nsec / 1e9));
+	json_object_set_new(line, "seq", json_integer(++a->seq));
+	json_object_set_new(line, "event", json_string(event));
+	audit_append(a, line);
+	pthread_mutex_unlock(&a->lock);
+	json_decref(line);
 }

@@ -2,10 +2,13 @@
  * host-bridge/agent/audit: the desktop's audit trail, kept on the host
  * where the agent in the desktop cannot touch it.
  *
- * DIR/audit.log holds one JSON object a line:
+ * DIR/audit.log holds one JSON object a line, a request:
  *   {"time": unix seconds, "seq": N, "tool", "action", "summary", "ok",
  *    "error": code (when not ok), "elapsed_ms", "screenshot": "audit/N.png"
- *    (input actions whose reply carried one)}
+ *    (input actions whose reply carried one), "approval": "approved",
+ *    "denied" or "timeout" (requests that waited for an operator)}
+ * or an operator's event:
+ *   {"time", "seq", "event": "takeover", "on": true|false}
  * Bounded in bytes: past AUDIT_LOG_MAX bytes audit.log becomes
  * audit.log.1 (the previous .1 is dropped), and the newest screenshots
  * are kept, at most AUDIT_SHOTS_KEEP of them and AUDIT_SHOTS_MAX bytes,
@@ -42,12 +45,17 @@ void audit_close(struct audit *a);
 /*
  * Append one line. req is the request (its token, id and base64 data
  * never reach the summary); error is NULL when the request succeeded;
+ * approval what the operator decided when it waited for one, else NULL;
  * png/pnglen the settled screenshot to keep, or NULL. Failures to write
  * are logged to stderr, never returned: the request has happened.
  */
 void audit_record(struct audit *a, json_t *req, const char *tool,
-    const char *action, const char *error, double elapsed_ms, const void *png,
-    size_t pnglen);
+    const char *action, const char *error, const char *approval,
+    double elapsed_ms, const void *png, size_t pnglen);
+
+/* Append an operator's event: fields (stolen; NULL for none) with "time",
+ * "seq" and "event" added. */
+void audit_event(struct audit *a, const char *event, json_t *fields);
 
 /* A request without a valid token: counted (see above). */
 void audit_unauthorized(struct audit *a);

@@ -778,11 +778,14 @@ def test_audit_bounded_and_agent_restart():
     bt.expect_error(a.call(tool="computer", action="mouse_move",
                            coordinate=[50, 50]), "taken_over")
     must("takeover", name, "off")
-    # attach's own ping, then ours
-    tail = [json.loads(x) for x in open(cur).read().splitlines()[-3:]]
-    assert [x["seq"] for x in tail] == [last + 1, last + 2, last + 3], tail
-    assert [x["action"] for x in tail] == ["ping", "ping", "mouse_move"]
-    assert tail[2]["error"] == "taken_over"
+    # The takeover (an operator's event in the trail), attach's own
+    # ping, then ours, and the hand back.
+    tail = [json.loads(x) for x in open(cur).read().splitlines()[-5:]]
+    assert [x["seq"] for x in tail] == list(range(last + 1, last + 6)), tail
+    assert [x.get("action", x.get("event")) for x in tail] == \
+        ["takeover", "ping", "ping", "mouse_move", "takeover"], tail
+    assert [tail[0]["on"], tail[4]["on"]] == [True, False], tail
+    assert tail[3]["error"] == "taken_over"
     # Screenshots bounded whatever the mix of requests, counting what
     # the agent before this one left (issue 19: a screenshot went only
     # when the request 3 later had one, so moves between pings piled up).

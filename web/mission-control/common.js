@@ -60,7 +60,12 @@ export function clock(t) {
 
 export function actionText(a) {
   if (!a) return "";
-  return a.tool + (a.action ? "." + a.action : "") + (a.summary ? " " + a.summary : "");
+  // An operator's event, a count of requests without a token, a request.
+  if (a.event === "takeover") return a.on ? "operator took over" : "operator handed control back";
+  if (a.event) return String(a.event);
+  if (!a.tool) return a.count ? `${a.count} requests without a valid token` : String(a.error || "?");
+  return a.tool + (a.action ? "." + a.action : "") + (a.summary ? " " + a.summary : "") +
+    (a.approval ? ` [${a.approval}]` : "");
 }
 
 // The event stream: calls onState with every snapshot; shows the link's

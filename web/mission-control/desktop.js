@@ -129,7 +129,7 @@ function show(i) {
   let s = null;
   for (let k = i; k >= 0 && !s; k--) s = log[k].screenshot_url;
   if (s) scrubImg.src = s; else scrubImg.removeAttribute("src");
-  scrubCap.textContent = `#${a.seq} ${clock(a.time)} ${actionText(a)}` + (a.ok ? "" : ` → ${a.error}`);
+  scrubCap.textContent = `#${a.seq} ${clock(a.time)} ${actionText(a)}` + (a.ok || a.event ? "" : ` → ${a.error}`);
 }
 
 async function fetchLog() {
@@ -145,7 +145,7 @@ async function fetchLog() {
     list.prepend(el("li", { "data-seq": a.seq, onclick: () => show(i) },
       a.screenshot_url ? el("img", { src: a.screenshot_url, alt: "", loading: "lazy" }) : el("span", { class: "noshot" }),
       el("span", { class: "txt" }, el("span", { class: "t", text: `#${a.seq} ${clock(a.time)}` }),
-        el("span", { class: a.ok ? "" : "err", text: actionText(a) + (a.ok ? "" : " → " + a.error) }))));
+        el("span", { class: a.ok || a.event ? "" : "err", text: actionText(a) + (a.ok || a.event ? "" : " → " + a.error) }))));
   }
   scrub.max = log.length - 1;
   if (follow) show(log.length - 1);
