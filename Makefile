@@ -148,6 +148,11 @@ $(BUILD)/libbureau.a: $(L_OBJ) $(NNG_A) $(BUILD)/.variant-$(VARIANT)
 	rm -f $@ && printf 'CREATE %s\nADDLIB %s\nADDMOD %s\nSAVE\nEND\n' \
 	    $@ $(NNG_A) "$(L_OBJ)" | ar -M && ranlib $@
 
+# The replay page is built into bureau (host-bridge/cli/replay.c's
+# .incbin, found from the top of the tree whatever the directory).
+$(OBJ)/host-bridge/cli/replay.o: web/replay/replay.html
+$(OBJ)/host-bridge/cli/replay.o: CFLAGS += -Wa,-I$(CURDIR)
+
 $(BUILD)/bureau: $(C_OBJ) $(L_OBJ) $(NNG_A) $(BUILD)/.variant-$(VARIANT)
 	$(CC) $(LDFLAGS) -o $@ $(C_OBJ) $(L_OBJ) $(LDLIBS_NNG) -ljansson -lsodium \
 	    -lcivetweb -lturbojpeg -lpng -lm

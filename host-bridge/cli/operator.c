@@ -22,6 +22,7 @@
 #include "host-bridge/agent/policy.h"
 #include "host-bridge/cli/cli.h"
 #include "host-bridge/cli/operator.h"
+#include "host-bridge/cli/replay.h"
 #include "host-bridge/cli/safeprint.h"
 #include "host-bridge/opclient/opclient.h"
 #include "host-bridge/store/store.h"
@@ -856,15 +857,19 @@ out:
 /* ---- log --------------------------------------------------------------- */
 
 static void
-log_print_line(const char *line)
+log_print_line(const char *line, double since)
 {
 	json_t *j = json_loads(line, 0, NULL), *shot;
-	const char *act, *err, *sum;
+	const char *act, *err, *sum, *apv, *ev;
 	char when[32], *out;
 	time_t t;
 
 	if (j == NULL)
 		return;
+	if (json_number_value(json_object_get(j, "time")) < since) {
+		json_decref(j);
+		return;
+	}
 	sum = json_string_value(json_object_get(j, "summary"));
 	if (sum == NULL)
 		sum = "";
@@ -873,15 +878,29 @@ log_print_line(const char *line)
 	act = json_string_value(json_object_get(j, "action"));
 	err = json_string_value(json_object_get(j, "error"));
 	shot = json_object_get(j, "screenshot");
-	/* The agent chose the text it summarizes: safeprint, not printf. */
-	out = hb_fmt("%s #%lld %s%s%s%s%s -> %s (%.1f ms)%s%s\n", when,
-	    (long long)json_integer_value(json_object_get(j, "seq")),
-	    json_string_value(json_object_get(j, "tool")) ?: "-",
-	    act ? "." : "", act ? act : "", *sum ? " " : "", sum,
-	    err ? err : "ok",
-	    json_number_value(json_object_get(j, "elapsed_ms")),
-	    json_is_string(shot) ? " " : "",
-	    json_is_string(shot) ? json_string_value(shot) : "");
+	apv = json_string_value(json_object_get(j, "approval"));
+	ev = json_string_value(json_object_get(j, "event"));
+	if (ev != NULL && strcmp(ev, "takeover") == 0)
+		out = hb_fmt("%s #%lld takeover %s (operator)\n", when,
+		    (long long)json_integer_value(json_object_get(j, "seq")),
+		    json_is_true(json_object_get(j, "on")) ? "on" : "off");
+	else if (ev != NULL)
+		out = hb_fmt("%s #%lld %s (operator)\n", when,
+		    (long long)json_integer_value(json_object_get(j, "seq")),
+		    ev);
+	else
+		/* The agent chose the text it summarizes: safeprint, not
+		 * printf. */
+		out = hb_fmt("%s #%lld %s%s%s%s%s%s%s%s -> %s (%.1f ms)%s%s\n",
+		    when,
+		    (long long)json_integer_value(json_object_get(j, "seq")),
+		    json_string_value(json_object_get(j, "tool")) ?: "-",
+		    act ? "." : "", act ? act : "", *sum ? " " : "", sum,
+		    apv ? " [" : "", apv ? apv : "", apv ? "]" : "",
+		    err ? err : "ok",
+		    json_number_value(json_object_get(j, "elapsed_ms")),
+		    json_is_string(shot) ? " " : "",
+		    json_is_string(shot) ? json_string_value(shot) : "");
 	if (out != NULL)
 		sp_puts(stdout, out);
 	free(out);
@@ -890,7 +909,7 @@ log_print_line(const char *line)
 
 /* Print the complete lines of f from *off on; *off moves past them. */
 static void
-log_drain(FILE *f, long *off)
+log_drain(FILE *f, long *off, double since)
 {
 	char *line = NULL;
 	size_t cap = 0;
@@ -901,7 +920,7 @@ log_drain(FILE *f, long *off)
 		if (line[n - 1] != '\n')
 			break; /* half written: read it whole next time */
 		*off += n;
-		log_print_line(line);
+		log_print_line(line, since);
 	}
 	clearerr(f);
 	free(line);
@@ -911,35 +930,69 @@ log_drain(FILE *f, long *off)
 static int
 cmd_log(int argc, char **argv)
 {
+	static const struct option opts[] = {
+		{ "follow", no_argument, NULL, 'f' },
+		{ "export", required_argument, NULL, 'e' },
+		{ "since", required_argument, NULL, 's' },
+		{ NULL, 0, NULL, 0 },
+	};
 	struct desktop *d = NULL;
-	char *path = NULL, *old = NULL;
+	char *path = NULL, *old = NULL, *cause = NULL;
+	const char *export = NULL;
+	double since = 0;
 	int follow = 0, c;
-	long off = 0;
+	long off = 0, nsteps = 0, nshots = 0;
 	FILE *f;
 
 	optind = 1;
-	while ((c = getopt(argc, argv, "f")) != -1) {
-		if (c != 'f')
+	while ((c = getopt_long(argc, argv, "f", opts, NULL)) != -1) {
+		if (c == 'f')
+			follow = 1;
+		else if (c == 'e')
+			export = optarg;
+		else if (c == 's') {
+			if (replay_parse_since(optarg, &since, &cause) != 0) {
+				fprintf(stderr, "bureau log: %s\n", cause);
+				free(cause);
+				return (2);
+			}
+		} else
 			return (op_usage("log", "unknown option"));
-		follow = 1;
 	}
 	if (optind + 1 != argc)
 		return (op_usage("log", "one NAME expected"));
+	if (export != NULL && follow)
+		return (op_usage("log",
+		    "--export writes a page once: not "
+		    "with -f"));
 	if (load_or_fail("log", argv[optind], &d) != 0)
 		return (1);
+	if (export != NULL) {
+		int rc = replay_export(d->dir, d->name, export, since, &nsteps,
+		    &nshots, &cause);
+
+		if (rc == 0)
+			printf("%s: %ld steps, %ld screenshots\n", export,
+			    nsteps, nshots);
+		else
+			fprintf(stderr, "bureau log: %s\n", cause);
+		free(cause);
+		desktop_free(d);
+		return (rc == 0 ? 0 : 1);
+	}
 	path = desktop_path(d, "audit.log");
 	old = desktop_path(d, "audit.log.1");
 	desktop_free(d);
 	if (path == NULL || old == NULL)
 		return (1);
 	if ((f = fopen(old, "re")) != NULL) {
-		log_drain(f, &off);
+		log_drain(f, &off, since);
 		fclose(f);
 	}
 	off = 0;
 	f = fopen(path, "re");
 	if (f != NULL)
-		log_drain(f, &off);
+		log_drain(f, &off, since);
 	while (follow) {
 		struct stat a, b;
 
@@ -948,14 +1001,14 @@ cmd_log(int argc, char **argv)
 		if (f == NULL || stat(path, &a) != 0 ||
 		    fstat(fileno(f), &b) != 0 || a.st_ino != b.st_ino) {
 			if (f != NULL) {
-				log_drain(f, &off);
+				log_drain(f, &off, since);
 				fclose(f);
 			}
 			f = fopen(path, "re");
 			off = 0;
 		}
 		if (f != NULL)
-			log_drain(f, &off);
+			log_drain(f, &off, since);
 	}
 	if (f != NULL)
 		fclose(f);
@@ -989,6 +1042,6 @@ const struct cli_cmd cli_operator_cmds[] = {
 	    "config NAME [--idle-save DURATION|off] [--allow LIST] "
 	    "[--approve LIST] [--approve-timeout S] [--net-allow LIST]",
 	    cmd_policy },
-	{ "log", "log NAME [-f]", cmd_log },
+	{ "log", "log NAME [-f] [--since T] [--export FILE.html]", cmd_log },
 	{ NULL, NULL, NULL },
 };
