@@ -40,17 +40,20 @@ static const char *const acts_editor[] = { "view", "create", "str_replace",
 static const char *const acts_window[] = { "list", "activate", "close", "move",
 	"resize", "launch", NULL };
 static const char *const acts_clipboard[] = { "get", "set", NULL };
+/* The host agent's own tool: the agent asks its operator. */
+static const char *const acts_operator[] = { "ask", NULL };
 
 const struct action_tool action_tools[] = {
-	{ "computer", NULL, acts_computer },
-	{ "system", NULL, acts_system },
-	{ "bash", NULL, acts_none },
-	{ "process", NULL, acts_process },
-	{ "file", NULL, acts_file },
-	{ ACTION_EDITOR, "text_editor", acts_editor },
-	{ "window", NULL, acts_window },
-	{ "clipboard", NULL, acts_clipboard },
-	{ NULL, NULL, NULL },
+	{ "computer", NULL, acts_computer, 0 },
+	{ "system", NULL, acts_system, 0 },
+	{ "bash", NULL, acts_none, 0 },
+	{ "process", NULL, acts_process, 0 },
+	{ "file", NULL, acts_file, 0 },
+	{ ACTION_EDITOR, "text_editor", acts_editor, 0 },
+	{ "window", NULL, acts_window, 0 },
+	{ "clipboard", NULL, acts_clipboard, 0 },
+	{ "operator", NULL, acts_operator, 1 },
+	{ NULL, NULL, NULL, 0 },
 };
 
 /*
@@ -87,11 +90,12 @@ const struct action_class action_classes[] = {
 	{ NULL, NULL },
 };
 
-/* What an agent may still do while an operator has taken over: look. */
+/* What an agent may still do while an operator has taken over: look, and
+ * ask the operator (who is there). */
 static const char *const look_items[] = { "computer.screenshot",
 	"computer.zoom", "computer.cursor_position", "window.list",
 	"accessibility.tree", "accessibility.find", "system.ping",
-	"system.info", NULL };
+	"system.info", "operator.ask", NULL };
 
 static const struct action_tool *
 tool_named(const char *name, size_t len)

@@ -21,6 +21,7 @@ struct action_tool {
 	const char *name;
 	const char *alias;
 	const char *const *actions;
+	int host; /* served by the host agent, never by bureaud (operator) */
 };
 extern const struct action_tool action_tools[];
 

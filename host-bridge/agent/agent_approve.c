@@ -1,6 +1,8 @@
 /*
  * host-bridge/agent/agent_approve.c: approvals (a request the policy sends to
- * an operator waits for their decision) and the takeover.
+ * an operator waits for their decision), the agent's questions to its
+ * operator (tool "operator", action "ask": listed with the approvals, kind
+ * "ask", answered with text) and the takeover.
  */
 #include <errno.h>
 #include <pthread.h>
@@ -12,7 +14,13 @@
 #include "host-bridge/agent/agent_int.h"
 #include "host-bridge/util/util.h"
 
-enum { AP_PENDING, AP_ALLOWED, AP_DENIED };
+enum { AP_PENDING, AP_ALLOWED, AP_DENIED, AP_ANSWERED };
+
+/* An ask's message and an answer, in bytes of UTF-8. */
+#define AP_MESSAGE_MAX (16 * 1024)
+#define AP_ANSWER_MAX  (64 * 1024)
+/* The longest an ask may wait, in seconds. */
+#define AP_ASK_MAX (24 * 3600)
 
 /* A request whose JSON text is larger is shown by its size, its SHA-256
  * and its first and last KiB (DESIGN.md): whole, a 48 MiB file write
@@ -32,6 +40,10 @@ struct approval {
 	double since; /* unix time */
 	int state;
 	char *reason;
+	int ask;       /* a question (tool operator, action ask) */
+	char *message; /* ask: the agent's question */
+	long timeout;  /* ask: seconds it waits */
+	char *answer;  /* ask: the operator's, once answered */
 	struct approval *next;
 };
 
@@ -43,6 +55,10 @@ ag_approval_free(struct approval *a)
 	free(a->tool);
 	free(a->action);
 	free(a->reason);
+	free(a->message);
+	if (a->answer != NULL)
+		sodium_memzero(a->answer, strlen(a->answer));
+	free(a->answer);
 	free(a->head);
 	free(a->tail);
 	json_decref(a->request);
@@ -152,10 +168,18 @@ ag_wait_approval(struct agent *ag, json_t *id, json_t *req, const char *tool,
 static json_t *
 ag_approval_json(const struct agent *ag, const struct approval *a)
 {
-	json_t *j = json_pack("{s:s, s:s, s:s, s:s?, s:O?, s:I, s:s, s:f}",
-	    "desktop", ag->d->name, "approval", a->id, "tool", a->tool,
-	    "action", a->action, "request", a->request, "bytes",
-	    (json_int_t)a->bytes, "sha256", a->sha256, "since", a->since);
+	json_t *j;
+
+	if (a->ask)
+		return (json_pack("{s:s, s:s, s:s, s:s, s:I, s:f}", "desktop",
+		    ag->d->name, "approval", a->id, "kind", "ask", "message",
+		    a->message, "timeout", (json_int_t)a->timeout, "since",
+		    a->since));
+	j = json_pack("{s:s, s:s, s:s, s:s, s:s?, s:O?, s:I, s:s, s:f}",
+	    "desktop", ag->d->name, "approval", a->id, "kind", "approval",
+	    "tool", a->tool, "action", a->action, "request", a->request,
+	    "bytes", (json_int_t)a->bytes, "sha256", a->sha256, "since",
+	    a->since);
 
 	if (j != NULL && a->request == NULL &&
 	    (json_object_set_new(j, "head", json_string(a->head)) != 0 ||
@@ -207,6 +231,12 @@ ag_op_decide(struct agent *ag, json_t *req)
 		reply = ag_error(NULL, BUREAU_ENOTFOUND,
 		    "no pending approval '%.64s' on desktop '%s'",
 		    json_string_value(jid), ag->d->name);
+	} else if (a->ask && json_is_true(allow)) {
+		reply = ag_error(NULL, BUREAU_EINVAL,
+		    "'%s' on desktop '%s' is the agent's question, not a "
+		    "request to approve: answer it (bureau answer %s %s TEXT) "
+		    "or deny it",
+		    a->id, ag->d->name, ag->d->name, a->id);
 	} else {
 		a->state = json_is_true(allow) ? AP_ALLOWED : AP_DENIED;
 		if (reason != NULL)
@@ -221,6 +251,134 @@ ag_op_decide(struct agent *ag, json_t *req)
 		    "decided", ag_approval_json(ag, a)));
 	}
 	pthread_mutex_unlock(&ag->lock);
+	return (reply);
+}
+
+/* {"op":"answer","approval":ID,"text":T}: the operator's answer to an
+ * ask. */
+char *
+ag_op_answer(struct agent *ag, json_t *req)
+{
+	json_t *jid = json_object_get(req, "approval");
+	json_t *text = json_object_get(req, "text");
+	struct approval *a;
+	char *reply;
+
+	if (!json_is_string(jid))
+		return (ag_error(NULL, BUREAU_EINVAL,
+		    "field 'approval' must be the question's id (a string)"));
+	if (!json_is_string(text) || json_string_length(text) > AP_ANSWER_MAX)
+		return (ag_error(NULL, BUREAU_EINVAL,
+		    "field 'text' must be the answer: a string of at most %d "
+		    "bytes",
+		    AP_ANSWER_MAX));
+	if (memchr(json_string_value(text), '\0', json_string_length(text)))
+		return (ag_error(NULL, BUREAU_EINVAL,
+		    "field 'text' must not hold a NUL character"));
+	pthread_mutex_lock(&ag->lock);
+	for (a = ag->approvals; a != NULL; a = a->next)
+		if (a->state == AP_PENDING &&
+		    strcmp(a->id, json_string_value(jid)) == 0)
+			break;
+	if (a == NULL)
+		reply = ag_error(NULL, BUREAU_ENOTFOUND,
+		    "no pending question '%.64s' on desktop '%s'",
+		    json_string_value(jid), ag->d->name);
+	else if (!a->ask)
+		reply = ag_error(NULL, BUREAU_EINVAL,
+		    "'%s' on desktop '%s' is a request waiting for approval, "
+		    "not a question: approve or deny it",
+		    a->id, ag->d->name);
+	else if ((a->answer = strdup(json_string_value(text))) == NULL)
+		reply = ag_error(NULL, BUREAU_EINTERNAL, "out of memory");
+	else {
+		a->state = AP_ANSWERED;
+		pthread_cond_broadcast(&ag->decided);
+		fprintf(stderr, "bureau agent: question %s answered\n", a->id);
+		reply = ag_dump(json_pack("{s:b, s:s, s:o}", "ok", 1,
+		    "approval", a->id, "answered", ag_approval_json(ag, a)));
+	}
+	pthread_mutex_unlock(&ag->lock);
+	return (reply);
+}
+
+char *
+ag_ask(struct agent *ag, json_t *id, json_t *req, const char **err,
+    const char **outcome)
+{
+	json_t *msg = json_object_get(req, "message");
+	json_t *jto = json_object_get(req, "timeout");
+	struct approval *a;
+	struct timespec until;
+	char *hex, *reply = NULL;
+	long secs = ag->approve_timeout;
+	int rv = 0;
+
+	if (!json_is_string(msg) || json_string_length(msg) == 0 ||
+	    json_string_length(msg) > AP_MESSAGE_MAX)
+		return (ag_refuse(err, id, BUREAU_EINVAL,
+		    "field 'message' must be the question for the operator: "
+		    "a string of 1 to %d bytes",
+		    AP_MESSAGE_MAX));
+	if (jto != NULL && !json_is_null(jto)) {
+		double t = json_number_value(jto);
+
+		if (!json_is_number(jto) || !(t >= 1) || t > AP_ASK_MAX)
+			return (ag_refuse(err, id, BUREAU_EINVAL,
+			    "field 'timeout' must be a number of seconds from "
+			    "1 to %d (default: the desktop's approve "
+			    "timeout, %ld)",
+			    AP_ASK_MAX, ag->approve_timeout));
+		secs = (long)t;
+	}
+	if (ag->pending >= AG_WORKERS - AG_FREE)
+		return (ag_refuse(err, id, BUREAU_EBUSY,
+		    "%d requests already wait for an operator on desktop "
+		    "'%s': retry later",
+		    ag->pending, ag->d->name));
+	if ((a = calloc(1, sizeof *a)) == NULL ||
+	    (hex = hb_random_hex(8)) == NULL) {
+		free(a);
+		return (ag_refuse(err, id, BUREAU_EINTERNAL, "out of memory"));
+	}
+	memcpy(a->id, hex, 16);
+	free(hex);
+	a->ask = 1;
+	a->timeout = secs;
+	a->since = ag_unix_now();
+	if ((a->message = strdup(json_string_value(msg))) == NULL) {
+		ag_approval_free(a);
+		return (ag_refuse(err, id, BUREAU_EINTERNAL, "out of memory"));
+	}
+	a->next = ag->approvals;
+	ag->approvals = a;
+	ag->pending++;
+	fprintf(stderr, "bureau agent: question %s waits\n", a->id);
+	clock_gettime(CLOCK_MONOTONIC, &until);
+	until.tv_sec += secs;
+	while (a->state == AP_PENDING && rv != ETIMEDOUT)
+		rv = pthread_cond_timedwait(&ag->decided, &ag->lock, &until);
+	ag_approval_unlink(ag, a);
+	ag->pending--;
+	if (a->state == AP_ANSWERED) {
+		*outcome = "answered";
+		reply = ag_dump(json_pack("{s:O?, s:b, s:s}", "id", id, "ok", 1,
+		    "answer", a->answer));
+		if (reply == NULL)
+			reply = ag_refuse(err, id, BUREAU_EINTERNAL,
+			    "out of memory");
+	} else if (a->state == AP_DENIED) {
+		*outcome = "declined";
+		reply = ag_refuse(err, id, BUREAU_EPERM,
+		    "the operator declined to answer question %s: %s", a->id,
+		    a->reason && *a->reason ? a->reason : "no reason given");
+	} else {
+		*outcome = "timeout";
+		reply = ag_refuse(err, id, BUREAU_ETIMEOUT,
+		    "no operator answered question %s within %ld s", a->id,
+		    secs);
+	}
+	ag_approval_free(a);
 	return (reply);
 }
 

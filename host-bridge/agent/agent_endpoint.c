@@ -231,7 +231,8 @@ ag_handle(struct agent *ag, const char *buf, size_t len)
 	long long t0 = ag_now_us();
 	json_t *req, *tok, *id = NULL, *r = NULL;
 	json_error_t jerr;
-	const char *tool = NULL, *action = NULL, *err = NULL, *approval = NULL;
+	const char *tool = NULL, *action = NULL, *err = NULL, *approval = NULL,
+	           *asked = NULL;
 	char *reply = NULL, *cause = NULL, code[48];
 	void *png = NULL;
 	size_t pnglen = 0, rlen = 0;
@@ -280,6 +281,21 @@ ag_handle(struct agent *ag, const char *buf, size_t len)
 	if ((reply = ag_authorize(ag, id, req, tool, action, &err,
 	         &approval)) != NULL)
 		goto done;
+	/* The host agent's own tool: the agent asks its operator. The
+	 * guest never sees it (nor wakes for it). */
+	if (strcmp(tool, "operator") == 0) {
+		if (action == NULL || strcmp(action, "ask") != 0)
+			reply = ag_refuse(&err, id, BUREAU_EUNKNOWN_ACTION,
+			    "tool 'operator' (the host agent's own) has one "
+			    "action: ask, not '%.64s'",
+			    action ? action : "");
+		else {
+			pthread_mutex_lock(&ag->lock);
+			reply = ag_ask(ag, id, req, &err, &asked);
+			pthread_mutex_unlock(&ag->lock);
+		}
+		goto done;
+	}
 	/* a desktop saved while idle is restored first (agent_idle.c) */
 	if (ag_vm_enter(ag, &woke, &cause) != 0) {
 		reply = ag_refuse(&err, id, BUREAU_EIO,
@@ -353,7 +369,10 @@ ag_handle(struct agent *ag, const char *buf, size_t len)
 done:
 	if (entered)
 		ag_vm_leave(ag);
-	audit_record(ag->audit, req, tool, action, err, approval,
+	audit_record(ag->audit, req, tool, action, err,
+	    approval  ? json_pack("{s:s}", "approval", approval) :
+	        asked ? json_pack("{s:s}", "ask", asked) :
+	                NULL,
 	    ag_ms_since(t0), png, pnglen);
 	json_decref(r);
 	json_decref(req);

@@ -159,10 +159,22 @@ int ag_persist(struct agent *ag, char **cause);
 char *ag_wait_approval(struct agent *ag, json_t *id, json_t *req,
     const char *tool, const char *action, const char **err);
 
-/* The operator ops takeover, approvals and decide: the reply's text. */
+/*
+ * The agent's question to its operator (tool operator, action ask): waits
+ * for an answer, a refusal or req's timeout (default the approve timeout).
+ * Called and returns with ag->lock held. The reply's text: {"ok": true,
+ * "answer": T}, else the error (*err its code); *outcome "answered",
+ * "declined" or "timeout" once it waited.
+ */
+char *ag_ask(struct agent *ag, json_t *id, json_t *req, const char **err,
+    const char **outcome);
+
+/* The operator ops takeover, approvals, decide and answer: the reply's
+ * text. */
 char *ag_op_takeover(struct agent *ag, json_t *req);
 char *ag_op_approvals(struct agent *ag);
 char *ag_op_decide(struct agent *ag, json_t *req);
+char *ag_op_answer(struct agent *ag, json_t *req);
 
 /* ---- agent_events.c ---- */
 

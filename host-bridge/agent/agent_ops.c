@@ -222,6 +222,8 @@ ag_op_handle(struct agent *ag, const char *buf, size_t len)
 		reply = ag_op_approvals(ag);
 	} else if (strcmp(op, "decide") == 0) {
 		reply = ag_op_decide(ag, req);
+	} else if (strcmp(op, "answer") == 0) {
+		reply = ag_op_answer(ag, req);
 	} else if (strcmp(op, "policy") == 0) {
 		reply = ag_op_policy(ag, req);
 	} else if (ops_mc_is(op)) { /* Mission Control's: ops_mc.c */
@@ -232,7 +234,7 @@ ag_op_handle(struct agent *ag, const char *buf, size_t len)
 	} else {
 		reply = ag_error(NULL, BUREAU_EUNKNOWN_ACTION,
 		    "unknown op '%.64s': expected state, takeover, approvals, "
-		    "decide or policy",
+		    "decide, answer or policy",
 		    op);
 	}
 	json_decref(req);

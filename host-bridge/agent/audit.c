@@ -343,7 +343,7 @@ audit_append(struct audit *a, json_t *line)
 
 void
 audit_record(struct audit *a, json_t *req, const char *tool, const char *action,
-    const char *error, const char *approval, double elapsed_ms, const void *png,
+    const char *error, json_t *mark, double elapsed_ms, const void *png,
     size_t pnglen)
 {
 	struct timespec ts;
@@ -366,13 +366,14 @@ audit_record(struct audit *a, json_t *req, const char *tool, const char *action,
 		goto out;
 	if (error != NULL)
 		json_object_set_new(line, "error", json_string(error));
-	if (approval != NULL)
-		json_object_set_new(line, "approval", json_string(approval));
+	if (json_is_object(mark))
+		json_object_update(line, mark);
 	if (png != NULL && pnglen > 0)
 		audit_write_png(a, seq, png, pnglen, line);
 	audit_append(a, line);
 out:
 	json_decref(line);
+	json_decref(mark);
 	pthread_mutex_unlock(&a->lock);
 }
 

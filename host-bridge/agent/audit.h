@@ -6,7 +6,8 @@
  *   {"time": unix seconds, "seq": N, "tool", "action", "summary", "ok",
  *    "error": code (when not ok), "elapsed_ms", "screenshot": "audit/N.png"
  *    (input actions whose reply carried one), "approval": "approved",
- *    "denied" or "timeout" (requests that waited for an operator)}
+ *    "denied" or "timeout" (requests that waited for an operator), "ask":
+ *    "answered", "declined" or "timeout" (the agent's questions)}
  * or an operator's event:
  *   {"time", "seq", "event": "takeover", "on": true|false}
  * Bounded in bytes: past AUDIT_LOG_MAX bytes audit.log becomes
@@ -45,13 +46,14 @@ void audit_close(struct audit *a);
 /*
  * Append one line. req is the request (its token, id and base64 data
  * never reach the summary); error is NULL when the request succeeded;
- * approval what the operator decided when it waited for one, else NULL;
- * png/pnglen the settled screenshot to keep, or NULL. Failures to write
- * are logged to stderr, never returned: the request has happened.
+ * mark (stolen, may be NULL) fields added to the line: what the operator
+ * decided ({"approval": ...}, {"ask": ...}); png/pnglen the settled
+ * screenshot to keep, or NULL. Failures to write are logged to stderr,
+ * never returned: the request has happened.
  */
 void audit_record(struct audit *a, json_t *req, const char *tool,
-    const char *action, const char *error, const char *approval,
-    double elapsed_ms, const void *png, size_t pnglen);
+    const char *action, const char *error, json_t *mark, double elapsed_ms,
+    const void *png, size_t pnglen);
 
 /* Append an operator's event: fields (stolen; NULL for none) with "time",
  * "seq" and "event" added. */

@@ -549,9 +549,25 @@ print_approval(json_t *a, const char *verb)
 	json_t *req = json_object_get(a, "request"), *v;
 	time_t since = (time_t)json_number_value(json_object_get(a, "since"));
 	const char *key, *sha = json_string_value(json_object_get(a, "sha256"));
+	const char *kind = json_string_value(json_object_get(a, "kind"));
 	char when[32], *line;
 
 	strftime(when, sizeof when, "%H:%M:%S", localtime(&since));
+	if (kind != NULL && strcmp(kind, "ask") == 0) {
+		/* The agent's question: its text is the agent's, safeprinted
+		 * whole (answer with bureau answer NAME ID TEXT). */
+		line = hb_fmt("%s%s %s ask  since %s  (waits up to %lld s)\n",
+		    verb, json_string_value(json_object_get(a, "desktop")),
+		    json_string_value(json_object_get(a, "approval")), when,
+		    (long long)json_integer_value(
+		        json_object_get(a, "timeout")));
+		if (line != NULL)
+			sp_puts(stdout, line);
+		free(line);
+		approval_field("message",
+		    json_string_value(json_object_get(a, "message")) ?: "");
+		return;
+	}
 	line = hb_fmt("%s%s %s %s%s%s  since %s  (%lld bytes, sha256 %.16s)\n",
 	    verb, json_string_value(json_object_get(a, "desktop")),
 	    json_string_value(json_object_get(a, "approval")),
@@ -674,6 +690,69 @@ static int
 cmd_approve(int argc, char **argv)
 {
 	return (decide(argc, argv, 1));
+}
+
+/* bureau answer NAME ID TEXT|-: the operator's answer to the agent's
+ * question (- reads it from stdin, out of the shell's history). */
+static int
+cmd_answer(int argc, char **argv)
+{
+	struct desktop *d = NULL;
+	json_t *req, *r = NULL;
+	char *cause = NULL, *in = NULL;
+	const char *text;
+	size_t n;
+
+	if (argc != 4)
+		return (
+		    op_usage("answer", "NAME, ID and TEXT (or -) expected"));
+	text = argv[3];
+	if (strcmp(text, "-") == 0) {
+		size_t cap = 0;
+		FILE *m = open_memstream(&in, &cap);
+		char buf[4096];
+
+		while (m != NULL && (n = fread(buf, 1, sizeof buf, stdin)) > 0)
+			fwrite(buf, 1, n, m);
+		if (m == NULL || fclose(m) != 0 || ferror(stdin)) {
+			fprintf(stderr, "bureau answer: cannot read stdin\n");
+			free(in);
+			return (1);
+		}
+		/* One line typed or piped: its newline is not the answer. */
+		n = strlen(in);
+		if (n > 0 && in[n - 1] == '\n')
+			in[--n] = '\0';
+		text = in;
+	}
+	if (load_or_fail("answer", argv[1], &d) != 0) {
+		free(in);
+		return (1);
+	}
+	req = json_pack("{s:s, s:s, s:s}", "op", "answer", "approval", argv[2],
+	    "text", text);
+	if (req == NULL) {
+		fprintf(stderr,
+		    "bureau answer: the answer is not UTF-8 text\n");
+		free(in);
+		desktop_free(d);
+		return (2);
+	}
+	if (op_call(d, req, &r, &cause) != 0) {
+		op_fail("answer", cause);
+		free(in);
+		desktop_free(d);
+		return (1);
+	}
+	if (json_is_object(json_object_get(r, "answered")))
+		print_approval(json_object_get(r, "answered"), "answered: ");
+	else
+		printf("answered question %s on desktop '%s'\n", argv[2],
+		    d->name);
+	json_decref(r);
+	free(in);
+	desktop_free(d);
+	return (0);
 }
 
 static int
@@ -1034,6 +1113,8 @@ const struct cli_cmd cli_operator_cmds[] = {
 	{ "approvals", "approvals [NAME] [--json]", cmd_approvals },
 	{ "approve", "approve NAME ID [--reason TEXT]", cmd_approve },
 	{ "deny", "deny NAME ID [--reason TEXT]", cmd_deny },
+	{ "answer", "answer NAME ID TEXT|-   (the agent's question)",
+	    cmd_answer },
 	{ "policy",
 	    "policy NAME [--allow LIST] [--approve LIST] [--approve-timeout S] "
 	    "[--net-allow LIST] [--idle-save DURATION|off]",

@@ -249,12 +249,13 @@ mc_audit_shot(struct mg_connection *c, const char *name, const char *file)
 	return (st);
 }
 
-/* POST /api/approvals/DESKTOP/ID {"allow": bool, "reason": "..."} */
+/* POST /api/approvals/DESKTOP/ID {"allow": bool, "reason": "..."}, or
+ * {"answer": "..."} for the agent's question. */
 static int
 mc_decide(struct mg_connection *c, const char *name, const char *id)
 {
 	struct desktop *d = NULL;
-	json_t *body, *allow, *reason, *req, *r = NULL;
+	json_t *body, *allow, *reason, *answer, *req, *r = NULL;
 	const char *code;
 	char *cause = NULL;
 	int st;
@@ -263,10 +264,18 @@ mc_decide(struct mg_connection *c, const char *name, const char *id)
 		return (st);
 	allow = json_object_get(body, "allow");
 	reason = json_object_get(body, "reason");
-	if (!json_is_boolean(allow) ||
+	answer = json_object_get(body, "answer");
+	if ((answer == NULL && !json_is_boolean(allow)) ||
+	    (answer != NULL && (!json_is_string(answer) || allow != NULL)) ||
 	    (reason != NULL && !json_is_string(reason))) {
-		const char *msg = !json_is_boolean(allow) ?
-		    "field 'allow' must be true or false" :
+		const char *msg = answer != NULL && allow != NULL ?
+		    "give 'answer' (a question) or 'allow' (an approval), not "
+		    "both" :
+		    answer != NULL && !json_is_string(answer) ?
+		    "field 'answer' must be a string" :
+		    !json_is_boolean(allow) ?
+		    "field 'allow' must be true or false (or give 'answer' to "
+		    "a question)" :
 		    "field 'reason' must be a string";
 
 		json_decref(body);
@@ -277,9 +286,13 @@ mc_decide(struct mg_connection *c, const char *name, const char *id)
 		json_decref(body);
 		return (st);
 	}
-	req = json_pack("{s:s, s:s, s:O}", "op", "decide", "approval", id,
-	    "allow", allow);
-	if (req != NULL && reason != NULL)
+	if (answer != NULL)
+		req = json_pack("{s:s, s:s, s:O}", "op", "answer", "approval",
+		    id, "text", answer);
+	else
+		req = json_pack("{s:s, s:s, s:O}", "op", "decide", "approval",
+		    id, "allow", allow);
+	if (req != NULL && reason != NULL && answer == NULL)
 		json_object_set(req, "reason", reason);
 	if (mc_op(d, req, &r, &code, &cause) != 0)
 		st = mc_err(c, mc_status_of(code), code, "%s", cause);

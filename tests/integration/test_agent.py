@@ -379,8 +379,9 @@ def test_approve():
     ap = bt.wait_for(lambda: pending(), 20, "the approval to be listed")
     assert len(ap) == 1, ap
     a = ap[0]
-    assert set(a) == {"desktop", "approval", "tool", "action", "request",
-                      "bytes", "sha256", "since"}, a
+    assert set(a) == {"desktop", "approval", "kind", "tool", "action",
+                      "request", "bytes", "sha256", "since"}, a
+    assert a["kind"] == "approval"
     assert a["desktop"] == NAME and a["tool"] == "bash"
     assert a["request"]["command"].startswith("echo approved-out")
     assert "token" not in a["request"]

@@ -209,8 +209,10 @@ test_table_is_the_daemons(void **state)
 			nours++;
 		assert_int_equal(nours, nacts);
 	}
+	/* every tool of ours is the daemon's, but the host agent's own */
 	for (t = action_tools; t->name != NULL; t++)
-		ntools--;
+		if (!t->host)
+			ntools--;
 	assert_int_equal(ntools, 0);
 }
 

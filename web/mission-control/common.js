@@ -65,7 +65,7 @@ export function actionText(a) {
   if (a.event) return String(a.event);
   if (!a.tool) return a.count ? `${a.count} requests without a valid token` : String(a.error || "?");
   return a.tool + (a.action ? "." + a.action : "") + (a.summary ? " " + a.summary : "") +
-    (a.approval ? ` [${a.approval}]` : "");
+    (a.approval ? ` [${a.approval}]` : "") + (a.ask ? ` [${a.ask}]` : "");
 }
 
 // The event stream: calls onState with every snapshot; shows the link's
@@ -85,8 +85,36 @@ export function stream(onState) {
   return es;
 }
 
-// One pending approval, with approve and deny.
+// The agent's question: its message, a text box to answer, Take over
+// beside it (the operator may need to act on the desktop first: a
+// CAPTCHA, a second factor, a login).
+function askCard(a, onDone) {
+  const text = el("input", { placeholder: "your answer", "aria-label": "answer", "data-field": "answer" });
+  const send = async (body) => {
+    try {
+      await api("POST", `/api/approvals/${encodeURIComponent(a.desktop)}/${encodeURIComponent(a.approval)}`, body);
+    } catch (e) {
+      alert(e.message);
+    }
+    onDone && onDone();
+  };
+  text.addEventListener("keydown", (e) => { if (e.key === "Enter") send({ answer: text.value }); });
+  return el("div", { class: "approval ask", "data-approval": a.approval, "data-desktop-name": a.desktop, "data-kind": "ask" },
+    el("div", {},
+      el("div", { class: "what", text: "the agent asks" }),
+      el("div", { class: "meta", text: `desktop ${a.desktop} · question ${a.approval} · waiting since ${clock(a.since)}` })),
+    el("div", { class: "decide" },
+      text,
+      el("button", { class: "approve", "data-action": "answer", onclick: () => send({ answer: text.value }) }, "Answer"),
+      el("button", { class: "deny", "data-action": "deny", onclick: () => send({ allow: false }) }, "Decline"),
+      el("a", { class: "button", "data-action": "takeover", href: `/desktop/${encodeURIComponent(a.desktop)}` }, "Take over")),
+    el("pre", { text: a.message }));
+}
+
+// One pending approval, with approve and deny (or a question, with its
+// answer).
 export function approvalCard(a, onDone) {
+  if (a.kind === "ask") return askCard(a, onDone);
   const reason = el("input", { placeholder: "reason (optional)", "aria-label": "reason" });
   const decide = async (allow) => {
     try {

@@ -536,6 +536,19 @@ class Desktop:
     def clipboard_set(self, text):
         return self._tool("clipboard", "set", text=text)
 
+    # --- the operator ---------------------------------------------------
+
+    def ask(self, message, timeout=None):
+        """Ask the desktop's operator and wait for their answer (the host
+        agent holds the question: a desktop reached through `bureau
+        start` or `attach`). Returns the answer's text; raises
+        bureau.Timeout when no one answers within timeout seconds (default
+        the desktop's approve timeout, 300), bureau.PermissionDenied when
+        the operator declines."""
+        wait = self._longer(timeout if timeout is not None else 300)
+        return self._tool("operator", "ask", call_timeout=wait,
+                          message=message, timeout=timeout).reply["answer"]
+
     # --- system ---------------------------------------------------------
 
     def ping(self):
