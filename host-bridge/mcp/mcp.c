@@ -197,6 +197,17 @@ static const struct mcp_tool mcp_tools[] = {
 	    "\"signal\":{\"type\":[\"string\",\"integer\"]},"
 	    "\"timeout\":{\"type\":\"number\",\"minimum\":0}},"
 	    "\"required\":[\"action\"]}" },
+	{ "operator", "operator", "Ask the operator",
+	    "Ask the person who oversees this desktop, and wait for their "
+	    "answer: for a CAPTCHA, a second factor, a login or a judgement "
+	    "call. They may take over the desktop to do it themselves, then "
+	    "answer; secrets need not pass through you. `timeout` (seconds) "
+	    "bounds the wait; no answer in time is an error.",
+	    "{\"type\":\"object\",\"properties\":{"
+	    "\"action\":{\"type\":\"string\",\"enum\":[\"ask\"]},"
+	    "\"message\":{\"type\":\"string\",\"minLength\":1},"
+	    "\"timeout\":{\"type\":\"number\",\"minimum\":1}},"
+	    "\"required\":[\"action\",\"message\"]}" },
 	{ NULL, NULL, NULL, NULL, NULL },
 };
 
@@ -413,11 +424,15 @@ mcp_tool_result(const struct mcp_call *k, int rv, const char *reply)
 	json_object_del(rest, "ok");
 	json_object_del(rest, "elapsed_ms");
 	json_object_del(rest, "image");
-	if ((output = json_string_value(json_object_get(r, "output"))) !=
-	        NULL &&
+	/* What the tool printed, or the operator's answer. */
+	if (((output = json_string_value(json_object_get(r, "output"))) !=
+	            NULL ||
+	        (output = json_string_value(json_object_get(r, "answer"))) !=
+	            NULL) &&
 	    *output != '\0')
 		mcp_add_text(content, output);
 	json_object_del(rest, "output");
+	json_object_del(rest, "answer");
 	if (strcmp(k->tool->wire, "file") == 0)
 		mcp_file_text(content, rest);
 	if (json_object_size(rest) > 0) {
@@ -661,7 +676,8 @@ mcp_initialize(struct mcp *m, json_t *id, json_t *params)
 	    "tool to see it, then act with its mouse and keyboard actions; "
 	    "bash, editor, file, window, clipboard and process work on the "
 	    "same desktop. An operator may have to approve some actions, or "
-	    "may have taken over (errors say taken_over); wait and retry.");
+	    "may have taken over (errors say taken_over); wait and retry. "
+	    "Ask the operator (the operator tool) when a person must help.");
 	free(title);
 	if (result == NULL)
 		mcp_error(m, id, RPC_INVALID, "out of memory");

@@ -162,7 +162,7 @@ def test_sdk_lists_tools():
     assert a["ok"], a
     tools = {t["name"]: t for t in a["result"]["tools"]}
     for name in ("computer", "bash", "editor", "file", "window", "clipboard",
-                 "process"):
+                 "process", "operator"):
         assert name in tools, sorted(tools)
     for t in tools.values():
         s = t["inputSchema"]
@@ -294,6 +294,20 @@ def test_sdk_goes_through_the_host_agent():
     # The audit trail has what the MCP client did.
     log = must("log", NAME)
     assert "mouse_move" in log and "bash" in log, log[-2000:]
+
+
+def test_sdk_operator_ask():
+    # The agent's question goes to the operator (the host agent holds it)
+    # and their answer comes back as the tool's text.
+    tag = S.send(op="call", name="operator", arguments={
+        "action": "ask", "message": "which account?", "timeout": 60})
+    q = bt.wait_for(lambda: json.loads(must("approvals", NAME, "--json")),
+                    20, "the question")[0]
+    assert q["kind"] == "ask" and q["message"] == "which account?", q
+    must("answer", NAME, q["approval"], "the team one")
+    a = S.get()
+    assert a["tag"] == tag and a["ok"], a
+    assert texts(ok(a["result"])) == "the team one", a
 
 
 def test_sdk_close_ends_the_server():
