@@ -22,11 +22,12 @@ PKG_CONFIG ?= pkg-config
 DEPS_BUILD := build-essential pkg-config libx11-dev libxext-dev libxtst-dev \
 	libxdo-dev libxdamage-dev libxfixes-dev libpng-dev libturbojpeg0-dev \
 	cmake libjansson-dev libsodium-dev libcmocka-dev zlib1g-dev \
-	libcivetweb-dev libdeflate-dev
+	libcivetweb-dev libdeflate-dev libatspi2.0-dev
 DEPS_TEST := xvfb xterm x11-apps x11-utils xdotool xclip wmctrl \
 	x11-xserver-utils openbox imagemagick scrot xfonts-base fonts-dejavu-core fonts-noto-cjk \
 	python3 procps psmisc chromium chromium-driver python3-selenium gdb \
-	dnsmasq-base
+	dnsmasq-base at-spi2-core dbus-daemon dbus-bin python3-gi \
+	gir1.2-gtk-3.0
 DEPS_HOST := qemu-system-x86 qemu-utils mmdebstrap e2fsprogs debhelper \
 	dpkg-dev dh-python lintian novnc passt nftables iproute2 xz-utils binutils \
 	systemd
@@ -36,7 +37,8 @@ DEPS_CHECK := clang-format
 DEPS_FUZZ := clang-14 libclang-rt-14-dev
 DEPS := $(DEPS_BUILD) $(DEPS_TEST) $(DEPS_HOST) $(DEPS_CHECK) $(DEPS_FUZZ)
 
-PKGS := x11 xext xtst xdamage xfixes libpng zlib libturbojpeg jansson libsodium libdeflate
+PKGS := x11 xext xtst xdamage xfixes libpng zlib libturbojpeg jansson libsodium libdeflate \
+	atspi-2 gobject-2.0
 
 BUILD := build
 # Objects of a sanitized build live apart so the two never mix.

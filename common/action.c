@@ -40,6 +40,8 @@ static const char *const acts_editor[] = { "view", "create", "str_replace",
 static const char *const acts_window[] = { "list", "activate", "close", "move",
 	"resize", "launch", NULL };
 static const char *const acts_clipboard[] = { "get", "set", NULL };
+static const char *const acts_accessibility[] = { "tree", "find", "do",
+	"set_text", NULL };
 /* The host agent's own tool: the agent asks its operator. */
 static const char *const acts_operator[] = { "ask", NULL };
 
@@ -52,6 +54,7 @@ const struct action_tool action_tools[] = {
 	{ ACTION_EDITOR, "text_editor", acts_editor, 0 },
 	{ "window", NULL, acts_window, 0 },
 	{ "clipboard", NULL, acts_clipboard, 0 },
+	{ "accessibility", NULL, acts_accessibility, 0 },
 	{ "operator", NULL, acts_operator, 1 },
 	{ NULL, NULL, NULL, 0 },
 };
@@ -70,7 +73,8 @@ static const char *const class_input[] = { "computer.mouse_move",
 	"computer.left_click_drag", "computer.left_mouse_down",
 	"computer.left_mouse_up", "computer.scroll", "computer.type",
 	"computer.key", "computer.hold_key", "computer.click", "computer.drag",
-	"computer.keypress", "computer.move", NULL };
+	"computer.keypress", "computer.move", "accessibility.do",
+	"accessibility.set_text", NULL };
 static const char *const class_write[] = { "file.write", "file.remove",
 	"file.mkdir", "file.move", ACTION_EDITOR ".create",
 	ACTION_EDITOR ".str_replace", ACTION_EDITOR ".insert",

@@ -11,6 +11,7 @@ extern const struct tool_entry tool_file_entry;
 extern const struct tool_entry tool_editor_entry;
 extern const struct tool_entry tool_window_entry;
 extern const struct tool_entry tool_clipboard_entry;
+extern const struct tool_entry tool_accessibility_entry;
 
 const struct tool_entry *const tool_table[] = {
 	&tool_computer_entry,
@@ -21,6 +22,7 @@ const struct tool_entry *const tool_table[] = {
 	&tool_editor_entry,
 	&tool_window_entry,
 	&tool_clipboard_entry,
+	&tool_accessibility_entry,
 	NULL,
 };
 
