@@ -244,6 +244,23 @@ int bureau_file_read(bureau_client *c, const char *path, void **data,
 int bureau_file_write(bureau_client *c, const char *path, const void *data,
     size_t len, int mode, int parents);
 
+/* --- tool "accessibility" ---------------------------------------------
+ * The AT-SPI tree (DESIGN.md, "The accessibility tool"). The nodes come
+ * back as the reply's JSON text of the "nodes" array (*nodes_json, caller
+ * frees): [{"id", "role", "name", "states", "bounds", "text"?, "value"?,
+ * "actions", "children"}], bounds in screenshot space.
+ * window: an X window id from window list, or 0 for the whole desktop;
+ * depth and max_nodes: <= 0 for the daemon's defaults. find's filters may
+ * be NULL. do: action NULL runs the element's first action; *done (may be
+ * NULL; caller frees) names the action run.
+ */
+int bureau_a11y_tree(bureau_client *c, unsigned long window, int depth,
+    int max_nodes, char **nodes_json);
+int bureau_a11y_find(bureau_client *c, const char *role, const char *name,
+    const char *name_contains, const char *state, char **nodes_json);
+int bureau_a11y_do(bureau_client *c, long id, const char *action, char **done);
+int bureau_a11y_set_text(bureau_client *c, long id, const char *text);
+
 /* --- tool "system" ----------------------------------------------------- */
 int bureau_ping(bureau_client *c);
 

@@ -450,6 +450,118 @@ bureau_file_write(bureau_client *c, const char *path, const void *data,
 
 /* --- system ------------------------------------------------------------ */
 
+/* --- accessibility ------------------------------------------------------ */
+
+/* Send req (taken) and hand back its "nodes" as JSON text. */
+static int
+bc_a11y_nodes(bureau_client *c, json_t *req, char **nodes_json)
+{
+	json_t *reply = NULL;
+	int rv;
+
+	*nodes_json = NULL;
+	rv = bc_request(c, req, 0, &reply, NULL);
+	json_decref(req);
+	if (rv == 0 &&
+	    (*nodes_json = json_dumps(json_object_get(reply, "nodes"),
+	         JSON_COMPACT | JSON_ENCODE_ANY)) == NULL)
+		rv = bc_nomem();
+	json_decref(reply);
+	return (rv);
+}
+
+int
+bureau_a11y_tree(bureau_client *c, unsigned long window, int depth,
+    int max_nodes, char **nodes_json)
+{
+	json_t *req;
+
+	if (nodes_json == NULL)
+		return (bc_fail(BUREAU_EARG, "no nodes_json"));
+	*nodes_json = NULL;
+	if ((req = json_pack("{s:s, s:s}", "tool", "accessibility", "action",
+	         "tree")) == NULL ||
+	    (window != 0 &&
+	        json_object_set_new(req, "window",
+	            json_integer((json_int_t)window)) != 0) ||
+	    (depth > 0 &&
+	        json_object_set_new(req, "depth", json_integer(depth)) != 0) ||
+	    (max_nodes > 0 &&
+	        json_object_set_new(req, "max_nodes",
+	            json_integer(max_nodes)) != 0)) {
+		json_decref(req);
+		return (bc_nomem());
+	}
+	return (bc_a11y_nodes(c, req, nodes_json));
+}
+
+int
+bureau_a11y_find(bureau_client *c, const char *role, const char *name,
+    const char *name_contains, const char *state, char **nodes_json)
+{
+	json_t *req;
+
+	if (nodes_json == NULL)
+		return (bc_fail(BUREAU_EARG, "no nodes_json"));
+	*nodes_json = NULL;
+	if ((req = json_pack("{s:s, s:s}", "tool", "accessibility", "action",
+	         "find")) == NULL)
+		return (bc_nomem());
+	if (bc_set_str(req, "role", role) != 0 ||
+	    bc_set_str(req, "name", name) != 0 ||
+	    bc_set_str(req, "name_contains", name_contains) != 0 ||
+	    bc_set_str(req, "state", state) != 0) {
+		json_decref(req);
+		return (bc_fail(BUREAU_EARG, "invalid filter: not UTF-8"));
+	}
+	return (bc_a11y_nodes(c, req, nodes_json));
+}
+
+int
+bureau_a11y_do(bureau_client *c, long id, const char *action, char **done)
+{
+	json_t *req, *reply = NULL;
+	const char *d;
+	int rv;
+
+	if (done != NULL)
+		*done = NULL;
+	if ((req = json_pack("{s:s, s:s, s:I}", "tool", "accessibility",
+	         "action", "do", "id", (json_int_t)id)) == NULL)
+		return (bc_nomem());
+	if (bc_set_str(req, "name", action) != 0) {
+		json_decref(req);
+		return (bc_fail(BUREAU_EARG, "invalid action: not UTF-8"));
+	}
+	rv = bc_request(c, req, 0, &reply, NULL);
+	json_decref(req);
+	d = json_string_value(json_object_get(reply, "done"));
+	if (rv == 0 && done != NULL && (*done = strdup(d ? d : "")) == NULL)
+		rv = bc_nomem();
+	json_decref(reply);
+	return (rv);
+}
+
+int
+bureau_a11y_set_text(bureau_client *c, long id, const char *text)
+{
+	json_t *req;
+	int rv;
+
+	if (text == NULL)
+		return (bc_fail(BUREAU_EARG, "no text"));
+	if ((req = json_pack("{s:s, s:s, s:I}", "tool", "accessibility",
+	         "action", "set_text", "id", (json_int_t)id)) == NULL)
+		return (bc_nomem());
+	if (bc_set_str(req, "text", text) != 0) {
+		json_decref(req);
+		return (bc_fail(BUREAU_EARG, "invalid text: not UTF-8"));
+	}
+	rv = bc_request(c, req, 0, NULL, NULL);
+	json_decref(req);
+	return (rv);
+}
+
 int
 bureau_ping(bureau_client *c)
 {

@@ -197,6 +197,28 @@ static const struct mcp_tool mcp_tools[] = {
 	    "\"signal\":{\"type\":[\"string\",\"integer\"]},"
 	    "\"timeout\":{\"type\":\"number\",\"minimum\":0}},"
 	    "\"required\":[\"action\"]}" },
+	{ "accessibility", "accessibility", "Accessibility tree",
+	    "The desktop's controls as a screen reader sees them (AT-SPI): "
+	    "`tree` of the applications (or of one `window`), `find` by "
+	    "`role` (\"push button\", \"entry\", \"check box\", ...), "
+	    "`name`, `name_contains` or `state`, `do` an element's action "
+	    "(its first, or `name`), `set_text` of an editable one. `bounds` "
+	    "are in screenshot coordinates: a click at their centre lands on "
+	    "the control. Faster than a screenshot for finding a control by "
+	    "its label.",
+	    "{\"type\":\"object\",\"properties\":{"
+	    "\"action\":{\"type\":\"string\",\"enum\":[\"tree\",\"find\","
+	    "\"do\",\"set_text\"]},"
+	    "\"window\":{\"type\":\"integer\"},"
+	    "\"depth\":{\"type\":\"integer\",\"minimum\":0},"
+	    "\"max_nodes\":{\"type\":\"integer\",\"minimum\":1},"
+	    "\"role\":{\"type\":\"string\"},"
+	    "\"name\":{\"type\":\"string\"},"
+	    "\"name_contains\":{\"type\":\"string\"},"
+	    "\"state\":{\"type\":\"string\"},"
+	    "\"id\":{\"type\":\"integer\",\"minimum\":1},"
+	    "\"text\":{\"type\":\"string\"}},"
+	    "\"required\":[\"action\"]}" },
 	{ "operator", "operator", "Ask the operator",
 	    "Ask the person who oversees this desktop, and wait for their "
 	    "answer: for a CAPTCHA, a second factor, a login or a judgement "

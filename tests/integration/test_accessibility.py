@@ -11,6 +11,7 @@ a scaled screenshot space, landing on the button.
         tests/integration/test_accessibility.py [BUILD_DIR]
 """
 
+import json
 import os
 import queue
 import subprocess
@@ -161,6 +162,65 @@ def test_window_and_limits():
     shallow = ok(ax(action="tree", depth=0))
     assert all(n["children"] == [] for n in shallow["nodes"])
     assert shallow["truncated"] is True
+
+
+def test_python_module_and_c_library():
+    import ctypes
+
+    import bureau
+    d = bureau.Desktop(D.url, token=D.token)
+    b = d.accessibility_find(role="push button", name="Press me")
+    assert len(b) == 1, b
+    assert d.accessibility_do(b[0]["id"]) == "click"
+    A.expect("pressed")
+    e = d.accessibility_find(role="text", state="editable")[0]
+    d.accessibility_set_text(e["id"], "from python")
+    A.expect("entry=from python")
+    assert any(n["role"] == "application" for n in d.accessibility_tree())
+    d.close()
+    # libbureau's functions, called as a C program would.
+    lib = ctypes.CDLL(os.path.join(bt.BUILD, "libbureau.so"))
+    lib.bureau_connect.argtypes = [ctypes.c_char_p, ctypes.c_char_p,
+                                   ctypes.c_double,
+                                   ctypes.POINTER(ctypes.c_void_p)]
+    lib.bureau_a11y_find.argtypes = [ctypes.c_void_p] + [ctypes.c_char_p] * 4 \
+        + [ctypes.POINTER(ctypes.c_void_p)]
+    lib.bureau_a11y_do.argtypes = [ctypes.c_void_p, ctypes.c_long,
+                                   ctypes.c_char_p,
+                                   ctypes.POINTER(ctypes.c_void_p)]
+    lib.bureau_a11y_set_text.argtypes = [ctypes.c_void_p, ctypes.c_long,
+                                         ctypes.c_char_p]
+    lib.bureau_a11y_tree.argtypes = [ctypes.c_void_p, ctypes.c_ulong,
+                                     ctypes.c_int, ctypes.c_int,
+                                     ctypes.POINTER(ctypes.c_void_p)]
+    lib.bureau_free.argtypes = [ctypes.c_void_p]
+    lib.bureau_close.argtypes = [ctypes.c_void_p]
+    c = ctypes.c_void_p()
+    assert lib.bureau_connect(D.url.encode(), D.token.encode(), 30.0,
+                              ctypes.byref(c)) == 0
+
+    def take(p):
+        s = ctypes.string_at(p).decode()
+        lib.bureau_free(p)
+        return s
+    out = ctypes.c_void_p()
+    assert lib.bureau_a11y_find(c, b"push button", b"Press me", None, None,
+                                ctypes.byref(out)) == 0
+    nodes = json.loads(take(out))
+    assert len(nodes) == 1 and nodes[0]["name"] == "Press me", nodes
+    done = ctypes.c_void_p()
+    assert lib.bureau_a11y_do(c, nodes[0]["id"], b"click",
+                              ctypes.byref(done)) == 0
+    assert take(done) == "click"
+    A.expect("pressed")
+    assert lib.bureau_a11y_set_text(c, e["id"], "from C \u2713".encode()) == 0
+    A.expect("entry=from C \u2713")
+    assert lib.bureau_a11y_tree(c, 0, 1, 0, ctypes.byref(out)) == 0
+    assert all(n["children"] == [] or n["role"] == "application"
+               for n in json.loads(take(out)))
+    # An error is the protocol's code: not_found is -8.
+    assert lib.bureau_a11y_do(c, 999999, None, None) == -8
+    lib.bureau_close(c)
 
 
 def test_bad_requests():

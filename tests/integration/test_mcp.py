@@ -162,7 +162,7 @@ def test_sdk_lists_tools():
     assert a["ok"], a
     tools = {t["name"]: t for t in a["result"]["tools"]}
     for name in ("computer", "bash", "editor", "file", "window", "clipboard",
-                 "process", "operator"):
+                 "process", "accessibility", "operator"):
         assert name in tools, sorted(tools)
     for t in tools.values():
         s = t["inputSchema"]

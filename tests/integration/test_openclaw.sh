@@ -153,7 +153,7 @@ rc=$?
 import json, sys
 d = json.load(open(sys.argv[1]))
 p = d["plugin"]
-want = ["bureau_bash", "bureau_computer", "bureau_desktop", "bureau_edit", "bureau_files"]
+want = ["bureau_accessibility", "bureau_bash", "bureau_computer", "bureau_desktop", "bureau_edit", "bureau_files"]
 assert p["id"] == "bureau", p["id"]
 assert p["status"] == "loaded" and p["enabled"] is True and p.get("imported") is True, p["status"]
 assert sorted(p["toolNames"]) == want, p["toolNames"]

@@ -1,6 +1,6 @@
 // The plugin's agent tools: bureau_computer, bureau_bash, bureau_edit,
-// bureau_files (each one request to bureaud) and bureau_desktop (the
-// `bureau` command line). Each is an OpenClaw AgentTool: JSON Schema
+// bureau_files, bureau_accessibility (each one request to bureaud) and
+// bureau_desktop (the `bureau` command line). Each is an OpenClaw AgentTool: JSON Schema
 // parameters, execute(toolCallId, params, signal) -> {content, details};
 // failures are thrown as BureauError (code + the daemon's message).
 
@@ -8,7 +8,8 @@ import fs from "node:fs";
 import { BureauError, Client } from "./client.js";
 import { bureauHome, checkName, desktopCommand, findCli, resolveDesktop } from "./cli.js";
 
-export const TOOL_NAMES = ["bureau_computer", "bureau_bash", "bureau_edit", "bureau_files", "bureau_desktop"];
+export const TOOL_NAMES = ["bureau_computer", "bureau_bash", "bureau_edit", "bureau_files", "bureau_accessibility",
+	"bureau_desktop"];
 
 // --- connection -------------------------------------------------------------
 
@@ -179,6 +180,24 @@ const FILES_PARAMS = {
 	},
 };
 
+const A11Y_PARAMS = {
+	type: "object",
+	additionalProperties: false,
+	required: ["action"],
+	properties: {
+		action: { type: "string", enum: ["tree", "find", "do", "set_text"] },
+		window: { type: "integer", description: "tree: one window's elements (an id from the window list)." },
+		depth: { type: "integer", minimum: 0, description: "tree: levels to read." },
+		max_nodes: { type: "integer", minimum: 1, description: "tree: at most this many nodes." },
+		role: { type: "string", description: "find: AT-SPI role name, e.g. \"push button\", \"entry\"." },
+		name: { type: "string", description: "find: the exact name; do: the action to run (default the first)." },
+		name_contains: { type: "string", description: "find: part of the name, any case." },
+		state: { type: "string", description: "find: a state the element has, e.g. focused, editable." },
+		id: { type: "integer", minimum: 1, description: "do, set_text: the element's id from tree or find." },
+		text: { type: "string", description: "set_text: the new contents." },
+	},
+};
+
 const DESKTOP_PARAMS = {
 	type: "object",
 	additionalProperties: false,
@@ -314,6 +333,26 @@ export function filesTool(conn) {
 	};
 }
 
+export function accessibilityTool(conn) {
+	return {
+		name: "bureau_accessibility",
+		label: "Bureau accessibility",
+		description: "The bureau desktop's controls as a screen reader sees them (AT-SPI): tree, find by role, name or " +
+		    "state, do an element's action, set_text of an editable one. bounds are screenshot pixels: a click at " +
+		    "their centre lands on the control.",
+		parameters: A11Y_PARAMS,
+		async execute(_id, params = {}, signal) {
+			throwIfAborted(signal);
+			const req = { tool: "accessibility", ...pick(params, Object.keys(A11Y_PARAMS.properties)) };
+			const reply = await conn.call(req);
+			const details = replyDetails(reply);
+			if (reply.nodes)
+				return { content: [text(JSON.stringify(reply.nodes))], details };
+			return { content: [text(params.action === "do" ? `done: ${reply.done}` : "text set")], details };
+		},
+	};
+}
+
 export function desktopTool(config, rootDir) {
 	return {
 		name: "bureau_desktop",
@@ -363,6 +402,7 @@ export function createTools(config = {}, rootDir) {
 	const conn = new Connection(config, rootDir);
 	return {
 		conn,
-		tools: [computerTool(conn), bashTool(conn), editTool(conn), filesTool(conn), desktopTool(config, rootDir)],
+		tools: [computerTool(conn), bashTool(conn), editTool(conn), filesTool(conn), accessibilityTool(conn),
+			desktopTool(config, rootDir)],
 	};
 }

@@ -187,6 +187,15 @@ describe("bureau_bash", () => {
 	});
 });
 
+describe("bureau_accessibility", () => {
+	it("is registered and reaches the daemon's accessibility tool", async () => {
+		assert.ok(hasTool(D, "accessibility"));
+		// An element no tree gave (or no accessibility bus here): the
+		// daemon's not_found either way, with its message.
+		await rejectsWith(run("bureau_accessibility", { action: "do", id: 999999 }), "not_found");
+	});
+});
+
 describe("bureau_edit and bureau_files", () => {
 	it("edits a file, the change is on disk", async () => {
 		const dir = fs.mkdtempSync(path.join(D.dir, "edit-"));

@@ -536,6 +536,33 @@ class Desktop:
     def clipboard_set(self, text):
         return self._tool("clipboard", "set", text=text)
 
+    # --- accessibility ----------------------------------------------------
+
+    def accessibility_tree(self, window=None, depth=None, max_nodes=None):
+        """The AT-SPI tree: a list of nodes {id, role, name, states,
+        bounds (screenshot space), text?, value?, actions, children}, from
+        the applications or one window's frames."""
+        return self._tool("accessibility", "tree", window=window,
+                          depth=depth, max_nodes=max_nodes).reply["nodes"]
+
+    def accessibility_find(self, role=None, name=None, name_contains=None,
+                           state=None):
+        """The elements matching every filter given, flat (no
+        children)."""
+        return self._tool("accessibility", "find", role=role, name=name,
+                          name_contains=name_contains,
+                          state=state).reply["nodes"]
+
+    def accessibility_do(self, id, name=None):
+        """Run element id's action (its first, or the one named); the
+        action's name."""
+        return self._tool("accessibility", "do", id=id,
+                          name=name).reply["done"]
+
+    def accessibility_set_text(self, id, text):
+        """Replace an editable element's text."""
+        return self._tool("accessibility", "set_text", id=id, text=text)
+
     # --- the operator ---------------------------------------------------
 
     def ask(self, message, timeout=None):
