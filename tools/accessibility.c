@@ -203,6 +203,8 @@ ax_bounds(AtspiAccessible *a, const struct ax_geo *g)
 	return (b);
 }
 
+/* The element's action names (not GetActions in one call: its first
+ * field is the localized name, "Click" where do needs "click"). */
 static json_t *
 ax_actions(AtspiAccessible *a)
 {
@@ -257,13 +259,16 @@ ax_node(AtspiAccessible *a, const struct ax_geo *g)
 	if ((atspi_accessible_get_child_count(a, NULL) == 0 ||
 	        ax_has_state(a, "editable")) &&
 	    (t = atspi_accessible_get_text_iface(a)) != NULL) {
-		gint count = atspi_text_get_character_count(t, NULL);
+		/* One call for the whole text (-1: to the end), cut here. */
+		gchar *txt = atspi_text_get_text(t, 0, -1, NULL);
 
-		if (count > 0)
-			json_object_set_new(n, "text",
-			    ax_str(atspi_text_get_text(t, 0,
-			        count < AX_TEXT_MAX ? count : AX_TEXT_MAX,
-			        NULL)));
+		if (txt != NULL && g_utf8_validate(txt, -1, NULL) &&
+		    g_utf8_strlen(txt, -1) > AX_TEXT_MAX)
+			*g_utf8_offset_to_pointer(txt, AX_TEXT_MAX) = '\0';
+		if (txt != NULL && *txt != '\0')
+			json_object_set_new(n, "text", ax_str(txt));
+		else
+			g_free(txt);
 		g_object_unref(t);
 	}
 	if ((v = atspi_accessible_get_value_iface(a)) != NULL) {
