@@ -107,47 +107,76 @@ ag_approval_show(struct approval *a, json_t *req)
 	        -1);
 }
 
-char *
-ag_wait_approval(struct agent *ag, json_t *id, json_t *req, const char *tool,
-    const char *action, const char **err)
+/*
+ * A new entry for the operator's list, with its id, or NULL and *reply the
+ * refusal: the list is full (the agent keeps workers for requests that do
+ * not wait) or memory ran out. With ag->lock held.
+ */
+static struct approval *
+ag_approval_new(struct agent *ag, json_t *id, const char **err, char **reply)
 {
 	struct approval *a;
-	struct timespec until;
-	char *hex, *reply = NULL;
-	long secs = ag->approve_timeout;
-	int rv = 0;
+	char *hex;
 
-	if (ag->pending >= AG_WORKERS - AG_FREE)
-		return (ag_refuse(err, id, BUREAU_EBUSY,
-		    "%d requests already wait for an operator's approval on "
-		    "desktop '%s': retry later",
-		    ag->pending, ag->d->name));
+	if (ag->pending >= AG_WORKERS - AG_FREE) {
+		*reply = ag_refuse(err, id, BUREAU_EBUSY,
+		    "%d requests already wait for an operator on desktop "
+		    "'%s': retry later",
+		    ag->pending, ag->d->name);
+		return (NULL);
+	}
 	if ((a = calloc(1, sizeof *a)) == NULL ||
 	    (hex = hb_random_hex(8)) == NULL) {
 		free(a);
-		return (ag_refuse(err, id, BUREAU_EINTERNAL, "out of memory"));
+		*reply = ag_refuse(err, id, BUREAU_EINTERNAL, "out of memory");
+		return (NULL);
 	}
 	memcpy(a->id, hex, 16);
 	free(hex);
-	a->tool = strdup(tool);
-	a->action = action != NULL ? strdup(action) : NULL;
 	a->since = ag_unix_now();
-	if (a->tool == NULL || (action != NULL && a->action == NULL) ||
-	    ag_approval_show(a, req) != 0) {
-		ag_approval_free(a);
-		return (ag_refuse(err, id, BUREAU_EINTERNAL, "out of memory"));
-	}
+	return (a);
+}
+
+/* List a and wait for the operator, at most secs; a is off the list on
+ * return, its state the decision (AP_PENDING: none in time). With
+ * ag->lock held (the wait releases it). */
+static void
+ag_approval_wait(struct agent *ag, struct approval *a, long secs)
+{
+	struct timespec until;
+	int rv = 0;
+
 	a->next = ag->approvals;
 	ag->approvals = a;
 	ag->pending++;
-	fprintf(stderr, "bureau agent: approval %s waits: %s%s%s\n", a->id,
-	    tool, action ? "." : "", action ? action : "");
 	clock_gettime(CLOCK_MONOTONIC, &until); /* the cond's clock */
 	until.tv_sec += secs;
 	while (a->state == AP_PENDING && rv != ETIMEDOUT)
 		rv = pthread_cond_timedwait(&ag->decided, &ag->lock, &until);
 	ag_approval_unlink(ag, a);
 	ag->pending--;
+}
+
+char *
+ag_wait_approval(struct agent *ag, json_t *id, json_t *req, const char *tool,
+    const char *action, const char **err)
+{
+	struct approval *a;
+	char *reply = NULL;
+	long secs = ag->approve_timeout;
+
+	if ((a = ag_approval_new(ag, id, err, &reply)) == NULL)
+		return (reply);
+	a->tool = strdup(tool);
+	a->action = action != NULL ? strdup(action) : NULL;
+	if (a->tool == NULL || (action != NULL && a->action == NULL) ||
+	    ag_approval_show(a, req) != 0) {
+		ag_approval_free(a);
+		return (ag_refuse(err, id, BUREAU_EINTERNAL, "out of memory"));
+	}
+	fprintf(stderr, "bureau agent: approval %s waits: %s%s%s\n", a->id,
+	    tool, action ? "." : "", action ? action : "");
+	ag_approval_wait(ag, a, secs);
 	if (a->state == AP_PENDING)
 		reply = ag_refuse(err, id, BUREAU_ETIMEOUT,
 		    "no operator decided on approval %s for %s%s%s within %ld "
@@ -309,10 +338,8 @@ ag_ask(struct agent *ag, json_t *id, json_t *req, const char **err,
 	json_t *msg = json_object_get(req, "message");
 	json_t *jto = json_object_get(req, "timeout");
 	struct approval *a;
-	struct timespec until;
-	char *hex, *reply = NULL;
+	char *reply = NULL;
 	long secs = ag->approve_timeout;
-	int rv = 0;
 
 	if (!json_is_string(msg) || json_string_length(msg) == 0 ||
 	    json_string_length(msg) > AP_MESSAGE_MAX)
@@ -331,35 +358,16 @@ ag_ask(struct agent *ag, json_t *id, json_t *req, const char **err,
 			    AP_ASK_MAX, ag->approve_timeout));
 		secs = (long)t;
 	}
-	if (ag->pending >= AG_WORKERS - AG_FREE)
-		return (ag_refuse(err, id, BUREAU_EBUSY,
-		    "%d requests already wait for an operator on desktop "
-		    "'%s': retry later",
-		    ag->pending, ag->d->name));
-	if ((a = calloc(1, sizeof *a)) == NULL ||
-	    (hex = hb_random_hex(8)) == NULL) {
-		free(a);
-		return (ag_refuse(err, id, BUREAU_EINTERNAL, "out of memory"));
-	}
-	memcpy(a->id, hex, 16);
-	free(hex);
+	if ((a = ag_approval_new(ag, id, err, &reply)) == NULL)
+		return (reply);
 	a->ask = 1;
 	a->timeout = secs;
-	a->since = ag_unix_now();
 	if ((a->message = strdup(json_string_value(msg))) == NULL) {
 		ag_approval_free(a);
 		return (ag_refuse(err, id, BUREAU_EINTERNAL, "out of memory"));
 	}
-	a->next = ag->approvals;
-	ag->approvals = a;
-	ag->pending++;
 	fprintf(stderr, "bureau agent: question %s waits\n", a->id);
-	clock_gettime(CLOCK_MONOTONIC, &until);
-	until.tv_sec += secs;
-	while (a->state == AP_PENDING && rv != ETIMEDOUT)
-		rv = pthread_cond_timedwait(&ag->decided, &ag->lock, &until);
-	ag_approval_unlink(ag, a);
-	ag->pending--;
+	ag_approval_wait(ag, a, secs);
 	if (a->state == AP_ANSWERED) {
 		*outcome = "answered";
 		reply = ag_dump(json_pack("{s:O?, s:b, s:s}", "id", id, "ok", 1,

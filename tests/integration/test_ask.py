@@ -13,11 +13,8 @@ agent's request got back, the audit trail on disk, the daemon's own log
 
 import json
 import os
-import random
-import shutil
 import subprocess
 import sys
-import tempfile
 import threading
 import time
 import urllib.error
@@ -31,42 +28,14 @@ import bt  # noqa: E402
 BUREAU = os.path.join(bt.BUILD, "bureau")
 X = bt.Xvfb("800x600")
 D = bt.Daemon(X, ["--scale", "none", "--log-level", "debug"])
-HOME = tempfile.mkdtemp(prefix="bureau-ask-")
+H = bt.Home("bureau-ask-")
 NAME = "ask1"
-DIR = os.path.join(HOME, NAME)
-_base = random.randint(340, 1050) * 30
-ENV = dict(os.environ, BUREAU_HOME=HOME,
-           BUREAU_PORTS="%d-%d" % (_base, _base + 29))
+DIR = H.path(NAME)
+HOME = H.dir
+bureau, must = H.run, H.must
 PORT = bt.free_port(pair=False)
 MC = None
 B = None
-
-
-def bureau(*args, timeout=60, input=None):
-    return subprocess.run([BUREAU] + list(args), env=ENV, capture_output=True,
-                          text=True, timeout=timeout, input=input)
-
-
-def must(*args, input=None):
-    p = bureau(*args, input=input)
-    assert p.returncode == 0, "bureau %s: %d %s %s" % (
-        " ".join(args), p.returncode, p.stdout, p.stderr)
-    return p.stdout
-
-
-class Agent:
-    def __init__(self):
-        with open(os.path.join(DIR, "endpoint")) as f:
-            self.url = f.read().strip()
-        with open(os.path.join(DIR, "token")) as f:
-            self.token = f.read().strip()
-
-    def call(self, timeout_ms=60000, **req):
-        req["token"] = self.token
-        return json.loads(bt.Req1(self.url, timeout_ms=timeout_ms).rpc(
-            json.dumps(req)))
-
-
 A = None
 
 
@@ -95,7 +64,7 @@ def test_attach():
     global A
     must("attach", NAME, "--url", D.url, "--token-file", D.token_file,
          "--approve", "bash")
-    A = Agent()
+    A = bt.AgentClient(H, NAME)
 
 
 def test_ask_and_answer():
@@ -227,7 +196,7 @@ def test_python_module():
 def test_mission_control():
     global MC
     MC = bt.spawn([BUREAU, "mission-control", "--listen",
-                   "127.0.0.1:%d" % PORT], env=ENV, stdout=subprocess.PIPE,
+                   "127.0.0.1:%d" % PORT], env=H.env, stdout=subprocess.PIPE,
                   stderr=subprocess.DEVNULL, text=True)
     url = MC.stdout.readline().strip().split()[-1]
     with open(os.path.join(HOME, "mission-control.token")) as f:
@@ -255,17 +224,9 @@ def test_mission_control():
                 {"answer": "x", "allow": True})
     assert st == 400, e
     # The page: the question, a text box and Take over beside it.
-    from selenium import webdriver
-    from selenium.webdriver.chrome.options import Options
-    from selenium.webdriver.chrome.service import Service
     from selenium.webdriver.common.by import By
     global B
-    o = Options()
-    for a in ("--headless=new", "--no-sandbox", "--disable-gpu",
-              "--disable-dev-shm-usage", "--window-size=1400,900"):
-        o.add_argument(a)
-    o.binary_location = "/usr/bin/chromium"
-    B = webdriver.Chrome(service=Service("/usr/bin/chromedriver"), options=o)
+    B = bt.chromium()
     B.get(url)
     card = bt.wait_for(lambda: B.find_elements(
         By.CSS_SELECTOR, '[data-kind="ask"][data-approval="%s"]' %
@@ -289,6 +250,4 @@ if __name__ == "__main__":
             B.quit()
         if MC is not None:
             MC.terminate()
-        if os.path.exists(os.path.join(DIR, "desktop.json")):
-            bureau("rm", NAME)
-        shutil.rmtree(HOME, ignore_errors=True)
+        H.cleanup(NAME)

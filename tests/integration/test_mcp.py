@@ -40,24 +40,11 @@ SDK = os.path.join(ROOT, ".deps", "mcp", "node_modules", "@modelcontextprotocol"
 DRIVER = os.path.join(ROOT, "tests", "mcp", "client.mjs")
 X = bt.Xvfb("800x600")
 D = bt.Daemon(X, ["--scale", "none", "--no-cursor"])
-HOME = tempfile.mkdtemp(prefix="bureau-mcp-")
+H = bt.Home("bureau-mcp-")
 SCRATCH = tempfile.mkdtemp(prefix="bureau-mcp-files-")
 NAME = "mcp1"
-_base = random.randint(340, 1050) * 30
-ENV = dict(os.environ, BUREAU_HOME=HOME,
-           BUREAU_PORTS="%d-%d" % (_base, _base + 29))
-
-
-def bureau(*args, timeout=60):
-    return subprocess.run([BUREAU] + list(args), env=ENV, capture_output=True,
-                          text=True, timeout=timeout)
-
-
-def must(*args):
-    p = bureau(*args)
-    assert p.returncode == 0, "bureau %s: %d %s %s" % (
-        " ".join(args), p.returncode, p.stdout, p.stderr)
-    return p.stdout
+ENV = H.env
+bureau, must = H.run, H.must
 
 
 def pointer():
@@ -452,7 +439,5 @@ if __name__ == "__main__":
         bt.run([(n, f) for n, f in list(globals().items())
                 if n.startswith("test_") and callable(f)])
     finally:
-        if os.path.exists(os.path.join(HOME, NAME, "desktop.json")):
-            bureau("rm", NAME)
-        shutil.rmtree(HOME, ignore_errors=True)
+        H.cleanup(NAME)
         shutil.rmtree(SCRATCH, ignore_errors=True)

@@ -16,11 +16,9 @@ the keyboard, no script but the page's own).
 import base64
 import json
 import os
-import random
 import re
 import shutil
 import stat
-import subprocess
 import sys
 import tempfile
 import threading
@@ -34,42 +32,15 @@ import bt  # noqa: E402
 BUREAU = os.path.join(bt.BUILD, "bureau")
 X = bt.Xvfb("800x600")
 D = bt.Daemon(X, ["--scale", "none", "--no-cursor"])
-HOME = tempfile.mkdtemp(prefix="bureau-replay-")
+H = bt.Home("bureau-replay-")
 OUT = tempfile.mkdtemp(prefix="bureau-replay-out-")
 NAME = "rp1"
-DIR = os.path.join(HOME, NAME)
-_base = random.randint(340, 1050) * 30
-ENV = dict(os.environ, BUREAU_HOME=HOME,
-           BUREAU_PORTS="%d-%d" % (_base, _base + 29))
+DIR = H.path(NAME)
+bureau, must = H.run, H.must
 MARKUP = "</script><script>alert('x')</script><img src=x onerror=alert(1)>"
 PAGE = os.path.join(OUT, "replay.html")
 A = None
 MID = None  # a time between the first half of the session and the second
-
-
-def bureau(*args, timeout=60):
-    return subprocess.run([BUREAU] + list(args), env=ENV, capture_output=True,
-                          text=True, timeout=timeout)
-
-
-def must(*args):
-    p = bureau(*args)
-    assert p.returncode == 0, "bureau %s: %d %s %s" % (
-        " ".join(args), p.returncode, p.stdout, p.stderr)
-    return p.stdout
-
-
-class Agent:
-    def __init__(self):
-        with open(os.path.join(DIR, "endpoint")) as f:
-            self.url = f.read().strip()
-        with open(os.path.join(DIR, "token")) as f:
-            self.token = f.read().strip()
-
-    def call(self, timeout_ms=60000, **req):
-        req["token"] = self.token
-        return json.loads(bt.Req1(self.url, timeout_ms=timeout_ms).rpc(
-            json.dumps(req)))
 
 
 def trail():
@@ -99,7 +70,7 @@ def test_session():
     global A, MID
     must("attach", NAME, "--url", D.url, "--token-file", D.token_file,
          "--approve", "bash", "--approve-timeout", "30")
-    A = Agent()
+    A = bt.AgentClient(H, NAME)
     X.spawn(["xterm", "-geometry", "60x10+40+40"])
     bt.wait_for(lambda: any(w["class"].lower().startswith("xterm") for w in
                             bt.ok(A.call(tool="window", action="list"))[
@@ -172,17 +143,7 @@ B = None
 def browser():
     global B
     if B is None:
-        from selenium import webdriver
-        from selenium.webdriver.chrome.options import Options
-        from selenium.webdriver.chrome.service import Service
-        o = Options()
-        for a in ("--headless=new", "--no-sandbox", "--disable-gpu",
-                  "--disable-dev-shm-usage", "--window-size=1400,900"):
-            o.add_argument(a)
-        o.binary_location = "/usr/bin/chromium"
-        o.set_capability("goog:loggingPrefs", {"browser": "ALL"})
-        B = webdriver.Chrome(service=Service("/usr/bin/chromedriver"),
-                             options=o)
+        B = bt.chromium(log=True)
     return B
 
 
@@ -300,8 +261,6 @@ if __name__ == "__main__":
     finally:
         if B is not None:
             B.quit()
-        if os.path.exists(os.path.join(DIR, "desktop.json")):
-            bureau("rm", NAME)
-        shutil.rmtree(HOME, ignore_errors=True)
+        H.cleanup(NAME)
         if not os.environ.get("KEEP"):
             shutil.rmtree(OUT, ignore_errors=True)

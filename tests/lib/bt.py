@@ -458,6 +458,74 @@ class Daemon:
         self.req.close()
 
 
+# --- the host side: a private desktop store, agents, a browser --------------
+
+class Home:
+    """A private $BUREAU_HOME with a port window of its own (below the
+    ephemeral ports, see free_port), and the real build/bureau run in it."""
+
+    def __init__(self, prefix="bureau-home-"):
+        self.dir = tempfile.mkdtemp(prefix=prefix)
+        base = random.randint(340, 1050) * 30
+        self.env = dict(os.environ, BUREAU_HOME=self.dir,
+                        BUREAU_PORTS="%d-%d" % (base, base + 29))
+        self.bureau = os.path.join(BUILD, "bureau")
+
+    def run(self, *args, timeout=60, input=None):
+        return subprocess.run([self.bureau] + list(args), env=self.env,
+                              capture_output=True, text=True,
+                              timeout=timeout, input=input)
+
+    def must(self, *args, input=None):
+        p = self.run(*args, input=input)
+        assert p.returncode == 0, "bureau %s: %d %s %s" % (
+            " ".join(args), p.returncode, p.stdout, p.stderr)
+        return p.stdout
+
+    def path(self, name, *rest):
+        return os.path.join(self.dir, name, *rest)
+
+    def cleanup(self, *names):
+        """Remove these desktops (their agents end) and the store."""
+        for n in names:
+            if os.path.exists(self.path(n, "desktop.json")):
+                self.run("rm", n)
+        shutil.rmtree(self.dir, ignore_errors=True)
+
+
+class AgentClient:
+    """A client of a desktop's host agent (its endpoint and agent token in
+    the store), one REQ socket per call so that calls may run on several
+    threads."""
+
+    def __init__(self, home, name):
+        with open(home.path(name, "endpoint")) as f:
+            self.url = f.read().strip()
+        with open(home.path(name, "token")) as f:
+            self.token = f.read().strip()
+
+    def call(self, timeout_ms=60000, **req):
+        req["token"] = self.token
+        return json.loads(Req1(self.url, timeout_ms=timeout_ms).rpc(
+            json.dumps(req)))
+
+
+def chromium(size="1400,900", log=False):
+    """A real headless Chromium (python3-selenium, chromium-driver)."""
+    from selenium import webdriver
+    from selenium.webdriver.chrome.options import Options
+    from selenium.webdriver.chrome.service import Service
+    o = Options()
+    for a in ("--headless=new", "--no-sandbox", "--disable-gpu",
+              "--disable-dev-shm-usage", "--window-size=" + size):
+        o.add_argument(a)
+    o.binary_location = "/usr/bin/chromium"
+    if log:
+        o.set_capability("goog:loggingPrefs", {"browser": "ALL"})
+    return webdriver.Chrome(service=Service("/usr/bin/chromedriver"),
+                            options=o)
+
+
 # --- reporting -------------------------------------------------------------
 
 def check(name, fn):
