@@ -120,8 +120,8 @@ ag_approval_new(struct agent *ag, json_t *id, const char **err, char **reply)
 
 	if (ag->pending >= AG_WORKERS - AG_FREE) {
 		*reply = ag_refuse(err, id, BUREAU_EBUSY,
-		    "%d requests already wait for an operator on desktop "
-		    "'%s': retry later",
+		    "%d requests already wait for an operator's approval or "
+		    "answer on desktop '%s': retry later",
 		    ag->pending, ag->d->name);
 		return (NULL);
 	}
