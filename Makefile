@@ -27,7 +27,7 @@ DEPS_TEST := xvfb xterm x11-apps x11-utils xdotool xclip wmctrl \
 	x11-xserver-utils openbox imagemagick scrot xfonts-base fonts-dejavu-core fonts-noto-cjk \
 	python3 procps psmisc chromium chromium-driver python3-selenium gdb \
 	dnsmasq-base at-spi2-core dbus-daemon dbus-bin python3-gi \
-	gir1.2-gtk-3.0
+	gir1.2-gtk-3.0 gir1.2-atspi-2.0
 DEPS_HOST := qemu-system-x86 qemu-utils mmdebstrap e2fsprogs debhelper \
 	dpkg-dev dh-python lintian novnc passt nftables iproute2 xz-utils binutils \
 	systemd
