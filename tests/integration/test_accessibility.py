@@ -178,8 +178,14 @@ def test_python_module_and_c_library():
     A.expect("entry=from python")
     assert any(n["role"] == "application" for n in d.accessibility_tree())
     d.close()
-    # libbureau's functions, called as a C program would.
-    lib = ctypes.CDLL(os.path.join(bt.BUILD, "libbureau.so"))
+    # libbureau's functions, called as a C program would. A sanitized
+    # build's library needs its runtime first in the process: Python
+    # loads the plain build's, as the Python module above does.
+    path = os.path.join(bt.BUILD, "libbureau.so")
+    with open(path, "rb") as f:
+        if b"libasan" in f.read():
+            path = os.path.join(ROOT, "build", "libbureau.so")
+    lib = ctypes.CDLL(path)
     lib.bureau_connect.argtypes = [ctypes.c_char_p, ctypes.c_char_p,
                                    ctypes.c_double,
                                    ctypes.POINTER(ctypes.c_void_p)]
