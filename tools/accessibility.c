@@ -705,7 +705,9 @@ ax_init(const struct tool_config *cfg, char **cause)
 	/* Windows are looked up for "window"; AT-SPI itself connects on the
 	 * first request. */
 	if (x11_wm_open(name, &ax.wm, cause) != 0) {
-		ax.wm_cause = *cause != NULL ? strdup(*cause) : NULL;
+		/* kept for the window field's error (the fuzzer found it
+		 * leaked when it was copied) */
+		ax.wm_cause = *cause;
 		*cause = NULL;
 	}
 	return (0);

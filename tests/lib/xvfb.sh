@@ -32,7 +32,9 @@ bt_xvfb() {
 	# the FIFO opens on both ends at once; EOF if Xvfb exits early
 	$wrap Xvfb -displayfd 3 "$@" 3>"$dir/displayfd" </dev/null >"$log" 2>&1 &
 	BT_XVFB_PID=$!
-	read -r -t 60 n <"$dir/displayfd" || true
+	# (timeout and head, not read -t: dash, which runs tests/fuzz/run.sh,
+	# has no read -t, and the fuzzer's Xvfb silently never started)
+	n=$(timeout 60 head -n 1 <"$dir/displayfd") || true
 	rm -rf "$dir"
 	case $n in
 	'' | *[!0-9]*)
