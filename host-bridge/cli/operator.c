@@ -708,15 +708,10 @@ cmd_answer(int argc, char **argv)
 		    op_usage("answer", "NAME, ID and TEXT (or -) expected"));
 	text = argv[3];
 	if (strcmp(text, "-") == 0) {
-		size_t cap = 0;
-		FILE *m = open_memstream(&in, &cap);
-		char buf[4096];
-
-		while (m != NULL && (n = fread(buf, 1, sizeof buf, stdin)) > 0)
-			fwrite(buf, 1, n, m);
-		if (m == NULL || fclose(m) != 0 || ferror(stdin)) {
-			fprintf(stderr, "bureau answer: cannot read stdin\n");
-			free(in);
+		if ((in = hb_read_file("/dev/stdin")) == NULL) {
+			fprintf(stderr,
+			    "bureau answer: cannot read stdin: %s\n",
+			    strerror(errno));
 			return (1);
 		}
 		/* One line typed or piped: its newline is not the answer. */
@@ -957,7 +952,10 @@ log_print_line(const char *line, double since)
 	act = json_string_value(json_object_get(j, "action"));
 	err = json_string_value(json_object_get(j, "error"));
 	shot = json_object_get(j, "screenshot");
-	apv = json_string_value(json_object_get(j, "approval"));
+	/* What the operator decided: an approval, or how a question
+	 * ended. */
+	if ((apv = json_string_value(json_object_get(j, "approval"))) == NULL)
+		apv = json_string_value(json_object_get(j, "ask"));
 	ev = json_string_value(json_object_get(j, "event"));
 	if (ev != NULL && strcmp(ev, "takeover") == 0)
 		out = hb_fmt("%s #%lld takeover %s (operator)\n", when,

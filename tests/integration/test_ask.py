@@ -93,6 +93,7 @@ def test_ask_and_answer():
     assert (last["tool"], last["action"], last["ok"], last["ask"]) == \
         ("operator", "ask", True, "answered"), last
     assert "CAPTCHA" in last["summary"], last
+    assert "[answered]" in must("log", NAME)
     # The question never went to the guest's daemon.
     assert "operator" not in D.logtext()
 
