@@ -441,7 +441,8 @@ mcp_tool_result(const struct mcp_call *k, int rv, const char *reply)
 	}
 	/* Text first (what the tool printed), then the other fields as
 	 * JSON, then the screenshot. */
-	rest = json_deep_copy(r);
+	/* shallow: the fields go as they are, the screenshot is only dropped */
+	rest = json_copy(r);
 	json_object_del(rest, "id");
 	json_object_del(rest, "ok");
 	json_object_del(rest, "elapsed_ms");
