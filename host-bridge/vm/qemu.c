@@ -540,8 +540,12 @@ struct qemu_cmd {
 /* The desktop's files QEMU is given (struct qemu_files), the QMP socket's
  * path short enough for a unix socket. */
 static int
-qemu_launch_files(const struct desktop *d, struct qemu_files *f, char **cause)
+qemu_launch_files(const struct desktop *d, struct qemu_files *f, int incoming,
+    char **cause)
 {
+	/* (a boot drops ram.base: qemu_launch_reset) */
+	int base = incoming && qemu_on_base(d);
+
 	/* The guest's own token: the host agent's token (`token`) never
 	 * enters the guest. */
 	if ((f->tok = qemu_file(d, "guest-token", 1)) == NULL ||
@@ -551,7 +555,7 @@ qemu_launch_files(const struct desktop *d, struct qemu_files *f, char **cause)
 	    (f->home = qemu_file(d, "home.qcow2", 1)) == NULL ||
 	    (f->log = qemu_file(d, "console.log", 1)) == NULL ||
 	    (f->qlog = qemu_file(d, "qemu.log", 0)) == NULL ||
-	    (f->ram = qemu_file(d, "ram", 1)) == NULL ||
+	    (f->ram = qemu_file(d, base ? "ram.base" : "ram", 1)) == NULL ||
 	    (f->host = qemu_file(d, "hostname", 1)) == NULL ||
 	    (f->mid = qemu_file(d, "machine-id", 1)) == NULL ||
 	    (f->host_raw = qemu_file(d, "hostname", 0)) == NULL ||
@@ -659,9 +663,12 @@ qemu_cmd_machine(struct qemu_cmd *c, const struct desktop *d,
 	c->argv[c->n++] = "-machine";
 	c->argv[c->n++] = QEMU_MACHINE ",memory-backend=mem";
 	c->argv[c->n++] = "-object";
+	/* A clone maps its warm state's RAM privately (ram.base): the
+	 * pages it does not change are the page cache's, one copy for all
+	 * the clones that run (qemu_stream.c). */
 	c->argv[c->n++] = A("memory-backend-file,id=mem,size=%ldM,mem-path=%s,"
-	                    "share=on",
-	    d->memory, f->ram);
+	                    "share=%s",
+	    d->memory, f->ram, qemu_on_base(d) ? "off" : "on");
 	c->argv[c->n++] = "-accel";
 	c->argv[c->n++] = kvm ? "kvm" : "tcg,thread=multi";
 	c->argv[c->n++] = "-cpu";
@@ -889,7 +896,7 @@ qemu_launch(const struct desktop *d, const struct image *im, const char *accel,
 	int rv = -1, st = 0, net = -1;
 	pid_t pid = -1, passt = -1;
 
-	if (qemu_launch_files(d, &f, cause) != 0 ||
+	if (qemu_launch_files(d, &f, incoming, cause) != 0 ||
 	    qemu_launch_reset(d, &f, incoming, cause) != 0 ||
 	    qemu_guest_ports(d, cause) != 0 ||
 	    (passt = qemu_net(d, &net, cause)) < 0)

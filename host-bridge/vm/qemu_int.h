@@ -52,8 +52,19 @@ int qemu_restore(const struct desktop *d, const struct image *im,
     const char *accel, char **cause);
 int qemu_saved(const struct desktop *d);
 void qemu_discard(const struct desktop *d);
-/* Remove the RAM file (a boot starts without it). */
+/* Remove the RAM file (a boot starts without it), and the links to a
+ * warm state's RAM and state that a clone runs on. */
 void qemu_drop_ram(const struct desktop *d);
+/* Runs on its warm state's RAM, mapped privately (ram.base, a hard link
+ * to it, and state.base beside it): qemu_stream.c saves it. */
+int qemu_on_base(const struct desktop *d);
+
+/* qemu_stream.c: write the state of the stopped QEMU pid of d, which runs
+ * on ram.base, to out: the warm state's RAM sections, the pages it
+ * changed (*changed of them) and its devices. */
+struct qmp;
+int qemu_stream_save(const struct desktop *d, struct qmp *q, pid_t pid,
+    const char *out, size_t *changed, char **cause);
 
 /* stats.c: see vm.h's stats. */
 int qemu_stats(const struct desktop *d, struct vm_stats *st);
@@ -71,7 +82,12 @@ json_t *qemu_warm_from(const struct desktop *d);
 /* Runs on the warm state's RAM, mapped privately (warm-ram): a clone
  * started by an older bureau. */
 int qemu_running_warm_ram(const struct desktop *d);
-/* A clone's first start: the warm state's RAM copied to d's own. */
+/* A clone's first start: the warm state's RAM and state linked into d
+ * (ram.base, state.base): 0; 1 when they cannot be (another file
+ * system), -1 on an error. */
+int qemu_warm_link_ram(const struct desktop *d, const char *wdir,
+    char **cause);
+/* Else the warm state's RAM copied to d's own. */
 int qemu_warm_copy_ram(const struct desktop *d, const char *wdir, char **cause);
 char *qemu_warm_token(const struct desktop *d);
 /* Remove warm-from and warm-ram (the desktop boots from now on). */

@@ -181,11 +181,25 @@ qemu_saved(const struct desktop *d)
 void
 qemu_drop_ram(const struct desktop *d)
 {
-	char *p = desktop_path(d, "ram");
+	static const char *const files[] = { "ram", "ram.base",
+		"state.base" };
 
-	if (p != NULL)
-		unlink(p);
+	for (size_t i = 0; i < sizeof files / sizeof files[0]; i++) {
+		char *p = desktop_path(d, files[i]);
+		if (p != NULL)
+			unlink(p);
+		free(p);
+	}
+}
+
+int
+qemu_on_base(const struct desktop *d)
+{
+	char *p = desktop_path(d, "ram.base");
+	int r = p != NULL && access(p, F_OK) == 0;
+
 	free(p);
+	return (r);
 }
 
 void
@@ -268,7 +282,8 @@ qemu_save(const struct desktop *d, char **cause)
 	char *full = NULL, *series = NULL, *hash = NULL, *s = NULL;
 	char *ramst = NULL, *sys = NULL, *home = NULL, *c2 = NULL;
 	json_t *j = NULL;
-	int rv = -1, stopped = 0, inram = 0;
+	int rv = -1, stopped = 0, inram = 0, base = 0;
+	size_t changed = 0;
 
 	if (pid == 0) {
 		*cause = hb_fmt("desktop '%s' is not running", d->name);
@@ -284,9 +299,15 @@ qemu_save(const struct desktop *d, char **cause)
 		goto out;
 	}
 	/* A clone on its warm state's RAM (mapped privately) has no RAM
-	 * file of its own: this save writes the RAM into the state. */
-	inram = qemu_running_warm_ram(d);
-	if (inram)
+	 * file of its own: this save writes what it changed of the RAM
+	 * into the state (qemu_stream.c); one started by an older bureau
+	 * (warm-ram) all of it. */
+	base = qemu_on_base(d);
+	inram = !base && qemu_running_warm_ram(d);
+	if (base) {
+		free(ram);
+		ram = desktop_path(d, "ram.base");
+	} else if (inram)
 		unlink(ram);
 	else if (access(ram, F_OK) != 0) {
 		*cause = hb_fmt("desktop '%s' was started before saved states "
@@ -301,7 +322,10 @@ qemu_save(const struct desktop *d, char **cause)
 	if (qmp_exec(q, "stop", NULL, NULL, cause) != 0)
 		goto out;
 	stopped = 1;
-	if (set_ignore_shared(q, !inram, cause) != 0 ||
+	if (base) {
+		if (qemu_stream_save(d, q, pid, tmp, &changed, cause) != 0)
+			goto out;
+	} else if (set_ignore_shared(q, !inram, cause) != 0 ||
 	    set_unthrottled(q, cause) != 0 ||
 	    qmp_exec(q, "migrate", json_pack("{s:s}", "uri", uri), NULL,
 	        cause) != 0 ||
@@ -314,13 +338,14 @@ qemu_save(const struct desktop *d, char **cause)
 	q = NULL;
 	/* On disk before the state says it can be restored: the RAM file's
 	 * pages are the guest's memory, a state without them is garbage. */
-	if ((!inram && fsync_path(ram, 1) != 0) || fsync_path(tmp, 0) != 0) {
+	if ((!inram && !base && fsync_path(ram, 1) != 0) ||
+	    fsync_path(tmp, 0) != 0) {
 		*cause = hb_fmt("cannot sync the saved state: %s",
 		    strerror(errno));
 		goto out;
 	}
 	if ((hash = file_hash(tmp)) == NULL ||
-	    (ramst = file_stamp(d, "ram")) == NULL ||
+	    (ramst = file_stamp(d, base ? "ram.base" : "ram")) == NULL ||
 	    (sys = file_stamp(d, "system.qcow2")) == NULL ||
 	    (home = file_stamp(d, "home.qcow2")) == NULL) {
 		*cause = hb_fmt("cannot read the saved state '%s': %s", tmp,
@@ -333,6 +358,15 @@ qemu_save(const struct desktop *d, char **cause)
 	    "memory", (json_int_t)d->memory, "cpus", d->cpus, "saved",
 	    (json_int_t)time(NULL), "state_blake2b", hash, "ram", ramst,
 	    "system", sys, "home", home, "ram_in_state", inram);
+	/* Restored on the warm RAM again, which the stamp is of. */
+	if (j != NULL && base &&
+	    (json_object_set_new(j, "ram_file", json_string("ram.base")) !=
+	            0 ||
+	        json_object_set_new(j, "ram_changed_pages",
+	            json_integer((json_int_t)changed)) != 0)) {
+		*cause = hb_fmt("out of memory");
+		goto out;
+	}
 	if (j == NULL || (s = json_dumps(j, JSON_INDENT(2))) == NULL) {
 		*cause = hb_fmt("out of memory");
 		goto out;
@@ -403,12 +437,22 @@ state_fits(const struct desktop *d, const char *dir, json_t *j, char **cause)
 	for (size_t i = 0; i < sizeof stamps / sizeof stamps[0]; i++) {
 		const char *want = json_string_value(
 		    json_object_get(j, stamps[i][0]));
-		char *have = file_stamp_in(dir, stamps[i][1]);
+		const char *file = stamps[i][1];
+		char *have;
+		/* (a clone on its warm RAM: the link to it) */
+		if (i == 0 && json_is_string(json_object_get(j, "ram_file")))
+			file = json_string_value(json_object_get(j, "ram_file"));
+		if (strchr(file, '/') != NULL) {
+			*cause = hb_fmt("state.json names a RAM file '%s'",
+			    file);
+			return (-1);
+		}
+		have = file_stamp_in(dir, file);
 		ok = want != NULL && have != NULL && strcmp(want, have) == 0;
 		free(have);
 		if (!ok) {
 			*cause = hb_fmt("'%s' changed since it was saved",
-			    stamps[i][1]);
+			    file);
 			return (-1);
 		}
 	}
@@ -519,9 +563,19 @@ qemu_restore(const struct desktop *d, const struct image *im, const char *accel,
 	if (state_fits(d, warm ? wdir : d->dir, j, cause) != 0)
 		goto out;
 	ram_in_state = json_is_true(json_object_get(j, "ram_in_state"));
-	/* A clone runs on a copy of the warm RAM (qemu_warm.c says why). */
-	if (warm != NULL && qemu_warm_copy_ram(d, wdir, cause) != 0)
+	/* A clone runs on the warm RAM, mapped privately through a link
+	 * (qemu_stream.c); on another file system than the image, on a
+	 * copy of it (qemu_warm.c). */
+	if (warm != NULL) {
+		int l = qemu_warm_link_ram(d, wdir, cause);
+		if (l < 0 || (l > 0 && qemu_warm_copy_ram(d, wdir, cause) != 0))
+			goto out;
+	} else if (qemu_on_base(d) &&
+	    !json_is_string(json_object_get(j, "ram_file"))) {
+		*cause = hb_fmt("the state is not of the warm RAM this "
+		                "desktop runs on");
 		goto out;
+	}
 	if (qemu_launch(d, im, accel, 1, cause) != 0)
 		goto out;
 	launched = 1;

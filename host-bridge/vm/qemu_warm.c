@@ -124,6 +124,49 @@ copy_disk(const char *from, const char *to, char **cause)
 	return (hb_run(cp, 0, cause));
 }
 
+/* A hard link to the warm file, to go on the clone as name: 0, 1 when
+ * the two are on different file systems (or links are refused). */
+static int
+link_warm(const struct desktop *d, const char *wdir, const char *from,
+    const char *name, char **cause)
+{
+	char *src = hb_fmt("%s/%s", wdir, from), *to = desktop_path(d, name);
+	int rv = -1;
+
+	if (src == NULL || to == NULL) {
+		*cause = hb_fmt("out of memory");
+		goto out;
+	}
+	unlink(to);
+	if (link(src, to) == 0)
+		rv = 0;
+	else if (errno == EXDEV || errno == EPERM || errno == EMLINK)
+		rv = 1;
+	else
+		*cause = hb_fmt("cannot link '%s' to '%s': %s", src, to,
+		    strerror(errno));
+out:
+	free(src);
+	free(to);
+	return (rv);
+}
+
+int
+qemu_warm_link_ram(const struct desktop *d, const char *wdir, char **cause)
+{
+	int r;
+
+	/* The links keep the files a clone runs on when the image's warm
+	 * state is made again or removed (the old inodes stay). */
+	if ((r = link_warm(d, wdir, "state", "state.base", cause)) != 0)
+		return (r);
+	if ((r = link_warm(d, wdir, "ram", "ram.base", cause)) != 0) {
+		qemu_drop_ram(d);
+		return (r);
+	}
+	return (0);
+}
+
 int
 qemu_warm_copy_ram(const struct desktop *d, const char *wdir, char **cause)
 {
