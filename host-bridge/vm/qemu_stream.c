@@ -578,11 +578,6 @@ qemu_stream_save(const struct desktop *d, struct qmp *q, pid_t pid,
 	r = (struct rd) { m, (size_t)st.st_size, 0, 0 };
 	if (parse_base(&r, &bi, cause) != 0)
 		goto out;
-	if (bi.mem_len != (uint64_t)d->memory << 20) {
-		*cause = hb_fmt("the warm state's RAM is not this desktop's "
-		                "size");
-		goto out;
-	}
 	unlink(dev);
 	unlink(vram);
 	/* live=false: the disks stay active, so that a failed save can

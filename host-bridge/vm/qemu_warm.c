@@ -6,21 +6,21 @@
  * state, its desktop.json (as warm.json) and its guest-token.
  *
  * A clone gets copies of the two small overlays, as they were at the save
- * (the warm RAM knows those disks), and at its first start a copy of the
- * warm RAM file as its own RAM file (sparse: the warm state's pages that
- * hold data, 385 MB of the minimal image's 4 GB, 0.2 s from the page
- * cache here), which it then runs on like any saved desktop: its stops
- * and starts are ordinary saves and restores. The warm files never
- * change; every clone reads them.
+ * (the warm RAM knows those disks). At its first start it links the warm
+ * RAM file and state into its directory (ram.base, state.base: hard
+ * links, so that the files it runs on outlive a warm state made again)
+ * and QEMU maps ram.base privately: the pages the clone does not write
+ * stay the page cache's one copy, shared by every clone of that warm
+ * state that runs (an idle 4G clone wrote 7-14 MB of them; the warm RAM
+ * holds 385 MB). Its saves write the pages it changed (qemu_stream.c);
+ * its restores map ram.base again and load them over it. The warm files
+ * never change; every clone reads them.
  *
- * It used to map IMAGE/warm/ram privately instead (copy-on-write pages
- * of its QEMU), which DESIGN.md's "the warm RAM state shared read-only"
- * describes and which shares the unchanged pages' memory between running
- * clones. But QEMU 7.2 cannot save a private RAM block without writing
- * all of it into the state (x-ignore-shared skips only shared ones, and
- * it has no mapped-ram): that first stop took 4.4-10.9 s, and the next
- * start 14-18 s, 12.2 s of it loading the RAM from the state, which reads
- * every page of the 4 GB. A copy at the first start costs 0.2 s.
+ * Where the desktops are on another file system than the image (no hard
+ * link), a clone copies the warm RAM at its first start instead (sparse:
+ * 385 MB of the minimal image's 4 GB, 0.2 s from the page cache here) and
+ * runs on it as its own RAM file (shared, saved by x-ignore-shared); a
+ * clone started that way by an earlier bureau stays so.
  *
  * The files in a clone's directory:
  *   warm-from  {"warm": DIR, "disk": BYTES, "home": BYTES, ...}: not run
@@ -28,6 +28,9 @@
  *              system disk and the home to those sizes online)
  *   warm-token the warm state's guest token, which the clone's daemon
  *              must refuse once it runs
+ *   ram.base   a hard link to the warm RAM file: runs on it privately
+ *   state.base a hard link to the warm state file, whose RAM sections
+ *              (the firmware's and video memory's pages) start each save
  *   warm-ram   running on DIR's RAM (privately), a clone started by an
  *              older bureau: the next save writes the RAM into the state
  * Warm states of other sizes: the memory and the cpus are the machine's

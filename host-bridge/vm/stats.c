@@ -110,8 +110,9 @@ qemu_stats(const struct desktop *d, struct vm_stats *st)
 	if (st->memory_bytes >= 0 && (net = vm_net_keeper_pid(d)) > 0 &&
 	    hb_pid_running(net))
 		st->memory_bytes += stats_tree_pss(net, 3);
-	/* the disks, and the RAM file and saved device state (a clone's
-	 * own copy of the warm RAM: hundreds of MB) */
+	/* the disks, its own RAM file and its saved state (not the warm
+	 * RAM and state a clone links to, ram.base and state.base: its
+	 * image's, shared by all its clones) */
 	st->disk_bytes = 0;
 	for (int i = 0; i < 4; i++) {
 		static const char *const files[] = { "system.qcow2",

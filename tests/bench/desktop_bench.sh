@@ -86,8 +86,11 @@ nets = [open(d + "/net.pid").read().strip() for d in sys.argv[1:]]
 c0, t0 = sum(cpu(q) for q in qemus), time.time()
 time.sleep(20)
 c1, t1 = sum(cpu(q) for q in qemus), time.time()
-print("%.0f %.1f" % (sum(pss(q) + pss(n) for q, n in zip(qemus, nets)) / 2**20,
-                     (c1 - c0) / (t1 - t0) * 100))
+# the whole, then QEMU's part and the network's (pasta, passt)
+print("%.0f %.1f %.0f %.0f" % (sum(pss(q) + pss(n) for q, n in zip(qemus, nets)) / 2**20,
+                     (c1 - c0) / (t1 - t0) * 100,
+                     sum(pss(q) for q in qemus) / 2**20,
+                     sum(pss(n) for n in nets) / 2**20))
 PY
 }
 set -- $(cost "$home/b")
@@ -122,7 +125,7 @@ if [ -s "$img/warm/state.json" ]; then
 	clone_k=$(kib "$home/c")
 	sed -n 's/^bureau: desktop .c. restored from the image.s warm state in \(.*\) s, took its own identity \(.*\) s later$/desktop clone: the warm state restored in \1 s, its own identity taken \2 s later (host agent)/p' "$home/c/agent.log"
 	echo "desktop create+start of a clone of the warm state -> ready: $(secs 0 "$clone") s (create $(secs "$t0" "$t1") s)"
-	echo "desktop clone on disk: $clone_k KiB (copies of the warm overlays and of the warm RAM, $(kib "$img/warm/ram") KiB)"
+	echo "desktop clone on disk: $clone_k KiB (copies of the warm overlays; the warm RAM it maps, $(kib "$img/warm/ram") KiB, is linked, not copied)"
 	# The way into the guest: the network keeper's relay
 	# (ipc://DIR/guest.sock) against the forward it relays to (passt's,
 	# on the namespace's own 127.0.0.1:7300), both from inside the
@@ -166,7 +169,7 @@ EOF
 	# N running idle clones: what each costs the host, and what each
 	# more adds (the first against four).
 	set -- $(cost "$home/c")
-	one_mb=$1 one_cpu=$2
+	one_mb=$1 one_cpu=$2 one_q=$3 one_n=$4
 	for n in c2 c3 c4; do
 		"$bureau" create $n --image "$img" >/dev/null 2>&1 &&
 			"$bureau" start $n --accel "$accel" --timeout 900 >/dev/null 2>&1 ||
@@ -174,8 +177,8 @@ EOF
 	done
 	sleep 10
 	set -- $(cost "$home/c" "$home/c2" "$home/c3" "$home/c4")
-	echo "desktop cost, running idle clones (4G, minimal image): one $one_mb MB PSS, CPU $one_cpu% of a core;" \
-	    "four $1 MB, CPU $2% in all: each more $(( ($1 - one_mb) / 3 )) MB"
+	echo "desktop cost, running idle clones (4G, minimal image): one $one_mb MB PSS (QEMU $one_q, network $one_n), CPU $one_cpu% of a core;" \
+	    "four $1 MB (QEMU $3, network $4), CPU $2% in all: each more $(( ($1 - one_mb) / 3 )) MB (QEMU $(( ($3 - one_q) / 3 )), network $(( ($4 - one_n) / 3 )))"
 	t0=$(ms)
 	"$bureau" stop --all >"$home/stop-all.log" 2>&1 || cat "$home/stop-all.log"
 	t1=$(ms)

@@ -263,11 +263,37 @@ grown 20 wg / "--disk 22G (its warm state's 20G)"
 	[ "$(gsh wg 'cat /run/bureau/token')" = "$(cat "$home/wg/guest-token")" ] &&
 	pass "wg runs its own guest token, not its warm state's" ||
 	fail "wg's guest token"
+# ---- the running clones share the warm RAM's pages ---------------------------
+# Each maps a hard link to the warm RAM file privately (copy-on-write):
+# the kernel's own counts (smaps) show its clean pages mapped by more
+# than one process, i.e. one copy in the page cache for both.
+wram="$warm/ram"
+wino=$(stat -c %i "$(readlink -f "$wram")" 2>/dev/null)
+mapped() { # NAME: "INODE PERMS SHARED_CLEAN_KB" of QEMU's RAM mapping
+	q=$(cat "$home/$1/qemu.pid" 2>/dev/null)
+	awk -v f="$home/$1/ram.base" '
+		/^[0-9a-f]+-[0-9a-f]+ / { on = ($6 == f); if (on) { ino = $5; perm = $2 } }
+		on && /^Shared_Clean:/ { sc = $2 }
+		END { print ino, perm, sc + 0 }' "/proc/$q/smaps" 2>/dev/null
+}
+ma_=$(mapped wa) mb_=$(mapped wb)
+set -- $ma_; ia=$1 pa=$2 sa=$3
+set -- $mb_; ib=$1 pb=$2 sb=$3
+[ -n "$wino" ] && [ "$ia" = "$wino" ] && [ "$ib" = "$wino" ] &&
+	[ "$pa" = rw-p ] && [ "$pb" = rw-p ] &&
+	pass "both clones map the warm RAM's inode $wino privately (rw-p)" ||
+	fail "the clones' RAM mappings: wa '$ma_', wb '$mb_' (warm RAM inode '$wino')"
+[ "${sa:-0}" -gt 10240 ] && [ "${sb:-0}" -gt 10240 ] &&
+	pass "their unchanged RAM pages are shared: $sa kB and $sb kB mapped by both (smaps Shared_Clean)" ||
+	fail "the warm RAM's pages are not shared: Shared_Clean wa '$sa' kB, wb '$sb' kB"
+
 # (the test's 30 ports hold ten desktops: these two are done)
 for n in wf wg; do "$bureau" rm --force $n >/dev/null 2>&1 || fail "rm --force $n"; done
 
 # ---- stop/start of a clone restores it ----------------------------------------
 pid=$(gsh wa 'setsid sleep 100000 >/dev/null 2>&1 < /dev/null & echo $!' | tr -dc 0-9)
+# 20 MB the warm RAM cannot hold: the save must write these pages.
+sum0=$(gsh wa 'head -c 20000000 /dev/urandom > /dev/shm/rnd && md5sum < /dev/shm/rnd | cut -c1-32')
 cost_k=$(du -sk "$home/wa" | cut -f1)
 t1=$(now)
 if "$bureau" stop wa >"$home/stop.out" 2>&1 && grep -q saved "$home/stop.out"; then
@@ -276,12 +302,25 @@ else
 	cat "$home/stop.out"; fail "stop wa"
 fi
 saved_k=$(du -sk "$home/wa" | cut -f1)
+# What the save wrote: the pages wa changed, not its RAM (the warm RAM
+# file holds several hundred MB of data).
+st_k=$(du -k "$home/wa/state" 2>/dev/null | cut -f1)
+wram_k=$(du -k "$(readlink -f "$wram")" | cut -f1)
+chg=$(python3 -c 'import json,sys; j=json.load(open(sys.argv[1])); print(j.get("ram_file"), j.get("ram_changed_pages"))' "$home/wa/state.json" 2>/dev/null)
+[ "${chg%% *}" = ram.base ] && [ "${chg#* }" -gt 4882 ] 2>/dev/null &&
+	[ -n "$st_k" ] && [ "$st_k" -lt $((wram_k / 2)) ] &&
+	pass "the save wrote the pages wa changed: ${chg#* } pages, a $st_k kB state (the warm RAM: $wram_k kB)" ||
+	fail "the save: state.json '$chg', state $st_k kB, warm RAM $wram_k kB"
 t0=$(now); start wa "(stop/start)"
 grep -q '^restored' "$home/start-wa.out" && [ -n "$pid" ] &&
 	[ "$(gsh wa "ps -o comm= -p $pid")" = sleep ] &&
 	pass "the clone was restored: pid $pid is still 'sleep'" ||
 	fail "after stop/start: $(head -n1 "$home/start-wa.out"); pid '$pid': '$(gsh wa "ps -o comm= -p $pid")'"
 [ "$(gsh wa 'cat ~/only-wa.txt')" = only-wa ] || fail "the clone's file is gone after stop/start"
+sum1=$(gsh wa 'md5sum < /dev/shm/rnd | cut -c1-32')
+[ -n "$sum0" ] && [ "$sum1" = "$sum0" ] &&
+	pass "the 20 MB it held in RAM (/dev/shm) came back the same (md5 $sum1)" ||
+	fail "/dev/shm/rnd after stop/start: md5 '$sum1', before '$sum0'"
 t1=$(now)
 "$bureau" stop wa >/dev/null 2>&1 && t0=$(now) && start wa "(second stop/start: an ordinary saved desktop)"
 
