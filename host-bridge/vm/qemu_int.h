@@ -85,8 +85,7 @@ int qemu_running_warm_ram(const struct desktop *d);
 /* A clone's first start: the warm state's RAM and state linked into d
  * (ram.base, state.base): 0; 1 when they cannot be (another file
  * system), -1 on an error. */
-int qemu_warm_link_ram(const struct desktop *d, const char *wdir,
-    char **cause);
+int qemu_warm_link_ram(const struct desktop *d, const char *wdir, char **cause);
 /* Else the warm state's RAM copied to d's own. */
 int qemu_warm_copy_ram(const struct desktop *d, const char *wdir, char **cause);
 char *qemu_warm_token(const struct desktop *d);

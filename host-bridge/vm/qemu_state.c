@@ -181,8 +181,7 @@ qemu_saved(const struct desktop *d)
 void
 qemu_drop_ram(const struct desktop *d)
 {
-	static const char *const files[] = { "ram", "ram.base",
-		"state.base" };
+	static const char *const files[] = { "ram", "ram.base", "state.base" };
 
 	for (size_t i = 0; i < sizeof files / sizeof files[0]; i++) {
 		char *p = desktop_path(d, files[i]);
@@ -360,8 +359,7 @@ qemu_save(const struct desktop *d, char **cause)
 	    "system", sys, "home", home, "ram_in_state", inram);
 	/* Restored on the warm RAM again, which the stamp is of. */
 	if (j != NULL && base &&
-	    (json_object_set_new(j, "ram_file", json_string("ram.base")) !=
-	            0 ||
+	    (json_object_set_new(j, "ram_file", json_string("ram.base")) != 0 ||
 	        json_object_set_new(j, "ram_changed_pages",
 	            json_integer((json_int_t)changed)) != 0)) {
 		*cause = hb_fmt("out of memory");
@@ -441,7 +439,8 @@ state_fits(const struct desktop *d, const char *dir, json_t *j, char **cause)
 		char *have;
 		/* (a clone on its warm RAM: the link to it) */
 		if (i == 0 && json_is_string(json_object_get(j, "ram_file")))
-			file = json_string_value(json_object_get(j, "ram_file"));
+			file = json_string_value(
+			    json_object_get(j, "ram_file"));
 		if (strchr(file, '/') != NULL) {
 			*cause = hb_fmt("state.json names a RAM file '%s'",
 			    file);

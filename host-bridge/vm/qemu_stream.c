@@ -127,11 +127,11 @@ rd_skip(struct rd *r, size_t n)
 
 /* What the warm state's beginning says. */
 struct base_info {
-	size_t prefix;       /* bytes up to its first device section */
-	uint32_t ram_sid;    /* the RAM section's id */
-	char mem[256];       /* the main RAM's block */
+	size_t prefix;    /* bytes up to its first device section */
+	uint32_t ram_sid; /* the RAM section's id */
+	char mem[256];    /* the main RAM's block */
 	uint64_t mem_len;
-	char vram[256];      /* the video memory's block ("" if none) */
+	char vram[256]; /* the video memory's block ("" if none) */
 	uint64_t vram_len;
 };
 
@@ -317,8 +317,7 @@ all_zero(const unsigned char *p)
 
 /* One page of block at offset: a zero entry or the page. */
 static void
-put_page(struct wr *w, const char *block, uint64_t off,
-    const unsigned char *p)
+put_page(struct wr *w, const char *block, uint64_t off, const unsigned char *p)
 {
 	int zero = all_zero(p);
 	uint64_t fl = zero ? RAM_ZERO : RAM_PAGE;
@@ -445,8 +444,9 @@ put_changed(struct wr *w, const struct base_info *bi, pid_t pid,
 		}
 		for (uint64_t k = 0; k < n; k++) {
 			uint64_t e = pm[k];
-			int present = (int)(e >> 63 & 1), swapped =
-			    (int)(e >> 62 & 1), file = (int)(e >> 61 & 1);
+			int present = (int)(e >> 63 & 1),
+			    swapped = (int)(e >> 62 & 1),
+			    file = (int)(e >> 61 & 1);
 			if (!((present && !file) || swapped))
 				continue;
 			if (pread(mfd, buf, PAGE,
@@ -492,7 +492,7 @@ put_devices(FILE *out, const char *path, char **cause)
 		goto out;
 	}
 	n = (size_t)st.st_size;
-	r = (struct rd) { m, n, 0, 0 };
+	r = (struct rd){ m, n, 0, 0 };
 	if (rd_be32(&r) != QEVM_MAGIC || rd_be32(&r) != QEVM_VERSION ||
 	    r.p[8] != SEC_FULL || r.p[n - 1] != SEC_EOF) {
 		*cause = hb_fmt("QEMU's device state is not in the form "
@@ -536,8 +536,8 @@ vram_bar(struct qmp *q, uint64_t len)
 			{
 				if (json_integer_value(
 				        json_object_get(reg, "bar")) == 0 &&
-				    (uint64_t)json_integer_value(json_object_get(
-				        reg, "size")) == len)
+				    (uint64_t)json_integer_value(
+				        json_object_get(reg, "size")) == len)
 					at = json_integer_value(
 					    json_object_get(reg, "address"));
 			}
@@ -551,10 +551,10 @@ int
 qemu_stream_save(const struct desktop *d, struct qmp *q, pid_t pid,
     const char *out, size_t *changed, char **cause)
 {
-	char *base = desktop_path(d, "state.base"), *ram =
-	    desktop_path(d, "ram.base");
-	char *dev = desktop_path(d, "state.dev.tmp"), *vram =
-	    desktop_path(d, "state.vram.tmp");
+	char *base = desktop_path(d, "state.base"),
+	     *ram = desktop_path(d, "ram.base");
+	char *dev = desktop_path(d, "state.dev.tmp"),
+	     *vram = desktop_path(d, "state.vram.tmp");
 	struct base_info bi;
 	struct rd r = { 0 };
 	struct wr w = { 0 };
@@ -575,7 +575,7 @@ qemu_stream_save(const struct desktop *d, struct qmp *q, pid_t pid,
 		*cause = hb_fmt("cannot read '%s': %s", base, strerror(errno));
 		goto out;
 	}
-	r = (struct rd) { m, (size_t)st.st_size, 0, 0 };
+	r = (struct rd){ m, (size_t)st.st_size, 0, 0 };
 	if (parse_base(&r, &bi, cause) != 0)
 		goto out;
 	unlink(dev);
@@ -594,8 +594,8 @@ qemu_stream_save(const struct desktop *d, struct qmp *q, pid_t pid,
 			goto out;
 		have_vram = 1;
 	}
-	if ((ofd = open(out, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC,
-	         0600)) < 0 ||
+	if ((ofd = open(out, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600)) <
+	        0 ||
 	    (w.f = fdopen(ofd, "w")) == NULL) {
 		if (ofd >= 0)
 			close(ofd);
