@@ -14,6 +14,7 @@
 
 #include "common/action.h"
 #include "host-bridge/agent/audit.h"
+#include "host-bridge/store/store.h"
 #include "host-bridge/util/util.h"
 
 struct audit {
@@ -181,8 +182,8 @@ audit_open(const char *dir, struct audit **out, char **cause)
 	struct audit *a = calloc(1, sizeof *a);
 	long long s1;
 
-	if (a == NULL || (a->log = hb_fmt("%s/audit.log", dir)) == NULL ||
-	    (a->old = hb_fmt("%s/audit.log.1", dir)) == NULL ||
+	if (a == NULL || (a->log = hb_fmt("%s/" AUDIT_LOG, dir)) == NULL ||
+	    (a->old = hb_fmt("%s/" AUDIT_LOG_OLD, dir)) == NULL ||
 	    (a->shots = hb_fmt("%s/audit", dir)) == NULL) {
 		*cause = hb_fmt("out of memory");
 		goto fail;

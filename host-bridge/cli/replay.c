@@ -23,6 +23,7 @@
 #include <sodium.h>
 
 #include "host-bridge/cli/replay.h"
+#include "host-bridge/store/store.h"
 #include "host-bridge/util/util.h"
 
 /* The template, NUL-terminated (see the Makefile: replay.o depends on
@@ -158,40 +159,33 @@ out:
 	return (idx);
 }
 
-/* The steps of one trail file at or after since, appended to steps. */
-static void
-replay_read(const char *dir, const char *file, double since, json_t *steps,
-    struct shots *sh)
+/* What replay_step gathers: the steps at or after since. */
+struct gather {
+	const char *dir;
+	double since;
+	json_t *steps;
+	struct shots *sh;
+};
+
+/* One line of the trail, a step when at or after since. */
+static int
+replay_step(json_t *j, void *arg)
 {
-	char *path = hb_fmt("%s/%s", dir, file), *line = NULL;
-	size_t cap = 0;
-	ssize_t n;
-	FILE *f = path != NULL ? fopen(path, "re") : NULL;
+	struct gather *g = arg;
+	json_t *shot;
 
-	free(path);
-	if (f == NULL)
-		return;
-	while ((n = getline(&line, &cap, f)) > 0) {
-		json_t *j, *shot;
-
-		if (line[n - 1] != '\n')
-			break; /* half written: the agent is at it */
-		j = json_loads(line, 0, NULL);
-		if (!json_is_object(j) ||
-		    json_number_value(json_object_get(j, "time")) < since) {
-			json_decref(j);
-			continue;
-		}
-		shot = json_object_get(j, "screenshot");
-		json_object_set_new(j, "shot",
-		    json_integer(json_is_string(shot) ?
-		            replay_shot(dir, json_string_value(shot), sh) :
-		            -1));
-		json_object_del(j, "screenshot");
-		json_array_append_new(steps, j);
+	if (json_number_value(json_object_get(j, "time")) < g->since) {
+		json_decref(j);
+		return (0);
 	}
-	free(line);
-	fclose(f);
+	shot = json_object_get(j, "screenshot");
+	json_object_set_new(j, "shot",
+	    json_integer(json_is_string(shot) ?
+	            replay_shot(g->dir, json_string_value(shot), g->sh) :
+	            -1));
+	json_object_del(j, "screenshot");
+	json_array_append_new(g->steps, j);
+	return (0);
 }
 
 /* The Content-Security-Policy of a page whose one script is the template's
@@ -234,8 +228,8 @@ replay_export(const char *dir, const char *name, const char *path, double since,
 	}
 	if (steps == NULL || sh.list == NULL)
 		goto nomem;
-	replay_read(dir, "audit.log.1", since, steps, &sh);
-	replay_read(dir, "audit.log", since, steps, &sh);
+	audit_log_each(dir, replay_step,
+	    &(struct gather){ dir, since, steps, &sh });
 	data = json_pack("{s:s, s:f, s:O, s:O}", "desktop", name, "exported",
 	    (double)time(NULL), "steps", steps, "shots", sh.list);
 	if (data == NULL)

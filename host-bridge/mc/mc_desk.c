@@ -75,50 +75,50 @@ mc_mtime(const struct desktop *d, const char *file)
 
 /* ---- the audit trail --------------------------------------------------- */
 
+/* What mc_log_line keeps: the last max lines with seq > since. */
+struct log_tail {
+	const struct desktop *d;
+	long long since;
+	size_t max;
+	json_t *list;
+};
+
+static int
+mc_log_line(json_t *j, void *arg)
+{
+	struct log_tail *t = arg;
+	json_t *shot;
+
+	if (json_integer_value(json_object_get(j, "seq")) <= t->since) {
+		json_decref(j);
+		return (0);
+	}
+	/* The screenshot as a URL of this API. */
+	if (json_is_string(shot = json_object_get(j, "screenshot"))) {
+		const char *s = json_string_value(shot);
+		const char *b = strrchr(s, '/');
+		char *u = hb_fmt("/api/desktops/%s/audit/%s", t->d->name,
+		    b ? b + 1 : s);
+		if (u != NULL)
+			json_object_set_new(j, "screenshot_url",
+			    json_string(u));
+		free(u);
+	}
+	json_array_append_new(t->list, j);
+	if (json_array_size(t->list) > t->max)
+		json_array_remove(t->list, 0);
+	return (0);
+}
+
 /* Lines of d's audit trail (both files) with seq > since, the last max. */
 static json_t *
 mc_read_log(const struct desktop *d, long long since, size_t max)
 {
-	const char *files[] = { "audit.log.1", "audit.log" };
-	json_t *list = json_array();
+	struct log_tail t = { d, since, max, json_array() };
 
-	for (int i = 0; i < 2 && list != NULL; i++) {
-		char *p = desktop_path(d, files[i]), *line = NULL;
-		size_t cap = 0;
-		FILE *f = p ? fopen(p, "re") : NULL;
-
-		free(p);
-		if (f == NULL)
-			continue;
-		while (getline(&line, &cap, f) > 0) {
-			json_t *j = json_loads(line, 0, NULL), *shot;
-
-			if (j == NULL ||
-			    json_integer_value(json_object_get(j, "seq")) <=
-			        since) {
-				json_decref(j);
-				continue;
-			}
-			/* The screenshot as a URL of this API. */
-			if (json_is_string(
-			        shot = json_object_get(j, "screenshot"))) {
-				const char *s = json_string_value(shot);
-				const char *b = strrchr(s, '/');
-				char *u = hb_fmt("/api/desktops/%s/audit/%s",
-				    d->name, b ? b + 1 : s);
-				if (u != NULL)
-					json_object_set_new(j, "screenshot_url",
-					    json_string(u));
-				free(u);
-			}
-			json_array_append_new(list, j);
-			if (json_array_size(list) > max)
-				json_array_remove(list, 0);
-		}
-		free(line);
-		fclose(f);
-	}
-	return (list);
+	if (t.list != NULL)
+		audit_log_each(d->dir, mc_log_line, &t);
+	return (t.list);
 }
 
 /* The last line of the trail, read from the end of the file: the event
@@ -126,7 +126,7 @@ mc_read_log(const struct desktop *d, long long since, size_t max)
 static json_t *
 mc_last_action(const struct desktop *d)
 {
-	const char *files[] = { "audit.log", "audit.log.1" };
+	const char *files[] = { AUDIT_LOG, AUDIT_LOG_OLD };
 	json_t *j = NULL;
 
 	for (int i = 0; i < 2 && j == NULL; i++) {

@@ -455,3 +455,35 @@ image_dir(const char *opt, char **cause)
 	free(home);
 	return (r);
 }
+
+int
+audit_log_each(const char *dir, int (*fn)(json_t *line, void *arg), void *arg)
+{
+	static const char *const files[] = { AUDIT_LOG_OLD, AUDIT_LOG };
+	int stop = 0;
+
+	for (size_t i = 0; i < sizeof files / sizeof files[0] && !stop; i++) {
+		char *path = hb_fmt("%s/%s", dir, files[i]), *line = NULL;
+		size_t cap = 0;
+		ssize_t n;
+		FILE *f = path != NULL ? fopen(path, "re") : NULL;
+
+		free(path);
+		if (f == NULL)
+			continue;
+		while (!stop && (n = getline(&line, &cap, f)) > 0) {
+			json_t *j;
+
+			if (line[n - 1] != '\n')
+				break; /* half written: the agent is at it */
+			j = json_loads(line, 0, NULL);
+			if (json_is_object(j))
+				stop = fn(j, arg);
+			else
+				json_decref(j);
+		}
+		free(line);
+		fclose(f);
+	}
+	return (stop);
+}

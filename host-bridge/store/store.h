@@ -11,7 +11,8 @@
  *   machine-id, hostname   its identity, also through fw_cfg (hostname is
  *                  written at each start, the name padded to 65 bytes)
  *   ram, state, state.json   the saved state (vm/qemu_state.c)
- *   warm-from, warm-ram   a clone of the image's warm state (vm/qemu_warm.c)
+ *   warm-from, warm-ram, ram.base, state.base   a clone of the image's
+ *                  warm state (vm/qemu_warm.c)
  *   token          the agent token (0600), checked by the host agent
  *   endpoint       the host agent's URL (the client commands read it)
  *   qmp.sock, vnc.sock, qemu.pid, qemu.log, console.log, accel   while
@@ -119,5 +120,15 @@ void image_clear(struct image *im);
  * through the symlink so a later rebuild never changes a desktop's base.
  * malloc'd. */
 char *image_dir(const char *opt, char **cause);
+
+/* A desktop's audit trail, as the host agent writes it (agent/audit.c):
+ * the current file and the one it rotated to. */
+#define AUDIT_LOG     "audit.log"
+#define AUDIT_LOG_OLD "audit.log.1"
+/* Each whole line of the trail in dir that is a JSON object, the older
+ * file first, to fn (which may keep it: a new reference it decrefs); a
+ * line still being written is left out. fn returns nonzero to stop. */
+int audit_log_each(const char *dir, int (*fn)(json_t *line, void *arg),
+    void *arg);
 
 #endif
