@@ -70,8 +70,10 @@ NNG_SO := $(BUILD)/nng-shared/libnng.so
 NNGCAT := $(BUILD)/bin/nngcat
 NNG_STAMP := $(NNG_SRC)/CMakeLists.txt $(NNG_SRC)/BUREAU.md \
 	$(shell find $(NNG_SRC)/src $(NNG_SRC)/include -name '*.[ch]' 2>/dev/null)
+# (the tree's path mapped out of its debug information, as ours is in a
+# package build: the same sources in another clone give the same binaries)
 NNG_CMAKE := -DCMAKE_BUILD_TYPE=RelWithDebInfo -DNNG_TESTS=OFF \
-	-DNNG_ENABLE_TLS=OFF \
+	-DNNG_ENABLE_TLS=OFF -DCMAKE_C_FLAGS=-ffile-prefix-map=$(CURDIR)=. \
 	-DCMAKE_POSITION_INDEPENDENT_CODE=ON -Wno-dev
 CFLAGS += -I$(NNG_SRC)/include
 LDLIBS_NNG := $(NNG_A) -lpthread
