@@ -269,20 +269,20 @@ grown 20 wg / "--disk 22G (its warm state's 20G)"
 # than one process, i.e. one copy in the page cache for both.
 wram="$warm/ram"
 wino=$(stat -c %i "$(readlink -f "$wram")" 2>/dev/null)
-mapped() { # NAME: "INODE PERMS SHARED_CLEAN_KB" of QEMU's RAM mapping
+mapped() { # NAME: "PERMS SHARED_CLEAN_KB" of QEMU's mapping of that inode
 	q=$(cat "$home/$1/qemu.pid" 2>/dev/null)
-	awk -v f="$home/$1/ram.base" '
-		/^[0-9a-f]+-[0-9a-f]+ / { on = ($6 == f); if (on) { ino = $5; perm = $2 } }
+	awk -v ino="$wino" '
+		/^[0-9a-f]+-[0-9a-f]+ / { on = ($5 == ino); if (on) perm = $2 }
 		on && /^Shared_Clean:/ { sc = $2 }
-		END { print ino, perm, sc + 0 }' "/proc/$q/smaps" 2>/dev/null
+		END { print (perm == "" ? "none" : perm), sc + 0 }' "/proc/${q:-0}/smaps" 2>/dev/null ||
+		echo "none 0"
 }
 ma_=$(mapped wa) mb_=$(mapped wb)
-set -- $ma_; ia=$1 pa=$2 sa=$3
-set -- $mb_; ib=$1 pb=$2 sb=$3
-[ -n "$wino" ] && [ "$ia" = "$wino" ] && [ "$ib" = "$wino" ] &&
-	[ "$pa" = rw-p ] && [ "$pb" = rw-p ] &&
-	pass "both clones map the warm RAM's inode $wino privately (rw-p)" ||
-	fail "the clones' RAM mappings: wa '$ma_', wb '$mb_' (warm RAM inode '$wino')"
+pa=${ma_%% *} sa=${ma_##* } pb=${mb_%% *} sb=${mb_##* }
+[ -n "$wino" ] && [ "$pa" = rw-p ] && [ "$pb" = rw-p ] &&
+	[ "$(stat -c %i "$home/wa/ram.base")" = "$wino" ] &&
+	pass "both clones map the warm RAM (inode $wino, linked as ram.base) privately (rw-p)" ||
+	fail "the clones' RAM mappings of inode '$wino': wa '$ma_', wb '$mb_'; wa's ram.base: $(ls -li "$home/wa/ram.base" 2>&1)"
 [ "${sa:-0}" -gt 10240 ] && [ "${sb:-0}" -gt 10240 ] &&
 	pass "their unchanged RAM pages are shared: $sa kB and $sb kB mapped by both (smaps Shared_Clean)" ||
 	fail "the warm RAM's pages are not shared: Shared_Clean wa '$sa' kB, wb '$sb' kB"
