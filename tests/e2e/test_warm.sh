@@ -198,6 +198,30 @@ gsh wa 'echo only-wa > ~/only-wa.txt && sync' >/dev/null
 	[ "$(gsh wb 'test -e ~/only-wa.txt && echo there || echo absent')" = absent ] &&
 	pass "a file written in one clone is not in the other" ||
 	fail "the file written in wa: in wa '$(gsh wa 'cat ~/only-wa.txt')', in wb '$(gsh wb 'ls ~')'"
+# ---- the running clones share the warm RAM's pages ---------------------------
+# Each maps a hard link to the warm RAM file privately (copy-on-write):
+# the kernel's own counts (smaps) show its clean pages mapped by more
+# than one process, i.e. one copy in the page cache for both.
+wram="$warm/ram"
+wino=$(stat -c %i "$(readlink -f "$wram")" 2>/dev/null)
+mapped() { # NAME: "PERMS SHARED_CLEAN_KB" of QEMU's mapping of that inode
+	q=$(cat "$home/$1/qemu.pid" 2>/dev/null)
+	awk -v ino="$wino" '
+		/^[0-9a-f]+-[0-9a-f]+ / { on = ($5 == ino); if (on) perm = $2 }
+		on && /^Shared_Clean:/ { sc = $2 }
+		END { print (perm == "" ? "none" : perm), sc + 0 }' "/proc/${q:-0}/smaps" 2>/dev/null ||
+		echo "none 0"
+}
+ma_=$(mapped wa) mb_=$(mapped wb)
+pa=${ma_%% *} sa=${ma_##* } pb=${mb_%% *} sb=${mb_##* }
+[ -n "$wino" ] && [ "$pa" = rw-p ] && [ "$pb" = rw-p ] &&
+	[ "$(stat -c %i "$home/wa/ram.base")" = "$wino" ] &&
+	pass "both clones map the warm RAM (inode $wino, linked as ram.base) privately (rw-p)" ||
+	fail "the clones' RAM mappings of inode '$wino': wa '$ma_', wb '$mb_'; wa's ram.base: $(ls -li "$home/wa/ram.base" 2>&1)"
+[ "${sa:-0}" -gt 10240 ] && [ "${sb:-0}" -gt 10240 ] &&
+	pass "their unchanged RAM pages are shared: $sa kB and $sb kB mapped by both (smaps Shared_Clean)" ||
+	fail "the warm RAM's pages are not shared: Shared_Clean wa '$sa' kB, wb '$sb' kB"
+
 "$bureau" stop --force wb >/dev/null 2>&1
 
 # ---- larger disks: grown online ------------------------------------------------
@@ -263,30 +287,6 @@ grown 20 wg / "--disk 22G (its warm state's 20G)"
 	[ "$(gsh wg 'cat /run/bureau/token')" = "$(cat "$home/wg/guest-token")" ] &&
 	pass "wg runs its own guest token, not its warm state's" ||
 	fail "wg's guest token"
-# ---- the running clones share the warm RAM's pages ---------------------------
-# Each maps a hard link to the warm RAM file privately (copy-on-write):
-# the kernel's own counts (smaps) show its clean pages mapped by more
-# than one process, i.e. one copy in the page cache for both.
-wram="$warm/ram"
-wino=$(stat -c %i "$(readlink -f "$wram")" 2>/dev/null)
-mapped() { # NAME: "PERMS SHARED_CLEAN_KB" of QEMU's mapping of that inode
-	q=$(cat "$home/$1/qemu.pid" 2>/dev/null)
-	awk -v ino="$wino" '
-		/^[0-9a-f]+-[0-9a-f]+ / { on = ($5 == ino); if (on) perm = $2 }
-		on && /^Shared_Clean:/ { sc = $2 }
-		END { print (perm == "" ? "none" : perm), sc + 0 }' "/proc/${q:-0}/smaps" 2>/dev/null ||
-		echo "none 0"
-}
-ma_=$(mapped wa) mb_=$(mapped wb)
-pa=${ma_%% *} sa=${ma_##* } pb=${mb_%% *} sb=${mb_##* }
-[ -n "$wino" ] && [ "$pa" = rw-p ] && [ "$pb" = rw-p ] &&
-	[ "$(stat -c %i "$home/wa/ram.base")" = "$wino" ] &&
-	pass "both clones map the warm RAM (inode $wino, linked as ram.base) privately (rw-p)" ||
-	fail "the clones' RAM mappings of inode '$wino': wa '$ma_', wb '$mb_'; wa's ram.base: $(ls -li "$home/wa/ram.base" 2>&1)"
-[ "${sa:-0}" -gt 10240 ] && [ "${sb:-0}" -gt 10240 ] &&
-	pass "their unchanged RAM pages are shared: $sa kB and $sb kB mapped by both (smaps Shared_Clean)" ||
-	fail "the warm RAM's pages are not shared: Shared_Clean wa '$sa' kB, wb '$sb' kB"
-
 # (the test's 30 ports hold ten desktops: these two are done)
 for n in wf wg; do "$bureau" rm --force $n >/dev/null 2>&1 || fail "rm --force $n"; done
 
@@ -294,14 +294,14 @@ for n in wf wg; do "$bureau" rm --force $n >/dev/null 2>&1 || fail "rm --force $
 pid=$(gsh wa 'setsid sleep 100000 >/dev/null 2>&1 < /dev/null & echo $!' | tr -dc 0-9)
 # 20 MB the warm RAM cannot hold: the save must write these pages.
 sum0=$(gsh wa 'head -c 20000000 /dev/urandom > /dev/shm/rnd && md5sum < /dev/shm/rnd | cut -c1-32')
-cost_k=$(du -sk "$home/wa" | cut -f1)
+cost_k=$(du -sk --exclude=ram.base --exclude=state.base "$home/wa" | cut -f1)
 t1=$(now)
 if "$bureau" stop wa >"$home/stop.out" 2>&1 && grep -q saved "$home/stop.out"; then
 	pass "stop saves a clone ($(since $t1) s, its first save: an ordinary one)"
 else
 	cat "$home/stop.out"; fail "stop wa"
 fi
-saved_k=$(du -sk "$home/wa" | cut -f1)
+saved_k=$(du -sk --exclude=ram.base --exclude=state.base "$home/wa" | cut -f1)
 # What the save wrote: the pages wa changed, not its RAM (the warm RAM
 # file holds several hundred MB of data).
 st_k=$(du -k "$home/wa/state" 2>/dev/null | cut -f1)
@@ -484,7 +484,7 @@ rm -r "$home/img/warm"
 
 [ "$(stamp)" = "$warm_before" ] && pass "the warm state's files are as they were" ||
 	fail "the warm state changed: '$warm_before' -> '$(stamp)'"
-echo "# a clone on disk: $cost_k KiB while it runs (its own copy of the warm RAM), $saved_k KiB once saved"
+echo "# a clone on disk: $cost_k KiB while it runs (its overlays: the warm RAM it maps is linked, not counted), $saved_k KiB once saved (with the pages it changed)"
 echo "# create+start of a clone: $ta s, $tb s (load: $(cut -d' ' -f1-3 /proc/loadavg))"
 
 echo "# $passes passed, $fails failed"
