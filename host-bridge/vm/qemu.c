@@ -313,6 +313,7 @@ qemu_accel(const struct desktop *d, const struct image *im, const char *want,
 struct qemu_files {
 	char *tok, *pid, *qmp, *sys, *home, *log, *qlog, *ram, *host, *mid;
 	char *host_raw, *mid_raw, *qmp_raw, *log_raw;
+	int ram_private; /* ram is ram.base, the warm RAM, mapped privately */
 };
 
 static void
@@ -544,8 +545,7 @@ qemu_launch_files(const struct desktop *d, struct qemu_files *f, int incoming,
     char **cause)
 {
 	/* (a boot drops ram.base: qemu_launch_reset) */
-	int base = incoming && qemu_on_base(d);
-
+	f->ram_private = incoming && qemu_on_base(d);
 	/* The guest's own token: the host agent's token (`token`) never
 	 * enters the guest. */
 	if ((f->tok = qemu_file(d, "guest-token", 1)) == NULL ||
@@ -555,7 +555,8 @@ qemu_launch_files(const struct desktop *d, struct qemu_files *f, int incoming,
 	    (f->home = qemu_file(d, "home.qcow2", 1)) == NULL ||
 	    (f->log = qemu_file(d, "console.log", 1)) == NULL ||
 	    (f->qlog = qemu_file(d, "qemu.log", 0)) == NULL ||
-	    (f->ram = qemu_file(d, base ? "ram.base" : "ram", 1)) == NULL ||
+	    (f->ram = qemu_file(d, f->ram_private ? "ram.base" : "ram", 1)) ==
+	        NULL ||
 	    (f->host = qemu_file(d, "hostname", 1)) == NULL ||
 	    (f->mid = qemu_file(d, "machine-id", 1)) == NULL ||
 	    (f->host_raw = qemu_file(d, "hostname", 0)) == NULL ||
@@ -668,7 +669,7 @@ qemu_cmd_machine(struct qemu_cmd *c, const struct desktop *d,
 	 * the clones that run (qemu_stream.c). */
 	c->argv[c->n++] = A("memory-backend-file,id=mem,size=%ldM,mem-path=%s,"
 	                    "share=%s",
-	    d->memory, f->ram, qemu_on_base(d) ? "off" : "on");
+	    d->memory, f->ram, f->ram_private ? "off" : "on");
 	c->argv[c->n++] = "-accel";
 	c->argv[c->n++] = kvm ? "kvm" : "tcg,thread=multi";
 	c->argv[c->n++] = "-cpu";

@@ -52,6 +52,8 @@ int qemu_restore(const struct desktop *d, const struct image *im,
     const char *accel, char **cause);
 int qemu_saved(const struct desktop *d);
 void qemu_discard(const struct desktop *d);
+/* Remove these files of d's directory (those missing are no error). */
+void qemu_unlink(const struct desktop *d, const char *const *files, size_t n);
 /* Remove the RAM file (a boot starts without it), and the links to a
  * warm state's RAM and state that a clone runs on. */
 void qemu_drop_ram(const struct desktop *d);

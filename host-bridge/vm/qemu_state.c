@@ -179,16 +179,22 @@ qemu_saved(const struct desktop *d)
 }
 
 void
-qemu_drop_ram(const struct desktop *d)
+qemu_unlink(const struct desktop *d, const char *const *files, size_t n)
 {
-	static const char *const files[] = { "ram", "ram.base", "state.base" };
-
-	for (size_t i = 0; i < sizeof files / sizeof files[0]; i++) {
+	for (size_t i = 0; i < n; i++) {
 		char *p = desktop_path(d, files[i]);
 		if (p != NULL)
 			unlink(p);
 		free(p);
 	}
+}
+
+void
+qemu_drop_ram(const struct desktop *d)
+{
+	static const char *const files[] = { "ram", "ram.base", "state.base" };
+
+	qemu_unlink(d, files, sizeof files / sizeof files[0]);
 }
 
 int
@@ -207,12 +213,7 @@ qemu_discard(const struct desktop *d)
 	static const char *const files[] = { "state", "state.json",
 		"state.tmp" };
 
-	for (size_t i = 0; i < sizeof files / sizeof files[0]; i++) {
-		char *p = desktop_path(d, files[i]);
-		if (p != NULL)
-			unlink(p);
-		free(p);
-	}
+	qemu_unlink(d, files, sizeof files / sizeof files[0]);
 	if (qemu_pid(d) == 0) {
 		qemu_drop_ram(d);
 		qemu_warm_forget(d);
@@ -303,12 +304,9 @@ qemu_save(const struct desktop *d, char **cause)
 	 * (warm-ram) all of it. */
 	base = qemu_on_base(d);
 	inram = !base && qemu_running_warm_ram(d);
-	if (base) {
-		free(ram);
-		ram = desktop_path(d, "ram.base");
-	} else if (inram)
+	if (inram)
 		unlink(ram);
-	else if (access(ram, F_OK) != 0) {
+	else if (!base && access(ram, F_OK) != 0) {
 		*cause = hb_fmt("desktop '%s' was started before saved states "
 		                "(no RAM file): stop --shutdown it once",
 		    d->name);

@@ -108,12 +108,7 @@ qemu_warm_forget(const struct desktop *d)
 {
 	static const char *const files[] = { "warm-from", "warm-ram" };
 
-	for (size_t i = 0; i < sizeof files / sizeof files[0]; i++) {
-		char *p = desktop_path(d, files[i]);
-		if (p != NULL)
-			unlink(p);
-		free(p);
-	}
+	qemu_unlink(d, files, sizeof files / sizeof files[0]);
 }
 
 /* Copy a warm disk or RAM file, sparse, its times kept (the warm
