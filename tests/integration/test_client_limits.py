@@ -280,21 +280,32 @@ def _proc_counts(pid="self"):
 
 
 def _fd_targets(pid="self"):
-    """{fd: what it is}: the link, and for a TCP socket its state and ends
-    (from /proc/net/tcp), so that a leak says what leaked: a connection
-    nng was still making (SYN_SENT, or established and never handed to a
-    pipe) or something else."""
+    """{fd: what it is}: the link, and for a socket where the kernel lists
+    it (/proc/net: tcp and tcp6 with state and ends, udp, unix, netlink),
+    so that a leak says what leaked: a connection nng was still making
+    (SYN_SENT, or established and never handed to a pipe), the netlink
+    socket of a getaddrinfo still running on nng's resolver thread, or
+    something else."""
     states = {"01": "ESTABLISHED", "02": "SYN_SENT", "06": "TIME_WAIT",
               "07": "CLOSE", "08": "CLOSE_WAIT", "0A": "LISTEN"}
-    tcp = {}
-    try:
-        with open("/proc/net/tcp") as f:
-            for line in f.readlines()[1:]:
-                w = line.split()
-                tcp[w[9]] = "%s %s->%s" % (states.get(w[3], w[3]), w[1],
-                                           w[2])
-    except OSError:
-        pass
+    socks = {}
+    for table in ("tcp", "tcp6", "udp", "udp6", "unix", "netlink"):
+        try:
+            with open("/proc/net/" + table) as f:
+                lines = f.readlines()[1:]
+        except OSError:
+            continue
+        for line in lines:
+            w = line.split()
+            if table.startswith("tcp"):
+                socks[w[9]] = "%s %s %s->%s" % (
+                    table, states.get(w[3], w[3]), w[1], w[2])
+            elif table.startswith("udp"):
+                socks[w[9]] = table
+            elif table == "unix" and len(w) >= 7:
+                socks[w[6]] = "unix " + (w[7] if len(w) > 7 else "")
+            elif table == "netlink" and len(w) >= 10:
+                socks[w[9]] = "netlink protocol %s" % w[1]
     out = {}
     d = "/proc/%s/fd" % pid
     for fd in os.listdir(d):
@@ -303,17 +314,27 @@ def _fd_targets(pid="self"):
         except OSError:
             continue
         if t.startswith("socket:["):
-            t += " " + tcp.get(t[8:-1], "")
+            t += " " + socks.get(t[8:-1], "(not in /proc/net)")
+            if pid == "self":  # its family and type, from the socket
+                try:
+                    so = socket.socket(fileno=int(fd))
+                    t += " %s %s" % (so.family.name, so.type.name)
+                    so.detach()
+                except (OSError, ValueError):
+                    pass
         out[fd] = t
     return out
 
 
-def _settled_counts(before, pid="self", wait_s=5.0):
+def _settled_counts(before, pid="self", wait_s=30.0):
     """(fds, threads) once they are back to `before`, or after wait_s.
     nng closes a socket's pipes on its reaper thread after nng_close has
-    returned, so the last connection's descriptor can outlive the close
-    for a moment on a loaded machine (CI saw one 8 -> 9); a leak is a
-    descriptor that stays."""
+    returned, and a redial's address lookup (getaddrinfo with
+    AI_ADDRCONFIG, which opens a netlink socket) may still be running on
+    its resolver thread: on a loaded machine their descriptors outlive
+    the close for a moment (CI saw 8 -> 9 right after it, and once 10 ->
+    11 after 5 s with two CI runs and the sanitizers at once, a socket not
+    in /proc/net/tcp); a leak is a descriptor that stays."""
     deadline = time.monotonic() + wait_s
     while True:
         now = _proc_counts(pid)
