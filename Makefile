@@ -166,11 +166,12 @@ $(BUILD)/tests/test_%: tests/unit/test_%.c $(D_LIBOBJ) $(NNG_A) $(BUILD)/.varian
 	$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $< $(D_LIBOBJ) $(LDLIBS_D) -lcmocka
 
 # Unit tests of the host bridge's helpers, linked with those objects (and
-# the common/ parser they use).
-H_OBJ := $(filter $(OBJ)/host-bridge/util/% $(OBJ)/common/size.o,$(C_OBJ))
+# the common/ parser they use; the store and the disks for test_hb_disks).
+H_OBJ := $(filter $(OBJ)/host-bridge/util/% $(OBJ)/common/size.o \
+    $(OBJ)/host-bridge/store/store.o $(OBJ)/host-bridge/vm/disks.o,$(C_OBJ))
 $(BUILD)/tests/test_hb_%: tests/unit/test_hb_%.c $(H_OBJ) $(BUILD)/.variant-$(VARIANT)
 	@mkdir -p $(dir $@)
-	$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $< $(H_OBJ) -lcmocka
+	$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $< $(H_OBJ) -ljansson -lcmocka
 
 $(BUILD)/tests/%: tests/tools/%.c $(NNG_A) $(BUILD)/.variant-$(VARIANT)
 	@mkdir -p $(dir $@)

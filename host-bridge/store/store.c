@@ -82,6 +82,7 @@ desktop_free(struct desktop *d)
 	free(d->image);
 	free(d->url);
 	free(d->net_allow);
+	free(d->fork_of);
 	free(d);
 }
 
@@ -159,6 +160,13 @@ desktop_load(const char *name, struct desktop **out, char **cause)
 	if (json_is_string(json_object_get(j, "net_allow")) &&
 	    (d->net_allow = strdup(
 	         json_string_value(json_object_get(j, "net_allow")))) == NULL) {
+		*cause = hb_fmt("out of memory");
+		goto fail;
+	}
+	d->ephemeral = json_is_true(json_object_get(j, "ephemeral"));
+	if (json_is_string(json_object_get(j, "fork_of")) &&
+	    (d->fork_of = strdup(
+	         json_string_value(json_object_get(j, "fork_of")))) == NULL) {
 		*cause = hb_fmt("out of memory");
 		goto fail;
 	}

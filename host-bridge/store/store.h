@@ -13,6 +13,10 @@
  *   ram, state, state.json   the saved state (vm/qemu_state.c)
  *   warm-from, warm-ram, ram.base, state.base   a clone of the image's
  *                  warm state (vm/qemu_warm.c)
+ *   system.L<ID>.qcow2, home.L<ID>.qcow2   read-only disk layers under
+ *                  the disks, left by a fork (vm/qemu_fork.c); hard links
+ *                  shared with the forks; layers.shared: those a fork got
+ *                  from its parent (desktop.json: fork_of, ephemeral)
  *   token          the agent token (0600), checked by the host agent
  *   endpoint       the host agent's URL (the client commands read it)
  *   qmp.sock, vnc.sock, qemu.pid, qemu.log, console.log, accel   while
@@ -54,6 +58,8 @@ struct desktop {
 	char *url;       /* attached: that daemon's URL; else NULL */
 	int net_none;    /* --net none: the guest reaches no network */
 	char *net_allow; /* --net-allow LIST, or NULL */
+	char *fork_of;   /* a fork (bureau fork): its parent's name */
+	int ephemeral;   /* a fork discarded, disks and all, when it stops */
 };
 
 /* A desktop's image: the fields of image.json (borrowed from j). */

@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "host-bridge/util/util.h"
@@ -122,4 +123,92 @@ disks_snapshot(const struct desktop *d, const char *tag, int restore,
 			return (-1);
 	}
 	return (0);
+}
+
+/*
+ * A qcow2 file's backing file name (as its header holds it: a fork's
+ * layers are named relative to the directory) and its number of internal
+ * snapshots, from the header (docs/interop/qcow2.txt: big-endian; the
+ * backing name's offset at byte 8, its length at 16, nb_snapshots at 60):
+ * 0, -1 when unreadable or not qcow2.
+ */
+static int
+qcow2_head(const char *path, char *backing, size_t len, unsigned *nsnap)
+{
+	unsigned char h[72];
+	unsigned long long off = 0;
+	unsigned blen = 0;
+	int fd = open(path, O_RDONLY | O_CLOEXEC), rv = -1;
+
+	backing[0] = '\0';
+	if (fd < 0)
+		return (-1);
+	if (pread(fd, h, sizeof h, 0) != (ssize_t)sizeof h ||
+	    memcmp(h, "QFI\xfb", 4) != 0)
+		goto out;
+	for (int i = 0; i < 8; i++)
+		off = off << 8 | h[8 + i];
+	for (int i = 0; i < 4; i++)
+		blen = blen << 8 | h[16 + i];
+	*nsnap = (unsigned)h[60] << 24 | (unsigned)h[61] << 16 |
+	    (unsigned)h[62] << 8 | h[63];
+	if (off != 0 && (blen == 0 || blen >= len ||
+	                    pread(fd, backing, blen, (off_t)off) !=
+	                        (ssize_t)blen))
+		goto out;
+	backing[off != 0 ? blen : 0] = '\0';
+	rv = 0;
+out:
+	close(fd);
+	return (rv);
+}
+
+int
+disks_collapse(const struct desktop *d, int (*is_layer)(const char *),
+    char **cause)
+{
+	static const char *const disks[] = { "system.qcow2", "home.qcow2" };
+	int rv = 0;
+
+	for (int i = 0; i < 2 && rv == 0; i++) {
+		char *top = desktop_path(d, disks[i]);
+
+		for (;;) {
+			char backing[1024], *lp = NULL;
+			unsigned nsnap = 0;
+			struct stat st;
+
+			if (top == NULL) {
+				*cause = hb_fmt("out of memory");
+				rv = -1;
+				break;
+			}
+			/* a layer in this directory that no fork shares
+			 * (one link), under a top without snapshots, whose
+			 * tags a commit would not carry */
+			if (qcow2_head(top, backing, sizeof backing, &nsnap) !=
+			        0 ||
+			    nsnap != 0 || !is_layer(backing) ||
+			    (lp = desktop_path(d, backing)) == NULL ||
+			    stat(lp, &st) != 0 || st.st_nlink != 1) {
+				free(lp);
+				break;
+			}
+			char *commit[] = { "qemu-img", "commit", "-q", top,
+				NULL };
+			if (hb_run(commit, 0, cause) != 0 ||
+			    rename(lp, top) != 0) {
+				if (*cause == NULL)
+					*cause = hb_fmt("cannot rename '%s': "
+					                "%s",
+					    lp, strerror(errno));
+				free(lp);
+				rv = -1;
+				break;
+			}
+			free(lp);
+		}
+		free(top);
+	}
+	return (rv);
 }

@@ -18,4 +18,16 @@ int disks_create(const struct desktop *d, const struct image *im,
 int disks_snapshot(const struct desktop *d, const char *tag, int restore,
     char **cause);
 
+/*
+ * Fold the disk layers a fork left (vm/qemu_fork.c) back into d's disks
+ * where no other desktop shares them any more (one link), while the VM is
+ * not running: the top overlay committed into the layer under it, which
+ * then takes its name, until the layer under a disk is shared, is not a
+ * layer (is_layer: the image's base), or the top holds snapshots (a commit
+ * would not carry them). The layer's own snapshots (taken before the fork)
+ * are the disk's again. 0, or -1 with *cause (the chain is left whole).
+ */
+int disks_collapse(const struct desktop *d, int (*is_layer)(const char *),
+    char **cause);
+
 #endif

@@ -604,8 +604,17 @@ qemu_launch_reset(const struct desktop *d, const struct qemu_files *f,
 	unlink(f->qmp_raw);
 	/* A boot starts from fresh (sparse) RAM; a restore from the saved. */
 	if (!incoming) {
+		char *c2 = NULL;
+
 		qemu_drop_ram(d);
 		qemu_warm_forget(d);
+		/* (as a save does: layers no fork shares fold back) */
+		if (disks_collapse(d, qemu_layer_name, &c2) != 0)
+			fprintf(stderr,
+			    "bureau: warning: the disk layers of '%s' stay "
+			    "as they are: %s\n",
+			    d->name, c2 ? c2 : "?");
+		free(c2);
 	}
 	return (qemu_write_hostname(d, f->host_raw, cause));
 }
@@ -935,25 +944,29 @@ qemu_start(const struct desktop *d, const struct image *im, const char *accel,
 /* ---- snapshots
  * --------------------------------------------------------------- */
 
-/* Run a QMP job (snapshot-save/-load) and wait until it concludes. */
+/* Run a QMP job (snapshot-save/-load) and wait until it concludes. The
+ * disks' top nodes are asked for: a fork puts new ones over them. */
 static int
 qemu_job(const struct desktop *d, const char *cmd, const char *tag,
     char **cause)
 {
 	struct qmp *q = NULL;
 	char *path = desktop_path(d, "qmp.sock");
-	json_t *args = json_pack("{s:s, s:s, s:s, s:[s,s]}", "job-id",
-	    "bureau-snap", "tag", tag, "vmstate", "sys", "devices", "sys",
-	    "home");
+	char sys[64], home[64];
+	json_t *args = NULL;
 	int rv = -1;
 
-	if (path == NULL || args == NULL) {
-		json_decref(args);
+	if (path == NULL) {
 		*cause = hb_fmt("out of memory");
 		goto out;
 	}
-	if (qmp_open(&q, path, 30000, cause) != 0) {
-		json_decref(args);
+	if (qmp_open(&q, path, 30000, cause) != 0 ||
+	    qemu_top_nodes(q, sys, home, sizeof sys, cause) != 0)
+		goto out;
+	if ((args = json_pack("{s:s, s:s, s:s, s:[s,s]}", "job-id",
+	         "bureau-snap", "tag", tag, "vmstate", sys, "devices", sys,
+	         home)) == NULL) {
+		*cause = hb_fmt("out of memory");
 		goto out;
 	}
 	if (qmp_exec(q, cmd, args, NULL, cause) != 0)
@@ -1050,6 +1063,7 @@ const struct vm_backend vm_qemu = {
 	.warm_find = qemu_warm_find,
 	.cloned = qemu_cloned,
 	.warm_token = qemu_warm_token,
+	.fork = qemu_fork,
 };
 
 const struct vm_backend *

@@ -46,6 +46,8 @@ void qemu_net_redial(const struct desktop *d);
 /* netrules.c: DIR/net.nft for d (its --net and --net-allow). */
 int net_rules_write(const struct desktop *d, char **cause);
 
+struct qmp;
+
 /* qemu_state.c: see vm.h's save, restore, saved, discard. */
 int qemu_save(const struct desktop *d, char **cause);
 int qemu_restore(const struct desktop *d, const struct image *im,
@@ -61,10 +63,32 @@ void qemu_drop_ram(const struct desktop *d);
  * to it, and state.base beside it): qemu_stream.c saves it. */
 int qemu_on_base(const struct desktop *d);
 
+/* qemu_state.c: the pieces of a save that a fork (qemu_fork.c) shares.
+ * "7.2.22 (Debian ...)" and "7.2" of the QEMU behind q. */
+int qemu_qmp_version(struct qmp *q, char **full, char **series, char **cause);
+/* The state of the stopped QEMU pid of d into tmp (on ram.base: base;
+ * the RAM too: inram), *changed pages of the warm RAM's in it. */
+int qemu_state_write(const struct desktop *d, struct qmp *q, pid_t pid,
+    int base, int inram, const char *tmp, size_t *changed, char **cause);
+/* tmp made d's saved state: synced, state.json, renamed to state. */
+int qemu_state_seal(const struct desktop *d, const char *tmp, const char *full,
+    const char *series, int base, int inram, size_t changed, char **cause);
+/* After a save that did not end the VM: set back for snapshots, and with
+ * run it runs again. */
+void qemu_state_cont(struct qmp *q, int run);
+/* qemu_fork.c: see vm.h's fork. */
+int qemu_fork(const struct desktop *d, const struct desktop *c,
+    struct vm_fork_info *fi, char **cause);
+/* Is name a disk layer a fork left (system.L<ID>.qcow2, home.L...)? */
+int qemu_layer_name(const char *name);
+/* The node names of the disks' top layers now (a fork puts a new one
+ * over each): sys and home of at least 64 bytes. */
+int qemu_top_nodes(struct qmp *q, char *sys, char *home, size_t len,
+    char **cause);
+
 /* qemu_stream.c: write the state of the stopped QEMU pid of d, which runs
  * on ram.base, to out: the warm state's RAM sections, the pages it
  * changed (*changed of them) and its devices. */
-struct qmp;
 int qemu_stream_save(const struct desktop *d, struct qmp *q, pid_t pid,
     const char *out, size_t *changed, char **cause);
 

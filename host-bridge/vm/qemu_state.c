@@ -25,6 +25,7 @@
 #include <unistd.h>
 
 #include "host-bridge/util/util.h"
+#include "host-bridge/vm/disks.h"
 #include "host-bridge/vm/qemu_int.h"
 #include "host-bridge/vm/qmp.h"
 
@@ -119,8 +120,8 @@ fsync_path(const char *path, int data_only)
 }
 
 /* "7.2.22 (Debian 1:7.2+dfsg-7+deb12u18+b3)" and "7.2" of a QEMU. */
-static int
-qmp_version(struct qmp *q, char **full, char **series, char **cause)
+int
+qemu_qmp_version(struct qmp *q, char **full, char **series, char **cause)
 {
 	json_t *r = NULL, *v;
 	int rv = -1;
@@ -272,71 +273,81 @@ migrate_wait(struct qmp *q, char **cause)
 	}
 }
 
+/*
+ * The state of the stopped QEMU pid of d into tmp: on its warm state's
+ * RAM (base), what it changed of it and its devices (qemu_stream.c); else
+ * its devices (x-ignore-shared: the RAM file stays where it is), or with
+ * inram its RAM too. After a migration the VM is "postmigrate": cont
+ * runs it again (qemu_state_cont).
+ */
 int
-qemu_save(const struct desktop *d, char **cause)
+qemu_state_write(const struct desktop *d, struct qmp *q, pid_t pid, int base,
+    int inram, const char *tmp, size_t *changed, char **cause)
 {
-	pid_t pid = qemu_pid(d);
-	struct qmp *q = NULL;
-	char *qmps = desktop_path(d, "qmp.sock"), *tmp = NULL, *st = NULL;
-	char *ram = NULL, *meta = NULL, *quoted = NULL, *uri = NULL;
-	char *full = NULL, *series = NULL, *hash = NULL, *s = NULL;
-	char *ramst = NULL, *sys = NULL, *home = NULL, *c2 = NULL;
-	json_t *j = NULL;
-	int rv = -1, stopped = 0, inram = 0, base = 0;
-	size_t changed = 0;
+	char *quoted = NULL, *uri = NULL;
+	int rv = -1;
 
-	if (pid == 0) {
-		*cause = hb_fmt("desktop '%s' is not running", d->name);
+	*changed = 0;
+	unlink(tmp);
+	if (base) {
+		rv = qemu_stream_save(d, q, pid, tmp, changed, cause);
 		goto out;
 	}
-	if (qmps == NULL || (tmp = desktop_path(d, "state.tmp")) == NULL ||
-	    (st = desktop_path(d, "state")) == NULL ||
-	    (ram = desktop_path(d, "ram")) == NULL ||
-	    (meta = desktop_path(d, "state.json")) == NULL ||
-	    (quoted = shell_quote(tmp)) == NULL ||
+	if ((quoted = shell_quote(tmp)) == NULL ||
 	    (uri = hb_fmt("exec:cat > %s", quoted)) == NULL) {
 		*cause = hb_fmt("out of memory");
 		goto out;
 	}
-	/* A clone on its warm state's RAM (mapped privately) has no RAM
-	 * file of its own: this save writes what it changed of the RAM
-	 * into the state (qemu_stream.c); one started by an older bureau
-	 * (warm-ram) all of it. */
-	base = qemu_on_base(d);
-	inram = !base && qemu_running_warm_ram(d);
-	if (inram)
-		unlink(ram);
-	else if (!base && access(ram, F_OK) != 0) {
-		*cause = hb_fmt("desktop '%s' was started before saved states "
-		                "(no RAM file): stop --shutdown it once",
-		    d->name);
-		goto out;
-	}
-	if (qmp_open(&q, qmps, 30000, cause) != 0 ||
-	    qmp_version(q, &full, &series, cause) != 0)
-		goto out;
-	unlink(tmp);
-	if (qmp_exec(q, "stop", NULL, NULL, cause) != 0)
-		goto out;
-	stopped = 1;
-	if (base) {
-		if (qemu_stream_save(d, q, pid, tmp, &changed, cause) != 0)
-			goto out;
-	} else if (set_ignore_shared(q, !inram, cause) != 0 ||
+	if (set_ignore_shared(q, !inram, cause) != 0 ||
 	    set_unthrottled(q, cause) != 0 ||
 	    qmp_exec(q, "migrate", json_pack("{s:s}", "uri", uri), NULL,
 	        cause) != 0 ||
 	    migrate_wait(q, cause) != 0)
 		goto out;
-	/* The VM is saved: from here on it must not run again. */
-	stopped = 0;
-	qemu_end(d, q);
-	qmp_close(q);
-	q = NULL;
-	/* On disk before the state says it can be restored: the RAM file's
-	 * pages are the guest's memory, a state without them is garbage. */
-	if ((!inram && !base && fsync_path(ram, 1) != 0) ||
-	    fsync_path(tmp, 0) != 0) {
+	rv = 0;
+out:
+	if (rv != 0)
+		unlink(tmp);
+	free(quoted);
+	free(uri);
+	return (rv);
+}
+
+void
+qemu_state_cont(struct qmp *q, int run)
+{
+	char *c2 = NULL;
+
+	/* (snapshot-save must include the RAM again) */
+	set_ignore_shared(q, 0, &c2);
+	free(c2);
+	c2 = NULL;
+	if (run)
+		qmp_exec(q, "cont", NULL, NULL, &c2);
+	free(c2);
+}
+
+/*
+ * tmp, a state qemu_state_write wrote for d's files as they are now, made
+ * d's saved state: synced, state.json written beside it (what it needs:
+ * the QEMU, machine, memory, cpus; its hash; the stamps of the files it
+ * goes with), renamed to state.
+ */
+int
+qemu_state_seal(const struct desktop *d, const char *tmp, const char *full,
+    const char *series, int base, int inram, size_t changed, char **cause)
+{
+	char *meta = desktop_path(d, "state.json"),
+	     *st = desktop_path(d, "state");
+	char *hash = NULL, *s = NULL, *ramst = NULL, *sys = NULL, *home = NULL;
+	json_t *j = NULL;
+	int rv = -1;
+
+	if (meta == NULL || st == NULL) {
+		*cause = hb_fmt("out of memory");
+		goto out;
+	}
+	if (fsync_path(tmp, 0) != 0) {
 		*cause = hb_fmt("cannot sync the saved state: %s",
 		    strerror(errno));
 		goto out;
@@ -374,37 +385,101 @@ qemu_save(const struct desktop *d, char **cause)
 		goto out;
 	}
 	fsync_path(d->dir, 0);
-	/* Saved whole: an ordinary saved desktop from now on. */
-	if (inram)
-		qemu_warm_forget(d);
 	rv = 0;
 out:
-	if (rv != 0 && stopped) {
-		/* Not saved: the desktop runs on as it was. */
-		set_ignore_shared(q, 0, &c2);
-		free(c2);
-		c2 = NULL;
-		qmp_exec(q, "cont", NULL, NULL, &c2);
-		free(c2);
-	}
-	if (rv != 0 && tmp != NULL)
-		unlink(tmp);
-	qmp_close(q);
 	json_decref(j);
-	free(qmps);
-	free(tmp);
-	free(st);
-	free(ram);
 	free(meta);
-	free(quoted);
-	free(uri);
-	free(full);
-	free(series);
+	free(st);
 	free(hash);
 	free(s);
 	free(ramst);
 	free(sys);
 	free(home);
+	return (rv);
+}
+
+int
+qemu_save(const struct desktop *d, char **cause)
+{
+	pid_t pid = qemu_pid(d);
+	struct qmp *q = NULL;
+	char *qmps = desktop_path(d, "qmp.sock"), *tmp = NULL, *ram = NULL;
+	char *full = NULL, *series = NULL, *c2 = NULL;
+	int rv = -1, stopped = 0, inram = 0, base = 0;
+	size_t changed = 0;
+
+	if (pid == 0) {
+		*cause = hb_fmt("desktop '%s' is not running", d->name);
+		goto out;
+	}
+	if (qmps == NULL || (tmp = desktop_path(d, "state.tmp")) == NULL ||
+	    (ram = desktop_path(d, "ram")) == NULL) {
+		*cause = hb_fmt("out of memory");
+		goto out;
+	}
+	/* A clone on its warm state's RAM (mapped privately) has no RAM
+	 * file of its own: this save writes what it changed of the RAM
+	 * into the state (qemu_stream.c); one started by an older bureau
+	 * (warm-ram) all of it. */
+	base = qemu_on_base(d);
+	inram = !base && qemu_running_warm_ram(d);
+	if (inram)
+		unlink(ram);
+	else if (!base && access(ram, F_OK) != 0) {
+		*cause = hb_fmt("desktop '%s' was started before saved states "
+		                "(no RAM file): stop --shutdown it once",
+		    d->name);
+		goto out;
+	}
+	if (qmp_open(&q, qmps, 30000, cause) != 0 ||
+	    qemu_qmp_version(q, &full, &series, cause) != 0)
+		goto out;
+	if (qmp_exec(q, "stop", NULL, NULL, cause) != 0)
+		goto out;
+	stopped = 1;
+	if (qemu_state_write(d, q, pid, base, inram, tmp, &changed, cause) != 0)
+		goto out;
+	/* The VM is saved: from here on it must not run again. */
+	stopped = 0;
+	qemu_end(d, q);
+	qmp_close(q);
+	q = NULL;
+	/* On disk before the state says it can be restored: the RAM file's
+	 * pages are the guest's memory, a state without them is garbage. */
+	if (!inram && !base && fsync_path(ram, 1) != 0) {
+		*cause = hb_fmt("cannot sync the saved state: %s",
+		    strerror(errno));
+		goto out;
+	}
+	/* Disk layers of forks that are gone fold back into the disks,
+	 * before the state records the disks' stamps. */
+	if (disks_collapse(d, qemu_layer_name, &c2) != 0) {
+		fprintf(stderr,
+		    "bureau: warning: the disk layers of '%s' stay as they "
+		    "are: %s\n",
+		    d->name, c2 ? c2 : "?");
+		free(c2);
+		c2 = NULL;
+	}
+	if (qemu_state_seal(d, tmp, full, series, base, inram, changed,
+	        cause) != 0)
+		goto out;
+	/* Saved whole: an ordinary saved desktop from now on. */
+	if (inram)
+		qemu_warm_forget(d);
+	rv = 0;
+out:
+	if (rv != 0 && stopped)
+		/* Not saved: the desktop runs on as it was. */
+		qemu_state_cont(q, 1);
+	if (rv != 0 && tmp != NULL)
+		unlink(tmp);
+	qmp_close(q);
+	free(qmps);
+	free(tmp);
+	free(ram);
+	free(full);
+	free(series);
 	return (rv);
 }
 
@@ -577,7 +652,7 @@ qemu_restore(const struct desktop *d, const struct image *im, const char *accel,
 		goto out;
 	launched = 1;
 	if (qmp_open(&q, qmps, 30000, cause) != 0 ||
-	    qmp_version(q, &full, &series, cause) != 0)
+	    qemu_qmp_version(q, &full, &series, cause) != 0)
 		goto out;
 	/* QEMU keeps a machine type's migration format within a release
 	 * series and across its stable updates; another series may read

@@ -3,6 +3,7 @@
  * them (the QEMU backend's `stats`), and CPU % from two samples, for
  * `bureau ls`, `status` and Mission Control alike.
  */
+#include <dirent.h>
 #include <fcntl.h>
 #include <pthread.h>
 #include <signal.h>
@@ -97,6 +98,43 @@ stats_tree_pss(pid_t pid, int depth)
 	return (sum);
 }
 
+/* The disk layers of d's directory that it made (forks of it left them
+ * under its disks), not those it shares from its parent (layers.shared):
+ * their bytes. */
+static long long
+stats_own_layers(const struct desktop *d)
+{
+	char *sp = desktop_path(d, "layers.shared");
+	char *shared = sp ? hb_read_file(sp) : NULL;
+	DIR *dir = opendir(d->dir);
+	struct dirent *e;
+	long long sum = 0;
+
+	while (dir != NULL && (e = readdir(dir)) != NULL) {
+		size_t n = strlen(e->d_name);
+		const char *at = shared;
+		int theirs = 0;
+
+		if (!qemu_layer_name(e->d_name))
+			continue;
+		while (at != NULL && (at = strstr(at, e->d_name)) != NULL) {
+			if ((at == shared || at[-1] == '\n') &&
+			    (at[n] == '\n' || at[n] == '\0')) {
+				theirs = 1;
+				break;
+			}
+			at += n;
+		}
+		if (!theirs)
+			sum += desktop_file_bytes(d, e->d_name);
+	}
+	if (dir != NULL)
+		closedir(dir);
+	free(shared);
+	free(sp);
+	return (sum);
+}
+
 int
 qemu_stats(const struct desktop *d, struct vm_stats *st)
 {
@@ -112,8 +150,9 @@ qemu_stats(const struct desktop *d, struct vm_stats *st)
 		st->memory_bytes += stats_tree_pss(net, 3);
 	/* the disks, its own RAM file and its saved state (not the warm
 	 * RAM and state a clone links to, ram.base and state.base: its
-	 * image's, shared by all its clones) */
-	st->disk_bytes = 0;
+	 * image's, shared by all its clones), the disk layers it made (not
+	 * those a fork shares with its parent) */
+	st->disk_bytes = stats_own_layers(d);
 	for (int i = 0; i < 4; i++) {
 		static const char *const files[] = { "system.qcow2",
 			"home.qcow2", "ram", "state" };

@@ -24,6 +24,14 @@ struct vm_stats {
 	                           disk: its disks, RAM file and state */
 };
 
+/* What a fork did (vm_backend.fork). */
+struct vm_fork_info {
+	long long paused_ms;   /* how long the parent stood still */
+	long long state_bytes; /* the fork's saved state */
+	size_t ram_pages;      /* pages of RAM in it beside the warm RAM's */
+	int ram_copied;        /* the parent's own RAM file was copied */
+};
+
 struct vm_backend {
 	const char *name;
 	/* The disks of a new desktop: the system disk (copy-on-write on the
@@ -85,6 +93,14 @@ struct vm_backend {
 	/* The warm state's guest token (malloc'd), which a clone's daemon
 	 * must refuse once it runs, or NULL. */
 	char *(*warm_token)(const struct desktop *d);
+	/* Fork the running desktop d into c, a new desktop whose directory,
+	 * desktop.json and secrets are made: c gets d's disks as they are
+	 * now, shared copy-on-write, and d's RAM and devices as its saved
+	 * state (its start restores them under its own identity); d stands
+	 * still only while these are written, and runs on after a failure
+	 * too. NULL where the backend cannot. */
+	int (*fork)(const struct desktop *d, const struct desktop *c,
+	    struct vm_fork_info *fi, char **cause);
 };
 
 /* The QEMU/QMP backend. */
