@@ -537,6 +537,13 @@ agent_serve(const char *name, const char *accel, char **cause)
 	}
 	unlink(ag->op_path);
 	audit_flush(ag->audit); /* the count of token-less requests */
+	/* An ephemeral fork goes with its VM, disks and all (DESIGN.md,
+	 * "Forks"); the layers it shared stay its parent's. */
+	if (ag->d->ephemeral && !ag->d->attached && hb_rm_tree(ag->d->dir) == 0)
+		fprintf(stderr,
+		    "bureau agent: desktop '%s': an ephemeral fork, "
+		    "discarded\n",
+		    name);
 	/*
 	 * _exit, not an orderly return: workers may still be inside a
 	 * forwarded call (a bash command's 150 s, a request's own timeout)

@@ -77,11 +77,33 @@ ag_idle_due(const struct agent *ag, long long now)
 /* Save it: the guest syncs, then the backend saves and QEMU quits (the
  * main thread then records it: ag_idle_saved). */
 static void
+ag_idle_back(struct agent *ag)
+{
+	pthread_mutex_lock(&ag->lock);
+	if (ag->vm == AG_VM_SAVING)
+		ag->vm = AG_VM_UP;
+	ag->active_ms = hb_now_ms(); /* not again at once */
+	pthread_cond_broadcast(&ag->vm_changed);
+	pthread_mutex_unlock(&ag->lock);
+}
+
+static void
 ag_idle_save(struct agent *ag)
 {
 	long long t0 = hb_now_ms();
 	char *cause = NULL;
+	int lk = -1;
 
+	/* Not while a command holds the desktop (bureau fork pausing it, a
+	 * stop, a snapshot): it is in use, the next idle period will do. */
+	if (store_lock(ag->d, "idle save", &lk, &cause) != 0) {
+		fprintf(stderr,
+		    "bureau agent: desktop '%s': no idle save now: %s\n",
+		    ag->d->name, cause ? cause : "?");
+		free(cause);
+		ag_idle_back(ag);
+		return;
+	}
 	if (vm_guest_sync(ag->guest, &cause) != 0) {
 		fprintf(stderr,
 		    "bureau agent: desktop '%s': the guest did not sync "
@@ -96,14 +118,11 @@ ag_idle_save(struct agent *ag)
 		    "%s; it runs on\n",
 		    ag->d->name, cause ? cause : "?");
 		free(cause);
-		pthread_mutex_lock(&ag->lock);
-		if (ag->vm == AG_VM_SAVING)
-			ag->vm = AG_VM_UP;
-		ag->active_ms = hb_now_ms(); /* not again at once */
-		pthread_cond_broadcast(&ag->vm_changed);
-		pthread_mutex_unlock(&ag->lock);
+		close(lk);
+		ag_idle_back(ag);
 		return;
 	}
+	close(lk);
 	fprintf(stderr,
 	    "bureau agent: desktop '%s': saved after %ld s idle (%.1f s); "
 	    "the next request restores it\n",

@@ -239,7 +239,7 @@ create_check(struct create_args *a, char **cause)
 
 /* The desktop's directory, under a home made if need be; *created once
  * it is there (a failure after that removes it). */
-static int
+int
 create_dir(struct desktop *d, int *created, char **cause)
 {
 	char *home;
@@ -335,7 +335,7 @@ create_warm(const struct desktop *d, const struct create_args *a)
 
 /* Two tokens: the agent's, for the endpoint, and the guest's, for
  * bureaud in the VM, known to the host agent alone. */
-static int
+int
 create_secrets(const struct desktop *d, char **cause)
 {
 	char *token = NULL, *gtoken = NULL, *mid = NULL, *s = NULL, *p = NULL;
@@ -816,7 +816,7 @@ out:
  * the agent token answers through the agent's endpoint, i.e. the guest's
  * daemon answers the agent.
  */
-static int
+int
 cmd_start(int argc, char **argv)
 {
 	const struct vm_backend *vm = vm_backend();
@@ -925,6 +925,18 @@ cmd_stop(int argc, char **argv)
 	    store_lock(d, "stop", &lk, &cause) != 0)
 		goto fail;
 	all_unmark(d); /* stopped by hand: start --all leaves it be */
+	if (d->ephemeral) {
+		/* Never saved: what it did goes with it (its host agent
+		 * removes it too when its VM ends another way). */
+		if ((vm->pid(d) != 0 && vm->kill(d, &cause) != 0) ||
+		    agent_stop(d, &cause) != 0)
+			goto fail;
+		hb_rm_tree(d->dir);
+		printf("stopped and discarded the ephemeral fork '%s'\n",
+		    d->name);
+		rc = 0;
+		goto out;
+	}
 	if (vm->pid(d) == 0) {
 		/* An agent whose QEMU just ended goes too, and one that
 		 * saved its desktop while idle. */
@@ -1238,7 +1250,7 @@ ls_one(const char *name, void *arg)
 	struct desktop *d;
 	struct vm_stats st = { 0, -1, -1, -1 };
 	char *cause = NULL, *state;
-	char up[32], disk[16], ep[40], cpu[16], mem[16], guest[48];
+	char up[32], disk[16], ep[160], cpu[16], mem[16], guest[48];
 	int *count = arg;
 	double pct = -1;
 	pid_t pid;
@@ -1271,7 +1283,10 @@ ls_one(const char *name, void *arg)
 		ls_guest(d, guest, sizeof guest);
 	else
 		snprintf(guest, sizeof guest, "-");
-	snprintf(ep, sizeof ep, "tcp://127.0.0.1:%d", d->port);
+	/* (the endpoint is the last column: a fork's mark goes after it) */
+	snprintf(ep, sizeof ep, "tcp://127.0.0.1:%d%s%s%s", d->port,
+	    d->fork_of ? "  fork of " : "", d->fork_of ? d->fork_of : "",
+	    d->ephemeral ? ", ephemeral" : "");
 	printf(LS_ROW, d->name, state ? state : "?", up, cpu, mem, disk, guest,
 	    ep);
 	free(state);
@@ -1566,6 +1581,10 @@ const struct cli_cmd cli_desktop_cmds[] = {
 	    cmd_start },
 	{ "stop", "stop NAME [--timeout S] [--shutdown | --force] | stop --all",
 	    cmd_stop },
+	{ "fork",
+	    "fork NAME NEW [--ephemeral] [--net internet|none] "
+	    "[--net-allow LIST] [--allow LIST] [--approve LIST] [--timeout S]",
+	    cmd_fork },
 	{ "pause", "pause NAME", cmd_pause },
 	{ "resume", "resume NAME", cmd_resume },
 	{ "status", "status NAME", cmd_status },

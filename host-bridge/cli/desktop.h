@@ -19,4 +19,16 @@ struct warm_size {
  * DIR/warm-MEMORY-CPUS-DISK-HOME, unless one that fits them is there. */
 int image_warm(const char *dir, const struct warm_size *sz, char **cause);
 
+struct desktop;
+
+/* desktop.c, for fork.c: a new desktop's directory (d->dir, made from
+ * d->name when NULL; *created once it is there), its tokens, machine-id
+ * and endpoint file; `bureau start` (argv[0] "start"). */
+int create_dir(struct desktop *d, int *created, char **cause);
+int create_secrets(const struct desktop *d, char **cause);
+int cmd_start(int argc, char **argv);
+
+/* `bureau fork NAME NEW ...` (fork.c). */
+int cmd_fork(int argc, char **argv);
+
 #endif
