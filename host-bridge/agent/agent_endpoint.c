@@ -304,6 +304,12 @@ ag_handle(struct agent *ag, const char *buf, size_t len)
 		goto done;
 	}
 	entered = 1;
+	/* The host agent's own too: a fork of this desktop (agent_fork.c). */
+	if (strcmp(tool, "system") == 0 && action != NULL &&
+	    strcmp(action, "fork") == 0) {
+		reply = ag_fork(ag, id, req, &err);
+		goto done;
+	}
 
 	/* libbureau waits for a connection as long as for the reply: while
 	 * the daemon looks gone, a short ping first tells whether to wait

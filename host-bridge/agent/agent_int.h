@@ -9,6 +9,7 @@
  *   agent_approve.c   approvals and takeover
  *   agent_events.c    the daemon's events, sealed again for subscribers
  *   agent_vm.c        the VM the agent owns (a desktop bureau runs)
+ *   agent_fork.c      system fork: the agent loop forks its desktop
  *
  * Threads: the workers of both sockets run the handlers at once; what
  * struct agent holds below its lock is read and written under it.
@@ -171,6 +172,8 @@ char *ag_ask(struct agent *ag, json_t *id, json_t *req, const char **err,
 
 /* The operator ops takeover, approvals, decide and answer: the reply's
  * text. */
+/* agent_fork.c: system fork, the reply (the fork's endpoint and token). */
+char *ag_fork(struct agent *ag, json_t *id, json_t *req, const char **err);
 char *ag_op_takeover(struct agent *ag, json_t *req);
 char *ag_op_approvals(struct agent *ag);
 char *ag_op_decide(struct agent *ag, json_t *req);

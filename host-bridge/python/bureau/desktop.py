@@ -585,3 +585,20 @@ class Desktop:
         """version, protocol, screen and scaled size, capabilities,
         uptime."""
         return self._tool("system", "info").reply
+
+    def fork(self, ephemeral=True, net=None, name=None, timeout=300):
+        """Fork this desktop into a twin as it is now, processes and all
+        (the host agent runs `bureau fork`; the desktop's policy must name
+        the class fork). Returns a new Desktop connected to the fork's
+        endpoint with its agent token; .fork_name is its name. An
+        ephemeral fork (the default) is discarded when it stops."""
+        fields = {"ephemeral": bool(ephemeral)}
+        if net is not None:
+            fields["net"] = net
+        if name is not None:
+            fields["name"] = name
+        r = self._tool("system", "fork", call_timeout=self._longer(timeout),
+                       **fields).reply
+        twin = Desktop(r["endpoint"], token=r["token"], timeout=self.timeout)
+        twin.fork_name = r["name"]
+        return twin
