@@ -240,6 +240,13 @@ mc_desktop(const char *name, int detail, char **cause)
 	    (json_int_t)(agent || pid ? mc_live_seq(d->name) : -1));
 	if (j != NULL && json_object_get(j, "last_action") == NULL)
 		json_object_set_new(j, "last_action", json_null());
+	/* A fork: shown under its parent; an ephemeral one's stop discards
+	 * it (the page's Discard). */
+	if (j != NULL) {
+		json_object_set_new(j, "fork_of",
+		    d->fork_of ? json_string(d->fork_of) : json_null());
+		json_object_set_new(j, "ephemeral", json_boolean(d->ephemeral));
+	}
 	json_decref(last);
 	/* Takeover is on every row: the page shows it at a glance. */
 	if (j != NULL && agent != 0 &&

@@ -813,6 +813,50 @@ def test_page_lists_desktops():
         "the action on the page")
 
 
+def test_page_shows_forks_under_their_parent():
+    """A fork's card comes right after its parent's (not in name order),
+    says whose fork it is, and an ephemeral fork's stop is "Discard".
+    Two stopped VM desktops, the second's desktop.json marked as `bureau
+    fork` marks a fork (a fork is made from a running desktop: the fork
+    itself is tests/e2e/test_fork.sh's)."""
+    if not os.path.exists(os.path.join(IMAGE, "image.json")):
+        print("    skipped: no desktop image at %s" % IMAGE)
+        return
+    for n in ("zz-parent", "aa-fork"):
+        must("create", n, "--image", IMAGE, "--memory", "256M", "--cpus",
+             "1", "--disk", "1G", "--home", "64M")
+    pj = os.path.join(HOME, "aa-fork", "desktop.json")
+    with open(pj) as f:
+        cfg = json.load(f)
+    cfg.update(fork_of="zz-parent", ephemeral=True)
+    with open(pj, "w") as f:
+        json.dump(cfg, f)
+    try:
+        st, d = api("GET", "/api/desktops/aa-fork")
+        assert st == 200 and d["fork_of"] == "zz-parent" and d["ephemeral"], d
+        st, d = api("GET", "/api/desktops/zz-parent")
+        assert st == 200 and d["fork_of"] is None and not d["ephemeral"], d
+        b = browser()
+        b.get(BASE + "/")
+        css('[data-desktop="aa-fork"]')
+
+        def order():
+            return [e.get_attribute("data-desktop") for e in
+                    b.find_elements("css selector", "[data-desktop]")]
+        bt.wait_for(lambda: order().index("aa-fork") ==
+                    order().index("zz-parent") + 1, 10,
+                    "the fork's card after its parent's")
+        mark = css('[data-desktop="aa-fork"] [data-field="fork_of"]')
+        assert mark.text == "fork of zz-parent \u00b7 ephemeral", mark.text
+        btn = css('[data-desktop="aa-fork"] [data-action="discard"]')
+        assert btn.text == "Discard", btn.text
+        assert not b.find_elements(
+            "css selector", '[data-desktop="zz-parent"] [data-field="fork_of"]')
+    finally:
+        for n in ("aa-fork", "zz-parent"):
+            bureau("rm", n)
+
+
 def bash_async(command, out):
     def run():
         out["reply"] = A.call(tool="bash", command=command,

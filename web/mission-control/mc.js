@@ -16,6 +16,8 @@ function makeCard(d) {
   const p = {};
   const act = async (what, btn) => {
     let body = {};
+    if (what === "stop" && d.ephemeral &&
+        !confirm(`Discard the ephemeral fork ${d.name}? Its disks and everything it did go with it.`)) return;
     if (what === "snapshot") {
       const tag = prompt(`Snapshot tag for ${d.name}:`, "mc-" + new Date().toISOString().slice(0, 19).replace(/[-:T]/g, ""));
       if (!tag) return;
@@ -47,10 +49,17 @@ function makeCard(d) {
   }
   bar.append(el("a", { class: "open btn primary", "data-action": "open",
     href: `/desktop/${encodeURIComponent(d.name)}` }, "Open"));
-  const card = el("article", { class: "desktop", "data-desktop": d.name },
+  if (d.ephemeral) {
+    // an ephemeral fork is never saved: its stop discards it
+    p.buttons.stop.textContent = "Discard";
+    p.buttons.stop.dataset.action = "discard";
+  }
+  const card = el("article", { class: d.fork_of ? "desktop fork" : "desktop", "data-desktop": d.name },
     el("a", { class: "thumb", href: `/desktop/${encodeURIComponent(d.name)}` }, p.img, p.none, p.badge),
     el("div", { class: "d-head" }, el("span", { class: "name", text: d.name }), p.state,
       el("span", { class: "kind", text: d.kind === "attached" ? "external daemon" : "VM" })),
+    d.fork_of ? el("div", { class: "fork-of", "data-field": "fork_of",
+      text: `fork of ${d.fork_of}${d.ephemeral ? " · ephemeral" : ""}` }) : "",
     p.stats, p.actions, p.msg, bar);
   return { card, p, frame: -2, lastSeq: -1 };
 }
@@ -69,12 +78,26 @@ async function refreshActions(name, c, seq) {
   } catch (e) { /* the next change retries */ }
 }
 
+// A fork's card goes right after its parent's and the parent's other
+// forks (the list is in name order, so a parent may come later: then at
+// the end, and moved once the parent's card is there).
+function place(card, d) {
+  const list = document.getElementById("desktops");
+  const parent = d.fork_of && cards.get(d.fork_of);
+  if (!parent) { list.append(card); return; }
+  let after = parent.card;
+  while (after.nextElementSibling && after.nextElementSibling.classList.contains("fork") &&
+         after.nextElementSibling !== card)
+    after = after.nextElementSibling;
+  after.after(card);
+}
+
 function update(d) {
   let c = cards.get(d.name);
   if (!c) {
     c = makeCard(d);
     cards.set(d.name, c);
-    document.getElementById("desktops").append(c.card);
+    place(c.card, d);
   }
   const p = c.p;
   p.state.textContent = d.state;
@@ -111,6 +134,9 @@ stream((s) => {
   const names = new Set(s.desktops.map((d) => d.name));
   for (const [n, c] of cards) if (!names.has(n)) { c.card.remove(); cards.delete(n); }
   s.desktops.forEach(update);
+  // forks under their parents, whatever order they came in
+  for (const d of s.desktops)
+    if (d.fork_of && cards.has(d.fork_of)) place(cards.get(d.name).card, d);
   document.getElementById("no-desktops").hidden = s.desktops.length > 0;
   renderApprovals(s.approvals);
 });
