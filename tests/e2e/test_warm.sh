@@ -33,25 +33,8 @@ build=${1:?usage: test_warm.sh BUILDDIR}
 build=$(cd "$build" && pwd)
 top=$(cd "$(dirname "$0")/../.." && pwd)
 bureau=$build/bureau
-images=${BUREAU_IMAGES:-/var/cache/bureau/images}
-# A window of 30 ports claimed against other test runs on the machine.
-. "$(dirname "$0")/../lib/ports.sh"
-fails=0 passes=0
-
-pass() { echo "PASS $*"; passes=$((passes + 1)); }
-fail() { echo "FAIL $*"; fails=$((fails + 1)); }
-skip() { echo "SKIP $*"; exit 0; }
-now() { date +%s.%N; }
-since() { echo "$1 $(now)" | awk '{ printf "%.2f", $2 - $1 }'; }
-
-for t in qemu-system-x86_64 qemu-img mke2fs convert python3; do
-	command -v $t >/dev/null 2>&1 || skip "warm e2e: '$t' not installed (make deps)"
-done
-[ -x "$bureau" ] || { fail "no $bureau (make)"; exit 1; }
-if [ ! -e "$images/minimal/image.json" ]; then
-	[ "$(id -u)" = 0 ] || skip "warm e2e: building the image needs root and none is cached in $images"
-	command -v mmdebstrap >/dev/null 2>&1 || skip "warm e2e: 'mmdebstrap' not installed (make deps)"
-fi
+. "$top/tests/lib/e2e.sh"
+e2e_need "warm e2e" qemu-system-x86_64 qemu-img mke2fs convert python3
 
 home=$(mktemp -d /var/tmp/bureau-warm.XXXXXX)
 export BUREAU_HOME=$home
@@ -68,54 +51,11 @@ cleanup() {
 trap cleanup EXIT INT TERM
 
 # ---- the image and its warm state ----------------------------------------------
-deb=$(ls "$build"/bureaud_*.deb 2>/dev/null | tail -n1)
-if [ -z "$deb" ]; then
-	make -s -C "$top" BUILD="$build" deb >"$home/deb.log" 2>&1 ||
-		{ tail -20 "$home/deb.log"; fail "make deb"; exit 1; }
-	deb=$(ls "$build"/bureaud_*.deb | tail -n1)
-fi
-if ! "$bureau" image build --minimal --out "$images" --deb "$deb" >"$home/image.log" 2>&1; then
-	tail -30 "$home/image.log"
-	fail "image build --minimal"
-	exit 1
-fi
-img=$(cd "$images/minimal" && pwd -P)
+e2e_image
 warm=$img/warm
-if [ ! -s "$warm/state.json" ]; then
-	t0=$(now)
-	"$bureau" image warm "$img" >"$home/warm.log" 2>&1 ||
-		{ tail -30 "$home/warm.log"; fail "image warm"; exit 1; }
-	pass "image warm made the warm state ($(since $t0) s, one cold boot)"
-fi
 stamp() { stat -c '%s %Y' "$warm/ram" "$warm/state" "$warm/system.qcow2" "$warm/home.qcow2" | tr '\n' ' '; }
 warm_before=$(stamp)
 
-call() { "$bureau" call --timeout "${3:-120}" "$1" "$2"; }
-json() {
-	python3 -c 'import json,sys
-r=json.load(sys.stdin); v=r
-for k in sys.argv[1].split("."):
-    v=v.get(k) if isinstance(v,dict) else None
-print("" if v is None else (json.dumps(v) if isinstance(v,(dict,list,bool)) else v))' "$1"
-}
-# gsh NAME CMD: its output, through NAME's daemon's bash tool.
-gsh() {
-	req=$(python3 -c 'import json,sys; print(json.dumps({"tool":"bash","command":sys.argv[1],"timeout":120}))' "$2")
-	call "$1" "$req" 150 | json output
-}
-# ping URL TOKEN: the daemon's answer to a ping with TOKEN: "ok" or the
-# error's code.
-ping() {
-	PYTHONPATH=$top/tests/lib python3 -c '
-import json, sys
-import bt
-r = bt.Req(sys.argv[1], timeout_ms=20000)
-try:
-    a = json.loads(r.rpc(json.dumps({"tool": "system", "action": "ping", "token": sys.argv[2]})))
-finally:
-    r.close()
-print("ok" if a.get("ok") else a.get("error", {}).get("code"))' "$1" "$2"
-}
 guest_url() { json url < "$home/$1/guest.json"; }
 
 # ---- two clones -----------------------------------------------------------------

@@ -1,0 +1,91 @@
+# tests/lib/e2e.sh: what the end-to-end desktop tests share. Source it
+# with $build (the build directory, absolute), $top (the tree) and
+# $bureau set; it sets $images (the image cache, $BUREAU_IMAGES, default
+# /var/cache/bureau/images) and claims a window of ports (ports.sh).
+#
+#   pass/fail/skip MSG    count a check (skip ends the test, passing)
+#   now, since T0         wall clock in s, the seconds since T0
+#   e2e_need WHAT TOOL... skip unless the tools and an image (or what
+#                         builds one) are here
+#   e2e_image             the minimal image built or taken from the cache
+#                         ($img: its resolved directory) and its warm state
+#   call NAME REQ [S]     the reply of NAME's endpoint (bureau call)
+#   json FIELD            a field (a.b.c) of the JSON on stdin
+#   gsh NAME CMD          CMD's output, run by NAME's daemon's bash tool
+#   ping URL TOKEN        a daemon's answer to a ping with TOKEN: "ok" or
+#                         the error's code
+#   listed NAME WIN TITLE the window's pid when NAME's `window list` has
+#                         WIN so titled
+images=${BUREAU_IMAGES:-/var/cache/bureau/images}
+. "$top/tests/lib/ports.sh"
+fails=0 passes=0
+
+pass() { echo "PASS $*"; passes=$((passes + 1)); }
+fail() { echo "FAIL $*"; fails=$((fails + 1)); }
+skip() { echo "SKIP $*"; exit 0; }
+now() { date +%s.%N; }
+since() { echo "$1 $(now)" | awk '{ printf "%.2f", $2 - $1 }'; }
+
+e2e_need() {
+	what=$1; shift
+	for t in "$@"; do
+		command -v $t >/dev/null 2>&1 || skip "$what: '$t' not installed (make deps)"
+	done
+	[ -x "$bureau" ] || { fail "no $bureau (make)"; exit 1; }
+	if [ ! -e "$images/minimal/image.json" ]; then
+		[ "$(id -u)" = 0 ] || skip "$what: building the image needs root and none is cached in $images"
+		command -v mmdebstrap >/dev/null 2>&1 || skip "$what: 'mmdebstrap' not installed (make deps)"
+	fi
+}
+
+e2e_image() {
+	deb=$(ls "$build"/bureaud_*.deb 2>/dev/null | tail -n1)
+	if [ -z "$deb" ]; then
+		make -s -C "$top" BUILD="$build" deb >"$home/deb.log" 2>&1 ||
+			{ tail -20 "$home/deb.log"; fail "make deb"; exit 1; }
+		deb=$(ls "$build"/bureaud_*.deb | tail -n1)
+	fi
+	if ! "$bureau" image build --minimal --out "$images" --deb "$deb" >"$home/image.log" 2>&1; then
+		tail -30 "$home/image.log"
+		fail "image build --minimal"
+		exit 1
+	fi
+	img=$(cd "$images/minimal" && pwd -P)
+	if [ ! -s "$img/warm/state.json" ]; then
+		t0=$(now)
+		"$bureau" image warm "$img" >"$home/warm.log" 2>&1 ||
+			{ tail -30 "$home/warm.log"; fail "image warm"; exit 1; }
+		pass "image warm made the warm state ($(since $t0) s, one cold boot)"
+	fi
+}
+
+call() { "$bureau" call --timeout "${3:-120}" "$1" "$2"; }
+json() {
+	python3 -c 'import json,sys
+r=json.load(sys.stdin); v=r
+for k in sys.argv[1].split("."):
+    v=v.get(k) if isinstance(v,dict) else None
+print("" if v is None else (json.dumps(v) if isinstance(v,(dict,list,bool)) else v))' "$1"
+}
+gsh() {
+	req=$(python3 -c 'import json,sys; print(json.dumps({"tool":"bash","command":sys.argv[1],"timeout":120}))' "$2")
+	call "$1" "$req" 150 | json output
+}
+ping() {
+	PYTHONPATH=$top/tests/lib python3 -c '
+import json, sys
+import bt
+r = bt.Req(sys.argv[1], timeout_ms=20000)
+try:
+    a = json.loads(r.rpc(json.dumps({"tool": "system", "action": "ping", "token": sys.argv[2]})))
+finally:
+    r.close()
+print("ok" if a.get("ok") else a.get("error", {}).get("code"))' "$1" "$2"
+}
+listed() {
+	call "$1" '{"tool":"window","action":"list"}' 30 | python3 -c '
+import json, sys
+for w in json.load(sys.stdin).get("windows", []):
+    if str(w.get("window")) == sys.argv[1] and w.get("title") == sys.argv[2]:
+        print(w.get("pid"))' "$2" "$3"
+}
