@@ -152,9 +152,9 @@ qcow2_head(const char *path, char *backing, size_t len, unsigned *nsnap)
 		blen = blen << 8 | h[16 + i];
 	*nsnap = (unsigned)h[60] << 24 | (unsigned)h[61] << 16 |
 	    (unsigned)h[62] << 8 | h[63];
-	if (off != 0 && (blen == 0 || blen >= len ||
-	                    pread(fd, backing, blen, (off_t)off) !=
-	                        (ssize_t)blen))
+	if (off != 0 &&
+	    (blen == 0 || blen >= len ||
+	        pread(fd, backing, blen, (off_t)off) != (ssize_t)blen))
 		goto out;
 	backing[off != 0 ? blen : 0] = '\0';
 	rv = 0;

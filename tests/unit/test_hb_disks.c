@@ -128,9 +128,8 @@ test_top_with_snapshots_stays(void **state)
 	char *cause = NULL, p[128];
 
 	(void)state;
-	assert_int_equal(sh("cd %s && qemu-img snapshot -c after system.qcow2",
-	                     dir),
-	    0);
+	assert_int_equal(
+	    sh("cd %s && qemu-img snapshot -c after system.qcow2", dir), 0);
 	assert_int_equal(disks_collapse(&d, is_layer, &cause), 0);
 	snprintf(p, sizeof p, "%s/system.Laaaa.qcow2", dir);
 	assert_int_equal(access(p, F_OK), 0); /* a commit would lose "after" */
@@ -153,10 +152,11 @@ test_layer_snapshots_come_back(void **state)
 	                    "-q before",
 	                     dir),
 	    0);
-	assert_int_equal(sh("cd %s && qemu-img snapshot -a before system.qcow2 "
-	                    "&& qemu-io -r -c 'read -P 0 1M 64k' system.qcow2 | "
-	                    "grep -q '^read 65536/65536'",
-	                     dir),
+	assert_int_equal(
+	    sh("cd %s && qemu-img snapshot -a before system.qcow2 "
+	       "&& qemu-io -r -c 'read -P 0 1M 64k' system.qcow2 | "
+	       "grep -q '^read 65536/65536'",
+	        dir),
 	    0);
 }
 
