@@ -58,7 +58,7 @@ count() { # name, output file, exit status
 # Python's own stacks (bt registers faulthandler on SIGUSR1), then each
 # process's threads as gdb sees them.
 run() {
-	local limit=${BUREAU_TEST_TIMEOUT:-$1} name=$2 tp wd
+	local limit=${BUREAU_TEST_TIMEOUT:-$1} name=$2 tp wd t0=$SECONDS
 	shift 2
 	timeout -k 20 "$limit" "$@" >"$log/$name.out" 2>&1 </dev/null &
 	tp=$!
@@ -72,6 +72,8 @@ run() {
 	if [ $rc = 124 ] || [ $rc = 137 ]; then
 		echo "FAIL $name: timed out after $limit s (killed)" >>"$log/$name.out"
 	fi
+	# (where CI's time goes, suite by suite)
+	echo "# $name took $((SECONDS - t0)) s" >>"$log/$name.out"
 }
 
 # stacks_at PID SECONDS FILE: after SECONDS, the stacks of PID's process
