@@ -190,6 +190,22 @@ EOF
 	t1=$(ms)
 	"$bureau" start --all >"$home/start-all.log" 2>&1 || cat "$home/start-all.log"
 	echo "desktop stop --all of 4 running clones: $(secs "$t0" "$t1") s (one stop: $(secs 0 "$save") s); start --all of the 4: $(secs "$t1" "$(ms)") s (one start from saved: $(secs 0 "$restore") s)"
+	# A fork of a running idle clone (m1, the three others running): the
+	# time until the fork is ready and how long m1 stood still, against
+	# a new clone's create+start (a twin from nothing, the state lost),
+	# and what the fork costs the host beside a new clone.
+	t0=$(ms)
+	if "$bureau" fork m1 fk --ephemeral >"$home/fork.log" 2>&1; then
+		fork=$(( $(ms) - t0 ))
+		sleep 10
+		set -- $(cost "$home/fk")
+		echo "desktop fork of a running idle 1536M clone -> ready: $(secs 0 "$fork") s" \
+		    "($(grep -o "stood still [0-9.]* s" "$home/fork.log")), ratio $(ratio "$fork" "$clone") against create+start of a new clone;" \
+		    "the fork costs $1 MB PSS (QEMU $3, network $4; a new clone: $one_mb), CPU $2%, $(du -sk --exclude=ram.base --exclude=state.base --exclude='*.L*.qcow2' "$home/fk" | cut -f1) KiB on disk of its own (the layers it shares with m1 left out)"
+		"$bureau" stop fk >/dev/null 2>&1
+	else
+		echo "desktop bench: fork m1 failed: $(tail -n3 "$home/fork.log")"
+	fi
 	for n in c m1 m2 m3 m4; do
 		"$bureau" stop --force $n >/dev/null 2>&1
 		"$bureau" rm $n >/dev/null 2>&1
