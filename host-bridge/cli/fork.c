@@ -210,24 +210,17 @@ fork_old_token(const struct desktop *d, const struct desktop *c, char **cause)
 	return (rv);
 }
 
-/* NEW made and the parent forked into it, under the parent's lock. */
+/* NEW made (from pcfg, the parent's desktop.json) and the parent forked
+ * into it, under the parent's lock. */
 static int
-fork_make(const struct fork_args *a, const struct desktop *d, struct desktop *c,
-    int *created, char **cause)
+fork_make(const struct fork_args *a, const struct desktop *d, json_t *pcfg,
+    struct desktop *c, int *created, char **cause)
 {
 	const struct vm_backend *vm = vm_backend();
 	struct vm_fork_info fi;
-	char *pj = desktop_path(d, "desktop.json");
-	json_t *pcfg = NULL;
-	json_error_t jerr;
 	int lka = -1, rv = -1;
 	char sb[16];
 
-	if (pj == NULL || (pcfg = json_load_file(pj, 0, &jerr)) == NULL) {
-		*cause = hb_fmt("cannot read '%s': %s", pj ? pj : "?",
-		    pj ? jerr.text : "out of memory");
-		goto out;
-	}
 	c->name = (char *)a->newname;
 	c->image = d->image;
 	c->memory = d->memory;
@@ -255,8 +248,6 @@ fork_make(const struct fork_args *a, const struct desktop *d, struct desktop *c,
 out:
 	if (lka >= 0)
 		close(lka);
-	json_decref(pcfg);
-	free(pj);
 	return (rv);
 }
 
@@ -268,6 +259,7 @@ cmd_fork(int argc, char **argv)
 	struct desktop *d = NULL, c = { 0 };
 	char *cause = NULL, *pj = NULL;
 	json_t *pcfg = NULL;
+	json_error_t jerr;
 	int rc, lk = -1, created = 0;
 
 	if ((rc = fork_parse(argc, argv, &a)) != 0)
@@ -282,8 +274,9 @@ cmd_fork(int argc, char **argv)
 		goto fail;
 	}
 	if ((pj = desktop_path(d, "desktop.json")) == NULL ||
-	    (pcfg = json_load_file(pj, 0, NULL)) == NULL) {
-		cause = hb_fmt("cannot read '%s'", pj ? pj : "desktop.json");
+	    (pcfg = json_load_file(pj, 0, &jerr)) == NULL) {
+		cause = hb_fmt("cannot read '%s': %s", pj ? pj : "desktop.json",
+		    pj ? jerr.text : "out of memory");
 		goto fail;
 	}
 	if (fork_policy("--allow", a.allow, pcfg, "allow", &a.al_s, &cause) !=
@@ -308,7 +301,7 @@ cmd_fork(int argc, char **argv)
 		    d->name, d->name);
 		goto fail;
 	}
-	if (fork_make(&a, d, &c, &created, &cause) != 0)
+	if (fork_make(&a, d, pcfg, &c, &created, &cause) != 0)
 		goto fail;
 	close(lk);
 	lk = -1;

@@ -961,7 +961,7 @@ qemu_job(const struct desktop *d, const char *cmd, const char *tag,
 		goto out;
 	}
 	if (qmp_open(&q, path, 30000, cause) != 0 ||
-	    qemu_top_nodes(q, sys, home, sizeof sys, cause) != 0)
+	    qemu_top_nodes(q, sys, home, sizeof sys, NULL, cause) != 0)
 		goto out;
 	if ((args = json_pack("{s:s, s:s, s:s, s:[s,s]}", "job-id",
 	         "bureau-snap", "tag", tag, "vmstate", sys, "devices", sys,

@@ -47,7 +47,6 @@ struct fork_disk {
 	const char *drive, *file, *stem; /* "drive-sys", "system.qcow2" */
 	char node[64];                   /* its top node now */
 	char newnode[64];                /* the parent's new overlay */
-	long long size;                  /* its virtual size */
 	char *layer;                     /* "system.L<ID>.qcow2" */
 	char *p_file, *p_layer, *p_new;  /* in the parent's directory */
 	char *c_file, *c_layer;          /* in the fork's */
@@ -55,7 +54,8 @@ struct fork_disk {
 };
 
 int
-qemu_top_nodes(struct qmp *q, char *sys, char *home, size_t len, char **cause)
+qemu_top_nodes(struct qmp *q, char *sys, char *home, size_t len,
+    long long *sizes, char **cause)
 {
 	json_t *r = NULL, *b;
 	size_t i;
@@ -67,53 +67,31 @@ qemu_top_nodes(struct qmp *q, char *sys, char *home, size_t len, char **cause)
 	{
 		const char *dev = json_string_value(
 		    json_object_get(b, "device"));
-		const char *node = json_string_value(json_object_get(
-		    json_object_get(b, "inserted"), "node-name"));
+		json_t *in = json_object_get(b, "inserted");
+		const char *node = json_string_value(
+		    json_object_get(in, "node-name"));
+		long long size = json_integer_value(json_object_get(
+		    json_object_get(in, "image"), "virtual-size"));
 		char *to = NULL;
+		int n = -1;
 
 		if (dev == NULL || node == NULL)
 			continue;
 		if (strcmp(dev, "drive-sys") == 0)
-			to = sys;
+			to = sys, n = 0;
 		else if (strcmp(dev, "drive-home") == 0)
-			to = home;
-		if (to != NULL && strlen(node) < len) {
+			to = home, n = 1;
+		if (to != NULL && strlen(node) < len &&
+		    (sizes == NULL || size > 0)) {
 			strcpy(to, node);
+			if (sizes != NULL)
+				sizes[n] = size;
 			found++;
 		}
 	}
 	json_decref(r);
 	if (found != 2) {
 		*cause = hb_fmt("QEMU does not show the system and home disks");
-		return (-1);
-	}
-	return (0);
-}
-
-/* The virtual sizes of the disks (query-block). */
-static int
-fork_sizes(struct qmp *q, struct fork_disk *k, char **cause)
-{
-	json_t *r = NULL, *b;
-	size_t i;
-
-	if (qmp_exec(q, "query-block", NULL, &r, cause) != 0)
-		return (-1);
-	json_array_foreach(r, i, b)
-	{
-		const char *dev = json_string_value(
-		    json_object_get(b, "device"));
-		json_t *img = json_object_get(json_object_get(b, "inserted"),
-		    "image");
-
-		for (int n = 0; n < 2; n++)
-			if (dev != NULL && strcmp(dev, k[n].drive) == 0)
-				k[n].size = json_integer_value(
-				    json_object_get(img, "virtual-size"));
-	}
-	json_decref(r);
-	if (k[0].size <= 0 || k[1].size <= 0) {
-		*cause = hb_fmt("QEMU does not show the disks' sizes");
 		return (-1);
 	}
 	return (0);
@@ -146,7 +124,7 @@ fork_disk_free(struct fork_disk *k)
 /* The names, and the two new overlays made (before the pause). */
 static int
 fork_prepare(const struct desktop *d, const struct desktop *c,
-    struct fork_disk *k, const char *id, char **cause)
+    struct fork_disk *k, const long long *sizes, const char *id, char **cause)
 {
 	for (int n = 0; n < 2; n++) {
 		if ((k[n].layer = hb_fmt("%s.L%s.qcow2", k[n].stem, id)) ==
@@ -161,10 +139,9 @@ fork_prepare(const struct desktop *d, const struct desktop *c,
 		}
 		snprintf(k[n].newnode, sizeof k[n].newnode, "%s-L%s",
 		    n == 0 ? "sys" : "home", id);
-		if (fork_overlay(k[n].p_new, k[n].layer, k[n].size, cause) !=
+		if (fork_overlay(k[n].p_new, k[n].layer, sizes[n], cause) !=
 		        0 ||
-		    fork_overlay(k[n].c_file, k[n].layer, k[n].size, cause) !=
-		        0)
+		    fork_overlay(k[n].c_file, k[n].layer, sizes[n], cause) != 0)
 			return (-1);
 	}
 	return (0);
@@ -370,6 +347,7 @@ qemu_fork(const struct desktop *d, const struct desktop *c,
 	char *qmps = desktop_path(d, "qmp.sock"),
 	     *tmp = desktop_path(c, "state.tmp");
 	char *full = NULL, *series = NULL, *id = NULL, *ram = NULL;
+	long long sizes[2] = { 0, 0 };
 	int rv = -1, stopped = 0, running = 0, base;
 	json_t *status = NULL;
 	long long t0 = 0;
@@ -398,10 +376,9 @@ qemu_fork(const struct desktop *d, const struct desktop *c,
 	}
 	if (qmp_open(&q, qmps, 30000, cause) != 0 ||
 	    qemu_qmp_version(q, &full, &series, cause) != 0 ||
-	    qemu_top_nodes(q, k[0].node, k[1].node, sizeof k[0].node, cause) !=
-	        0 ||
-	    fork_sizes(q, k, cause) != 0 ||
-	    fork_prepare(d, c, k, id, cause) != 0 ||
+	    qemu_top_nodes(q, k[0].node, k[1].node, sizeof k[0].node, sizes,
+	        cause) != 0 ||
+	    fork_prepare(d, c, k, sizes, id, cause) != 0 ||
 	    fork_link_layers(d, c, k, cause) != 0)
 		goto out;
 	/* The warm RAM and state the parent runs on: the fork's too. */
@@ -432,11 +409,8 @@ qemu_fork(const struct desktop *d, const struct desktop *c,
 	 * state.json says it can be restored. */
 	if (!base) {
 		char *cr = desktop_path(c, "ram");
-		int fd = cr ? open(cr, O_RDONLY | O_CLOEXEC) : -1;
-		int bad = fd < 0 || fdatasync(fd) != 0;
+		int bad = cr == NULL || qemu_fsync_path(cr, 1) != 0;
 
-		if (fd >= 0)
-			close(fd);
 		free(cr);
 		if (bad) {
 			*cause = hb_fmt("cannot sync the fork's RAM file: %s",

@@ -73,6 +73,8 @@ int qemu_state_write(const struct desktop *d, struct qmp *q, pid_t pid,
 /* tmp made d's saved state: synced, state.json, renamed to state. */
 int qemu_state_seal(const struct desktop *d, const char *tmp, const char *full,
     const char *series, int base, int inram, size_t changed, char **cause);
+/* fsync (data_only: fdatasync) the file at path: 0, or -1 with errno. */
+int qemu_fsync_path(const char *path, int data_only);
 /* After a save that did not end the VM: set back for snapshots, and with
  * run it runs again. */
 void qemu_state_cont(struct qmp *q, int run);
@@ -82,9 +84,10 @@ int qemu_fork(const struct desktop *d, const struct desktop *c,
 /* Is name a disk layer a fork left (system.L<ID>.qcow2, home.L...)? */
 int qemu_layer_name(const char *name);
 /* The node names of the disks' top layers now (a fork puts a new one
- * over each): sys and home of at least 64 bytes. */
+ * over each): sys and home of len bytes; with sizes, their virtual sizes
+ * ([0] the system disk's, [1] the home's), from the same query-block. */
 int qemu_top_nodes(struct qmp *q, char *sys, char *home, size_t len,
-    char **cause);
+    long long *sizes, char **cause);
 
 /* qemu_stream.c: write the state of the stopped QEMU pid of d, which runs
  * on ram.base, to out: the warm state's RAM sections, the pages it

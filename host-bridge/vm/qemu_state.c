@@ -107,8 +107,8 @@ file_stamp(const struct desktop *d, const char *name)
 	return (file_stamp_in(d->dir, name));
 }
 
-static int
-fsync_path(const char *path, int data_only)
+int
+qemu_fsync_path(const char *path, int data_only)
 {
 	int fd = open(path, O_RDONLY | O_CLOEXEC), rv;
 
@@ -347,7 +347,7 @@ qemu_state_seal(const struct desktop *d, const char *tmp, const char *full,
 		*cause = hb_fmt("out of memory");
 		goto out;
 	}
-	if (fsync_path(tmp, 0) != 0) {
+	if (qemu_fsync_path(tmp, 0) != 0) {
 		*cause = hb_fmt("cannot sync the saved state: %s",
 		    strerror(errno));
 		goto out;
@@ -384,7 +384,7 @@ qemu_state_seal(const struct desktop *d, const char *tmp, const char *full,
 		*cause = hb_fmt("cannot rename '%s': %s", tmp, strerror(errno));
 		goto out;
 	}
-	fsync_path(d->dir, 0);
+	qemu_fsync_path(d->dir, 0);
 	rv = 0;
 out:
 	json_decref(j);
@@ -446,7 +446,7 @@ qemu_save(const struct desktop *d, char **cause)
 	q = NULL;
 	/* On disk before the state says it can be restored: the RAM file's
 	 * pages are the guest's memory, a state without them is garbage. */
-	if (!inram && !base && fsync_path(ram, 1) != 0) {
+	if (!inram && !base && qemu_fsync_path(ram, 1) != 0) {
 		*cause = hb_fmt("cannot sync the saved state: %s",
 		    strerror(errno));
 		goto out;

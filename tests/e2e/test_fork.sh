@@ -42,13 +42,7 @@ home=$(mktemp -d /var/tmp/bureau-fork.XXXXXX)
 export BUREAU_HOME=$home
 cleanup() {
 	[ -n "${pinger:-}" ] && kill "$pinger" 2>/dev/null
-	for d in "$home"/*/; do
-		n=$(basename "$d")
-		[ -e "$d/desktop.json" ] || continue
-		"$bureau" stop --force $n >/dev/null 2>&1
-		[ -s "$d/qemu.pid" ] && kill -9 "$(cat "$d/qemu.pid")" 2>/dev/null
-	done
-	rm -rf "$home"
+	e2e_rm_home
 }
 trap cleanup EXIT INT TERM
 e2e_image

@@ -38,17 +38,7 @@ e2e_need "warm e2e" qemu-system-x86_64 qemu-img mke2fs convert python3
 
 home=$(mktemp -d /var/tmp/bureau-warm.XXXXXX)
 export BUREAU_HOME=$home
-cleanup() {
-	for d in "$home"/*/; do
-		n=$(basename "$d")
-		[ -e "$d/desktop.json" ] || continue
-		"$bureau" stop --force $n >/dev/null 2>&1
-		# QEMU outlives a killed agent: kill it by its pid file too
-		[ -s "$d/qemu.pid" ] && kill -9 "$(cat "$d/qemu.pid")" 2>/dev/null
-	done
-	rm -rf "$home"
-}
-trap cleanup EXIT INT TERM
+trap e2e_rm_home EXIT INT TERM
 
 # ---- the image and its warm state ----------------------------------------------
 e2e_image

@@ -7,6 +7,8 @@
 #   now, since T0         wall clock in s, the seconds since T0
 #   e2e_need WHAT TOOL... skip unless the tools and an image (or what
 #                         builds one) are here
+#   e2e_rm_home           every desktop in $home ended (and its QEMU, which
+#                         outlives a killed agent), then $home removed
 #   e2e_image             the minimal image built or taken from the cache
 #                         ($img: its resolved directory) and its warm state
 #   call NAME REQ [S]     the reply of NAME's endpoint (bureau call)
@@ -36,6 +38,15 @@ e2e_need() {
 		[ "$(id -u)" = 0 ] || skip "$what: building the image needs root and none is cached in $images"
 		command -v mmdebstrap >/dev/null 2>&1 || skip "$what: 'mmdebstrap' not installed (make deps)"
 	fi
+}
+
+e2e_rm_home() {
+	for d in "$home"/*/; do
+		[ -e "$d/desktop.json" ] || continue
+		"$bureau" stop --force "$(basename "$d")" >/dev/null 2>&1
+		[ -s "$d/qemu.pid" ] && kill -9 "$(cat "$d/qemu.pid")" 2>/dev/null
+	done
+	rm -rf "$home"
 }
 
 e2e_image() {
