@@ -1,10 +1,11 @@
 #!/bin/sh
 # tests/fuzz/run.sh FUZZDIR SECONDS [TARGET...]: run each libFuzzer target
 # of FUZZDIR (built by `make fuzz-build`) for SECONDS on a fresh copy of its
-# seed corpus, one after the other (the machine is shared), then print
-# executions and the result per target. SECONDS=0 only replays the seed
-# corpus and the crash regressions (tests/fuzz/regress/<target>/): quick,
-# for CI. Exits 1 when any target crashed, leaked, timed out or failed.
+# seed corpus, one after the other (the machine is shared; FUZZ_JOBS=N
+# runs N at once, as CI does with a core each), then print executions and
+# the result per target. SECONDS=0 only replays the seed corpus and the
+# crash regressions (tests/fuzz/regress/<target>/): quick, for CI. Exits 1
+# when any target crashed, leaked, timed out or failed.
 set -u
 FUZZ=${1:?usage: run.sh FUZZDIR SECONDS [TARGET...]}
 SECONDS_EACH=${2:-60}
@@ -17,9 +18,12 @@ done)}
 [ -n "$targets" ] || { echo "fuzz: no targets in $FUZZ" >&2; exit 1; }
 
 mkdir -p "$FUZZ/logs"
-summary=""
-failed=0
-for t in $targets; do
+jobs=${FUZZ_JOBS:-1}
+
+# one TARGET: fuzz (or replay) it; its line of the summary goes to
+# logs/TARGET.sum
+one() {
+	t=$1
 	bin=$FUZZ/fuzz_$t
 	seeds=$HERE/corpus/$t
 	regress=$HERE/regress/$t
@@ -73,14 +77,37 @@ for t in $targets; do
 		result=ok
 	else
 		result="FAILED (exit $rc, see $log)"
-		failed=1
 		grep -E '^(==[0-9]+==ERROR|SUMMARY|artifact_prefix|Test unit written)' \
 		    "$log" | head -n 5
 	fi
-	summary="$summary$(printf '%-10s %12s %8s  %s' "$t" "${execs:-?}" \
-	    "${cov:-?}" "$result")
-"
+	printf '%-10s %12s %8s  %s\n' "$t" "${execs:-?}" "${cov:-?}" \
+	    "$result" >"$FUZZ/logs/$t.sum"
+}
+
+# FUZZ_JOBS lanes, each running its share of the targets in turn (every
+# target takes the same SECONDS, so the lanes end together)
+lane=0
+while [ $lane -lt "$jobs" ]; do
+	mine= i=0
+	for t in $targets; do
+		[ $((i % jobs)) = $lane ] && mine="$mine $t"
+		i=$((i + 1))
+	done
+	rm -f $(for t in $mine; do echo "$FUZZ/logs/$t.sum"; done)
+	(for t in $mine; do one "$t"; done) &
+	lane=$((lane + 1))
 done
+wait
+
 printf '\n%-10s %12s %8s  %s\n' target executions cov result
-printf '%s' "$summary"
+failed=0
+for t in $targets; do
+	if [ -s "$FUZZ/logs/$t.sum" ]; then
+		cat "$FUZZ/logs/$t.sum"
+		grep -q ' FAILED ' "$FUZZ/logs/$t.sum" && failed=1
+	else
+		printf '%-10s %12s %8s  %s\n' "$t" ? ? "FAILED (no result)"
+		failed=1
+	fi
+done
 exit $failed
