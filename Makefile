@@ -13,6 +13,7 @@
 #   make soak       the real bureaud under 8 clients, resources must stay flat
 #   make deb        build/bureaud_<version>_<arch>.deb, checked by lintian
 #   make image      a desktop image with that package (IMAGE_FLAGS=--minimal)
+#   make test-full  the slow suites (tests/slow): the full image in a desktop
 
 VERSION := 0.1.0
 CC ?= cc
@@ -36,6 +37,9 @@ DEPS_CHECK := clang-format
 # make fuzz: libFuzzer and the sanitizer runtimes come with Debian's clang.
 DEPS_FUZZ := clang-14 libclang-rt-14-dev
 DEPS := $(DEPS_BUILD) $(DEPS_TEST) $(DEPS_HOST) $(DEPS_CHECK) $(DEPS_FUZZ)
+# The full image's npm programs (build-image.sh): npm bootstraps Node 24,
+# code-server's native modules build against these headers.
+DEPS_IMAGE := npm g++ make python3 pkg-config libkrb5-dev libsecret-1-dev libxkbfile-dev
 
 PKGS := x11 xext xtst xdamage xfixes libpng zlib libturbojpeg jansson libsodium libdeflate \
 	atspi-2 gobject-2.0
@@ -104,7 +108,7 @@ T_BIN := $(T_SRC:tests/tools/%.c=$(BUILD)/tests/%)
 BINS := $(BUILD)/bureaud $(BUILD)/bureau $(BUILD)/libbureau.so $(BUILD)/libbureau.a \
 	$(NNG_SO) $(NNGCAT)
 
-.PHONY: all deps deps-check test unit integration demo bench clean format host-deb \
+.PHONY: all deps deps-check test test-full unit integration demo bench clean format host-deb \
 	format-check install deb image
 all: $(BINS) $(U_BIN) $(T_BIN)
 
@@ -221,6 +225,13 @@ test: deps-check openclaw-deps-check
 unit: $(U_BIN)
 	@tests/run.sh --unit-only $(BUILD)
 
+# The slow suites (tests/slow): the full image built (npm programs and
+# all) and its programs started in a desktop under TCG. Not in `make
+# test`: an hour or more on a cold cache.
+test-full: deps-check image-deps
+	@$(MAKE) --no-print-directory all deb
+	@tests/run.sh --no-unit $(BUILD) $(wildcard tests/slow/test_*.sh)
+
 demo: deps-check
 	@$(MAKE) --no-print-directory all
 	tests/demo.sh $(BUILD)
@@ -251,7 +262,11 @@ host-deb:
 	cp $(BUILD)/host-deb/bureau_$(VERSION)_$(DEB_ARCH).deb $(HOST_DEB)
 	lintian --fail-on error,warning $(HOST_DEB)
 
+.PHONY: image-deps
+image-deps:
+	@$(MAKE) --no-print-directory deps-check DEPS="$(DEPS_IMAGE)"
 image: $(BUILD)/bureau deb
+	$(if $(findstring --minimal,$(IMAGE_FLAGS)),,@$(MAKE) --no-print-directory image-deps)
 	$(BUILD)/bureau image build --deb $(DEB) $(IMAGE_FLAGS)
 
 # Every C source and header of the tree, tests and tools included.
@@ -284,6 +299,8 @@ install: $(BUILD)/bureau $(BUILD)/libbureau.so $(BUILD)/libbureau.a
 	install -d $(DESTDIR)$(PREFIX)/share/bureau/mission-control
 	install -m 0644 web/mission-control/* \
 	    $(DESTDIR)$(PREFIX)/share/bureau/mission-control/
+	install -d $(DESTDIR)$(PREFIX)/share/bureau/image
+	cp -R packaging/image/. $(DESTDIR)$(PREFIX)/share/bureau/image/
 	install -D -m 0644 $(BUILD)/libbureau.so $(DESTDIR)$(PREFIX)/lib/libbureau.so.0
 	ln -sf libbureau.so.0 $(DESTDIR)$(PREFIX)/lib/libbureau.so
 	install -D -m 0644 $(BUILD)/libbureau.a $(DESTDIR)$(PREFIX)/lib/libbureau.a

