@@ -16,25 +16,32 @@
 #include "host-bridge/util/util.h"
 
 /* $BUREAU_RECIPE, the tree beside this binary (build/bureau ->
- * packaging/image), or the installed copy. malloc'd, NULL if none. */
+ * packaging/image), or the installed copy beside it (/usr/bin/bureau ->
+ * /usr/share/bureau/image: the host package, make install's PREFIX).
+ * malloc'd, NULL if none. */
 static char *
 find_recipe(void)
 {
+	static const char *const rel[] = {
+		"../packaging/image/build-image.sh",
+		"../share/bureau/image/build-image.sh",
+	};
 	const char *env = getenv("BUREAU_RECIPE");
+	char *exe, *p;
+
 	if (env != NULL)
 		return strdup(env);
-	char *exe = hb_exe_dir(), *p = NULL;
-	if (exe != NULL) {
-		p = hb_fmt("%s/../packaging/image/build-image.sh", exe);
-		free(exe);
-		if (p != NULL && access(p, X_OK) == 0)
+	if ((exe = hb_exe_dir()) == NULL)
+		return NULL;
+	for (size_t i = 0; i < sizeof rel / sizeof rel[0]; i++) {
+		p = hb_fmt("%s/%s", exe, rel[i]);
+		if (p != NULL && access(p, X_OK) == 0) {
+			free(exe);
 			return p;
+		}
 		free(p);
 	}
-	p = strdup("/usr/share/bureau/image/build-image.sh");
-	if (p != NULL && access(p, X_OK) == 0)
-		return p;
-	free(p);
+	free(exe);
 	return NULL;
 }
 
@@ -64,7 +71,7 @@ static void
 image_usage(FILE *f)
 {
 	fprintf(f,
-	    "usage: bureau image build [--minimal] [--out DIR] "
+	    "usage: bureau image build [--minimal | --full] [--out DIR] "
 	    "[--deb PATH | --no-daemon]\n"
 	    "                          [--cache DIR] [--rebuild]\n"
 	    "  builds a Debian desktop image with bureaud installed into "
@@ -157,8 +164,8 @@ image_main(int argc, char **argv)
 	}
 	for (int i = 2; i < argc; i++) {
 		const char *a = argv[i];
-		if (strcmp(a, "--minimal") == 0) {
-			minimal = 1;
+		if (strcmp(a, "--minimal") == 0 || strcmp(a, "--full") == 0) {
+			minimal = strcmp(a, "--minimal") == 0;
 		} else if (strcmp(a, "--rebuild") == 0) {
 			rebuild = 1;
 		} else if (strcmp(a, "--no-daemon") == 0) {

@@ -37,7 +37,9 @@ for f in ./usr/bin/bureau ./usr/share/man/man1/bureau.1.gz \
     ./lib/systemd/system/bureau-desktops.service \
     ./lib/systemd/system/bureau-mission-control.service \
     ./usr/share/bureau/mission-control/index.html ./usr/include/bureau/bureau.h \
-    ./usr/lib/python3/dist-packages/bureau/__init__.py ./etc/default/bureau; do
+    ./usr/lib/python3/dist-packages/bureau/__init__.py ./etc/default/bureau \
+    ./usr/share/bureau/image/build-image.sh ./usr/share/bureau/image/packages-full \
+    ./usr/share/bureau/image/npm/apps/package-lock.json; do
 	grep -qxF "$f" "$tmp/files" || missing="$missing $f"
 done
 grep -q '/bureau/libbureau.so.0$' "$tmp/files" || missing="$missing libbureau.so.0"
@@ -74,6 +76,16 @@ a=$("$root/usr/bin/bureau" start --all 2>&1)
     [ "$a" = "start --all: no desktop was saved by stop --all" ] &&
 	pass "the packaged bureau runs ($v) and its --all commands answer on an empty home" ||
 	fail "the packaged bureau: '$v' / '$s' / '$a'"
+# `bureau image build` finds the packaged recipe beside it (usr/share):
+# with a package that does not exist, the recipe itself says so, before
+# it builds anything
+out=$("$root/usr/bin/bureau" image build --minimal --out "$tmp/images" \
+    --deb "$tmp/no-such.deb" 2>&1)
+case $out in
+*"build-image: no such package '$tmp/no-such.deb'"*)
+	pass "the packaged bureau image build runs the packaged recipe" ;;
+*) fail "the packaged bureau image build: $out" ;;
+esac
 lib=$(grep '/bureau/libbureau.so.0$' "$tmp/files" | sed 's|^\.||')
 out=$(cd / && BUREAU_LIB="$root$lib" PYTHONPATH="$root/usr/lib/python3/dist-packages" /usr/bin/python3 -c '
 import bureau, bureau._lib as l
