@@ -150,6 +150,8 @@ for t in "${suites[@]}"; do
 	*.py) echo "== $name"; run 900 "$name" "$PY" "$t" "$build" ;;
 	# The end-to-end test builds an image the first time: minutes more.
 	*/e2e/*.sh) echo "== $name"; run 3600 "$name" bash "$t" "$build" ;;
+	# tests/slow (make test-full): the full image's build and first starts
+	*/slow/*.sh) echo "== $name"; run 7200 "$name" bash "$t" "$build" ;;
 	*.sh) echo "== $name"; run 900 "$name" bash "$t" "$build" ;;
 	*) continue ;;
 	esac

@@ -9,8 +9,9 @@
 #                         builds one) are here
 #   e2e_rm_home           every desktop in $home ended (and its QEMU, which
 #                         outlives a killed agent), then $home removed
-#   e2e_image             the minimal image built or taken from the cache
-#                         ($img: its resolved directory) and its warm state
+#   e2e_image [VARIANT]   the minimal (or full) image built or taken from
+#                         the cache ($img: its resolved directory) and its
+#                         warm state
 #   call NAME REQ [S]     the reply of NAME's endpoint (bureau call)
 #   json FIELD            a field (a.b.c) of the JSON on stdin
 #   gsh NAME CMD          CMD's output, run by NAME's daemon's bash tool
@@ -29,12 +30,13 @@ now() { date +%s.%N; }
 since() { echo "$1 $(now)" | awk '{ printf "%.2f", $2 - $1 }'; }
 
 e2e_need() {
-	what=$1; shift
+	what=$1 variant=minimal; shift
+	[ "${1:-}" = --full ] && { variant=full; shift; }
 	for t in "$@"; do
 		command -v $t >/dev/null 2>&1 || skip "$what: '$t' not installed (make deps)"
 	done
 	[ -x "$bureau" ] || { fail "no $bureau (make)"; exit 1; }
-	if [ ! -e "$images/minimal/image.json" ]; then
+	if [ ! -e "$images/$variant/image.json" ]; then
 		[ "$(id -u)" = 0 ] || skip "$what: building the image needs root and none is cached in $images"
 		command -v mmdebstrap >/dev/null 2>&1 || skip "$what: 'mmdebstrap' not installed (make deps)"
 	fi
@@ -50,18 +52,19 @@ e2e_rm_home() {
 }
 
 e2e_image() {
+	variant=${1:-minimal}
 	deb=$(ls "$build"/bureaud_*.deb 2>/dev/null | tail -n1)
 	if [ -z "$deb" ]; then
 		make -s -C "$top" BUILD="$build" deb >"$home/deb.log" 2>&1 ||
 			{ tail -20 "$home/deb.log"; fail "make deb"; exit 1; }
 		deb=$(ls "$build"/bureaud_*.deb | tail -n1)
 	fi
-	if ! "$bureau" image build --minimal --out "$images" --deb "$deb" >"$home/image.log" 2>&1; then
+	if ! "$bureau" image build --$variant --out "$images" --deb "$deb" >"$home/image.log" 2>&1; then
 		tail -30 "$home/image.log"
-		fail "image build --minimal"
+		fail "image build --$variant"
 		exit 1
 	fi
-	img=$(cd "$images/minimal" && pwd -P)
+	img=$(cd "$images/$variant" && pwd -P)
 	if [ ! -s "$img/warm/state.json" ]; then
 		t0=$(now)
 		"$bureau" image warm "$img" >"$home/warm.log" 2>&1 ||
