@@ -67,27 +67,19 @@ case $v in
 *) fail "the programs' versions: $v" ;;
 esac
 
-# launch ARGV_JSON CLASS: start the program; its window's id once a window
-# of that WM_CLASS (class or instance, case-insensitive) that was not there
-# before is listed (launch's own wait is at most 120 s; a first start of
-# Chromium or code-server under TCG takes longer)
-wins() {
-	call f '{"tool":"window","action":"list"}' 60 | python3 -c '
-import json, sys
-for w in json.load(sys.stdin).get("windows", []):
-    if sys.argv[1] in (w.get("class", "").lower(), w.get("instance", "").lower()):
-        print(w["window"])' "$1"
-}
+# launch ARGV_JSON CLASS: `window launch` with its own wait (120 s, its
+# most: the first starts measured 19-31 s under TCG); the new window's id
+# when it is of that WM_CLASS (class or instance, case-insensitive)
 launch() {
-	before=$(wins "$2")
-	call f "{\"tool\":\"window\",\"action\":\"launch\",\"argv\":$1}" 60 >/dev/null
-	lt=$(now)
-	while [ "$(since $lt | cut -d. -f1)" -lt 400 ]; do
-		for w in $(wins "$2"); do
-			echo "$before" | grep -qx "$w" || { echo "$w"; return 0; }
-		done
-		sleep 3
-	done
+	call f "{\"tool\":\"window\",\"action\":\"launch\",\"argv\":$1,\"wait\":true,\"timeout\":120}" 150 |
+	    python3 -c '
+import json, sys
+r = json.load(sys.stdin)
+i = r.get("info") or {}
+if r.get("ok") and sys.argv[1] in (i.get("class", "").lower(), i.get("instance", "").lower()):
+    print(r["window"])
+else:
+    print("launch: %s" % json.dumps(r)[:300], file=sys.stderr)' "$2"
 }
 
 # ---- Chromium on a page of ours: a window, its accessibility tree -----------------
@@ -98,7 +90,7 @@ cw=$(launch '["chromium","--new-window","file:///home/bureau/t/page.html"]' chro
 if [ -n "$cw" ]; then
 	pass "window launch chromium: window $cw in $(since $t0) s"
 else
-	fail "window launch chromium: no window in $(since $t0) s"
+	fail "window launch chromium: no Chromium window in $(since $t0) s"
 fi
 "$bureau" screenshot f -o "$shots/2-chromium.png" >/dev/null 2>&1
 title() { gsh f "xprop -id $1 _NET_WM_NAME" | sed -n 's/.*= "\(.*\)"$/\1/p'; }
@@ -153,7 +145,7 @@ vw=$(launch '["code","/home/bureau/t"]' bureau-code)
 if [ -n "$vw" ]; then
 	pass "window launch code: window $vw in $(since $t0) s"
 else
-	fail "window launch code: no window in $(since $t0) s"
+	fail "window launch code: no bureau-code window in $(since $t0) s"
 fi
 hz=$(gsh f 'curl -fsS http://127.0.0.1:13337/healthz')
 case $hz in
