@@ -767,16 +767,7 @@ B = None
 def browser():
     global B
     if B is None:
-        from selenium import webdriver
-        from selenium.webdriver.chrome.options import Options
-        from selenium.webdriver.chrome.service import Service
-        o = Options()
-        for a in ("--headless=new", "--no-sandbox", "--disable-gpu",
-                  "--disable-dev-shm-usage", "--window-size=1400,900"):
-            o.add_argument(a)
-        o.binary_location = "/usr/bin/chromium"
-        B = webdriver.Chrome(service=Service("/usr/bin/chromedriver"),
-                             options=o)
+        B = bt.chromium()
         B.get(must("mission-control", "--listen", "127.0.0.1:%d" % PORT,
                    "--print-url").strip())
     return B

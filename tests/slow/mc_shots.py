@@ -10,37 +10,23 @@ OUTDIR/mission-control-desktop.png, prints one line per picture and
 stops it. A person looks at them: this asserts only that the pages show
 the desktop and its pending request."""
 import os
-import socket
 import subprocess
 import sys
 import time
 
-from selenium import webdriver
-from selenium.webdriver.chrome.options import Options
-from selenium.webdriver.chrome.service import Service
-from selenium.webdriver.common.by import By
-
-
-def free_port():
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
+sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "lib"))
+import bt  # noqa: E402
 
 
 def wait_css(b, sel, timeout):
-    end = time.time() + timeout
-    while time.time() < end:
-        found = b.find_elements(By.CSS_SELECTOR, sel)
-        if found:
-            return found[0]
-        time.sleep(0.5)
-    raise SystemExit("mc_shots: no %s on %s within %d s" %
-                     (sel, b.current_url, timeout))
+    from selenium.webdriver.common.by import By
+    return bt.wait_for(lambda: b.find_elements(By.CSS_SELECTOR, sel),
+                       timeout, "%s on %s" % (sel, b.current_url))[0]
 
 
 def main():
     bureau, name, out = sys.argv[1:4]
-    port = free_port()
+    port = bt.free_port(pair=False)
     listen = "127.0.0.1:%d" % port
     mc = subprocess.Popen([bureau, "mission-control", "--listen", listen],
                           stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
@@ -51,14 +37,7 @@ def main():
         url = subprocess.run([bureau, "mission-control", "--listen", listen,
                               "--print-url"], capture_output=True, text=True,
                              check=True).stdout.strip()
-        o = Options()
-        for a in ("--headless=new", "--no-sandbox", "--disable-gpu",
-                  "--disable-dev-shm-usage", "--window-size=1400,1000"):
-            o.add_argument(a)
-        o.binary_location = "/usr/bin/chromium"
-        b = webdriver.Chrome(service=Service("/usr/bin/chromedriver"),
-                             options=o)
-        b.set_window_size(1400, 1000)
+        b = bt.chromium("1400,1000")
         b.get(url)
         wait_css(b, '[data-desktop="%s"]' % name, 60)
         wait_css(b, "[data-approval]", 60)
