@@ -151,6 +151,27 @@ pa=${ma_%% *} sa=${ma_##* } pb=${mb_%% *} sb=${mb_##* }
 [ "${sa:-0}" -gt 10240 ] && [ "${sb:-0}" -gt 10240 ] &&
 	pass "their unchanged RAM pages are shared: $sa kB and $sb kB mapped by both (smaps Shared_Clean)" ||
 	fail "the warm RAM's pages are not shared: Shared_Clean wa '$sa' kB, wb '$sb' kB"
+# ---- and KSM may merge the rest ------------------------------------------------
+# What a desktop runs on the host is marked mergeable (PR_SET_MEMORY_MERGE):
+# QEMU, the network keeper and its pasta and passt, as the kernel says in
+# /proc/PID/ksm_stat; whether pages merge is the host's KSM switch. QEMU's
+# own marking (mem-merge: the guest's RAM only) leaves ksm_merge_any "no".
+if grep -q '^ksm_merge_any' /proc/self/ksm_stat 2>/dev/null; then
+	q=$(cat "$home/wa/qemu.pid" 2>/dev/null) k=$(cat "$home/wa/net.pid" 2>/dev/null)
+	kin=$(ps -e -o pid=,ppid= | awk -v r="${k:-0}" '{ p[$1] = $2 }
+		END { for (i in p) { j = i; while ((j in p) && j != r) j = p[j]; if (j == r) print i } }')
+	no= n=0
+	for p in $q $kin; do
+		n=$((n + 1))
+		grep -q '^ksm_merge_any: yes' "/proc/$p/ksm_stat" 2>/dev/null ||
+			no="$no $p($(cat "/proc/$p/comm" 2>/dev/null))"
+	done
+	[ -n "$q" ] && [ "$n" -ge 4 ] && [ -z "$no" ] &&
+		pass "QEMU and the network keeper's $((n - 1)) processes are mergeable (ksm_merge_any)" ||
+		fail "not mergeable:${no:- none} (qemu '$q', keeper '$k', $n processes)"
+else
+	echo "SKIP: this kernel has no ksm_merge_any in /proc/PID/ksm_stat"
+fi
 
 "$bureau" stop --force wb >/dev/null 2>&1
 
