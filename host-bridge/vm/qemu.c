@@ -358,8 +358,8 @@ qemu_file(const struct desktop *d, const char *name, int escape)
  * kernel gives a read of untouched memory a page of its own: 12 MB of
  * QEMU's 16 MB video memory, 13 MB of pasta's and of passt's buffers),
  * and the same program data. Measured (make bench, four idle 1536M
- * clones under TCG): each more 144 MB without KSM, 74 MB with it, ksmd
- * taking 3% of one core at the kernel's default scan rate.
+ * clones under TCG): each more 149 MB without KSM, 70 MB with it, ksmd
+ * taking 2.3% of one core at the kernel's default scan rate.
  * PR_SET_MEMORY_MERGE (Linux 6.4) is inherited by children and kept
  * across exec; an older kernel says EINVAL, and QEMU's own marking is
  * all there is.
@@ -684,7 +684,8 @@ out:
 /* The machine, its CPUs and memory, the kernel it boots. */
 static void
 qemu_cmd_machine(struct qemu_cmd *c, const struct desktop *d,
-    const struct image *im, const struct qemu_files *f, const char *accel)
+    const struct image *im, const struct qemu_files *f, const char *accel,
+    long tb_mb)
 {
 	int kvm = strcmp(accel, "kvm") == 0;
 
@@ -708,7 +709,19 @@ qemu_cmd_machine(struct qemu_cmd *c, const struct desktop *d,
 	                    "share=%s",
 	    d->memory, f->ram, f->ram_private ? "off" : "on");
 	c->argv[c->n++] = "-accel";
-	c->argv[c->n++] = kvm ? "kvm" : "tcg,thread=multi";
+	/* TCG keeps the code it translated until its cache (1 GiB by
+	 * default) is full, in pages of QEMU's own: a desktop that worked
+	 * keeps them while idle. Capped at 256 MB (qemu_tb_size), measured
+	 * on 4G clones of the full image under TCG, twice each: Chromium's
+	 * window in 19.5-20.7 s against 23.6-29.0 s, a page's 3e7-step JS
+	 * loop 9.2-11.6 s against 9.5-10.7 s, and QEMU's PSS after them
+	 * 1082-1108 MB against 1945-1946 MB; a minimal
+	 * desktop after 100 runs of `ls /usr/bin` and `python3 -c 1`: 34.0 s
+	 * against 34.4-38.6 s, 416 MB against 745 MB. At 16-32 MB the same
+	 * work took 1.8-2.7 times as long. */
+	c->argv[c->n++] = kvm ? "kvm" :
+	    tb_mb > 0         ? A("tcg,thread=multi,tb-size=%ld", tb_mb) :
+	                        "tcg,thread=multi";
 	c->argv[c->n++] = "-cpu";
 	c->argv[c->n++] = kvm ? "host" : "max";
 	c->argv[c->n++] = "-smp";
@@ -821,13 +834,32 @@ qemu_cmd_state(struct qemu_cmd *c, const struct qemu_files *f, int incoming)
 
 #undef A
 
+/*
+ * TCG's translation cache in MB (qemu_cmd_machine): 256, or
+ * BUREAU_TB_SIZE's (0: QEMU's own default, 1 GiB in QEMU 7.2).
+ */
+static int
+qemu_tb_size(long *mb, char **cause)
+{
+	const char *e = getenv("BUREAU_TB_SIZE");
+
+	*mb = 256;
+	if (e == NULL || *e == '\0')
+		return (0);
+	return (hb_parse_int("BUREAU_TB_SIZE", e, 0, 65536, mb, cause));
+}
+
 /* QEMU's whole command line, in c. */
 static int
 qemu_cmd_build(struct qemu_cmd *c, const struct desktop *d,
     const struct image *im, const struct qemu_files *f, const char *accel,
     int incoming, char **cause)
 {
-	qemu_cmd_machine(c, d, im, f, accel);
+	long tb_mb;
+
+	if (qemu_tb_size(&tb_mb, cause) != 0)
+		return (-1);
+	qemu_cmd_machine(c, d, im, f, accel, tb_mb);
 	qemu_cmd_disks(c, f);
 	qemu_cmd_net(c);
 	qemu_cmd_identity(c, f);

@@ -172,6 +172,23 @@ if grep -q '^ksm_merge_any' /proc/self/ksm_stat 2>/dev/null; then
 else
 	echo "SKIP: this kernel has no ksm_merge_any in /proc/PID/ksm_stat"
 fi
+# ---- TCG's translation cache is capped ----------------------------------------
+# 256 MB (qemu.c), not QEMU's 1 GiB: the kernel's map of the clone's QEMU
+# shows its code buffer (the executable, writable anonymous mappings).
+if [ "$(cat "$home/wa/accel" 2>/dev/null)" = tcg ]; then
+	q=$(cat "$home/wa/qemu.pid" 2>/dev/null)
+	jit=$(/usr/bin/python3 -c 'import sys
+s = 0
+for l in open(sys.argv[1]):
+    f = l.split()
+    if f[1] == "rwxp":
+        a, b = (int(x, 16) for x in f[0].split("-"))
+        s += b - a
+print(s >> 20)' "/proc/${q:-0}/maps" 2>/dev/null)
+	[ -n "$jit" ] && [ "$jit" -gt 0 ] && [ "$jit" -le 260 ] &&
+		pass "TCG's code buffer is capped: $jit MB mapped (QEMU's default: 1024)" ||
+		fail "TCG's code buffer: '$jit' MB mapped (want 1-260)"
+fi
 
 "$bureau" stop --force wb >/dev/null 2>&1
 
