@@ -358,8 +358,8 @@ qemu_file(const struct desktop *d, const char *name, int escape)
  * kernel gives a read of untouched memory a page of its own: 12 MB of
  * QEMU's 16 MB video memory, 13 MB of pasta's and of passt's buffers),
  * and the same program data. Measured (make bench, four idle 1536M
- * clones under TCG): each more 149 MB without KSM, 70 MB with it, ksmd
- * taking 2.3% of one core at the kernel's default scan rate.
+ * clones under TCG): each more 149 MB without KSM, 70-79 MB with it, ksmd
+ * taking 2.3-2.4% of one core at the kernel's default scan rate.
  * PR_SET_MEMORY_MERGE (Linux 6.4) is inherited by children and kept
  * across exec; an older kernel says EINVAL, and QEMU's own marking is
  * all there is.
