@@ -191,6 +191,15 @@ print(s >> 20)' "/proc/${q:-0}/maps" 2>/dev/null)
 fi
 
 "$bureau" stop --force wb >/dev/null 2>&1
+# A cache size that is not one: the start fails, naming the variable, and
+# leaves no QEMU.
+BUREAU_TB_SIZE=lots "$bureau" start wb --accel tcg >"$home/start-tb.out" 2>&1
+rc=$?
+q=$(cat "$home/wb/qemu.pid" 2>/dev/null)
+[ $rc != 0 ] && grep -q "invalid BUREAU_TB_SIZE 'lots': expected a whole number from 0 to" "$home/start-tb.out" &&
+    ! grep -qa "bureau-wb" "/proc/${q:-0}/cmdline" 2>/dev/null &&
+	pass "BUREAU_TB_SIZE=lots: start refused ($(tail -n1 "$home/start-tb.out" | cut -c1-120))" ||
+	fail "BUREAU_TB_SIZE=lots: exit $rc, qemu '$q': $(cat "$home/start-tb.out")"
 
 # ---- larger disks: grown online ------------------------------------------------
 # grown GIB NAME MOUNT WHAT: pass when MOUNT in NAME is over GIB GiB,
