@@ -232,6 +232,17 @@ tcptran_pipe_nego_cb(void *arg)
 		goto error;
 	}
 
+	// bureau: the endpoint closed meanwhile (ep_close sets closed, then
+	// closes this pipe's aio, all under ep->mtx, which we hold). The
+	// next step's send or receive would begin on that closed aio, fail
+	// without calling back, and leave this pipe, and its connection's
+	// descriptor, in the nego list for good; and a pipe that finished
+	// would match no dialer or listener again. Reap it now.
+	if (ep->closed) {
+		rv = NNG_ECLOSED;
+		goto error;
+	}
+
 	// We start transmitting before we receive.
 	if (p->gottxhead < p->wanttxhead) {
 		p->gottxhead += nni_aio_count(aio);
@@ -268,13 +279,6 @@ tcptran_pipe_nego_cb(void *arg)
 	}
 
 	NNI_GET16(&p->rxlen[4], p->peer);
-
-	// bureau: an endpoint that closed meanwhile will match no pipe
-	// again, and nothing would reap one left in its wait list.
-	if (ep->closed) {
-		rv = NNG_ECLOSED;
-		goto error;
-	}
 
 	// We are ready now.  We put this in the wait list, and
 	// then try to run the matcher.
