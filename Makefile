@@ -23,7 +23,7 @@ PKG_CONFIG ?= pkg-config
 DEPS_BUILD := build-essential pkg-config libx11-dev libxext-dev libxtst-dev \
 	libxdo-dev libxdamage-dev libxfixes-dev libpng-dev libturbojpeg0-dev \
 	cmake libjansson-dev libsodium-dev libcmocka-dev zlib1g-dev \
-	libcivetweb-dev libdeflate-dev libatspi2.0-dev
+	libcivetweb-dev libdeflate-dev libatspi2.0-dev libvirt-dev libacl1-dev
 DEPS_TEST := xvfb xterm x11-apps x11-utils xdotool xclip wmctrl \
 	x11-xserver-utils openbox imagemagick scrot xfonts-base fonts-dejavu-core fonts-noto-cjk \
 	python3 procps psmisc chromium chromium-driver python3-selenium gdb \
@@ -31,7 +31,7 @@ DEPS_TEST := xvfb xterm x11-apps x11-utils xdotool xclip wmctrl \
 	gir1.2-gtk-3.0 gir1.2-atspi-2.0
 DEPS_HOST := qemu-system-x86 qemu-utils mmdebstrap e2fsprogs debhelper \
 	dpkg-dev dh-python lintian novnc passt nftables iproute2 xz-utils binutils \
-	systemd
+	systemd libvirt-daemon-system libvirt-clients
 # Debian 12's clang-format (14): another version formats differently.
 DEPS_CHECK := clang-format
 # make fuzz: libFuzzer and the sanitizer runtimes come with Debian's clang.
@@ -163,7 +163,7 @@ $(OBJ)/host-bridge/cli/replay.o: CFLAGS += -Wa,-I$(CURDIR)
 
 $(BUILD)/bureau: $(C_OBJ) $(L_OBJ) $(NNG_A) $(BUILD)/.variant-$(VARIANT)
 	$(CC) $(LDFLAGS) -o $@ $(C_OBJ) $(L_OBJ) $(LDLIBS_NNG) -ljansson -lsodium \
-	    -lcivetweb -lturbojpeg -lpng -lm
+	    -lcivetweb -lturbojpeg -lpng -lm -lvirt -lacl
 
 $(BUILD)/tests/test_%: tests/unit/test_%.c $(D_LIBOBJ) $(NNG_A) $(BUILD)/.variant-$(VARIANT)
 	@mkdir -p $(dir $@)
@@ -172,7 +172,8 @@ $(BUILD)/tests/test_%: tests/unit/test_%.c $(D_LIBOBJ) $(NNG_A) $(BUILD)/.varian
 # Unit tests of the host bridge's helpers, linked with those objects (and
 # the common/ parser they use; the store and the disks for test_hb_disks).
 H_OBJ := $(filter $(OBJ)/host-bridge/util/% $(OBJ)/common/size.o \
-    $(OBJ)/host-bridge/store/store.o $(OBJ)/host-bridge/vm/disks.o,$(C_OBJ))
+    $(OBJ)/host-bridge/store/store.o $(OBJ)/host-bridge/store/hosts.o \
+    $(OBJ)/host-bridge/vm/disks.o,$(C_OBJ))
 $(BUILD)/tests/test_hb_%: tests/unit/test_hb_%.c $(H_OBJ) $(BUILD)/.variant-$(VARIANT)
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $< $(H_OBJ) -ljansson -lcmocka

@@ -314,7 +314,7 @@ ag_init(struct agent *ag, const char *name, const char *accel, char **guest,
 	/* A VM that runs under the pid lock we now hold was left by an
 	 * agent that was killed: adopted, it keeps the token its guest
 	 * holds. */
-	ag->adopted = !ag->d->attached && vm_backend()->pid(ag->d) > 0;
+	ag->adopted = !ag->d->attached && vm_backend_for(ag->d)->pid(ag->d) > 0;
 	if (!ag->d->attached && !ag->adopted &&
 	    ag_rotate_guest_token(ag->d, cause) != 0)
 		return (-1);

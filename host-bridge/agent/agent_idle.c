@@ -112,7 +112,7 @@ ag_idle_save(struct agent *ag)
 		free(cause);
 		cause = NULL;
 	}
-	if (vm_backend()->save(ag->d, &cause) != 0) {
+	if (vm_backend_for(ag->d)->save(ag->d, &cause) != 0) {
 		fprintf(stderr,
 		    "bureau agent: desktop '%s': cannot save it while idle: "
 		    "%s; it runs on\n",

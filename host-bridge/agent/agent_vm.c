@@ -106,8 +106,8 @@ ag_vm_start(struct agent *ag, const char *accel, pid_t *qemu, pid_t *net,
 	/* From the saved state when there is one (stop saved it), else a
 	 * boot; the command that started us reads which from run.json. */
 	if (image_load(ag->d->image, &im, cause) != 0 ||
-	    vm_launch(vm_backend(), ag->d, &im, accel, &restored, &fallback,
-	        cause) != 0)
+	    vm_launch(vm_backend_for(ag->d), ag->d, &im, accel, &restored,
+	        &fallback, cause) != 0)
 		goto out;
 	if (fallback != NULL)
 		fprintf(stderr,
@@ -225,7 +225,7 @@ int
 ag_vm_adopt(struct agent *ag, const char *accel, pid_t *qemu, pid_t *net,
     char **cause)
 {
-	*qemu = vm_backend()->pid(ag->d);
+	*qemu = vm_backend_for(ag->d)->pid(ag->d);
 	*net = vm_net_keeper_pid(ag->d);
 	if (*qemu == 0) {
 		*cause = hb_fmt("the VM of desktop '%s' ended while its host "

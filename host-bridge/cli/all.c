@@ -79,13 +79,13 @@ all_collect(const char *name, void *arg)
 	else if (!l->start)
 		/* running, or saved while idle by its agent, which serves
 		 * on: both are up for their users */
-		take = vm_backend()->pid(d) > 0 ||
-		    (store_agent_pid(d) > 0 && vm_backend()->saved(d));
+		take = vm_backend_for(d)->pid(d) > 0 ||
+		    (store_agent_pid(d) > 0 && vm_backend_for(d)->saved(d));
 	else
 		take = all_mark_path(d, &mark) == 0 && access(mark, F_OK) == 0;
 	free(mark);
 	if (take && l->start &&
-	    (vm_backend()->pid(d) > 0 || store_agent_pid(d) > 0)) {
+	    (vm_backend_for(d)->pid(d) > 0 || store_agent_pid(d) > 0)) {
 		/* started by hand since: nothing to bring back */
 		all_unmark(d);
 		take = 0;
@@ -249,7 +249,7 @@ all_run(int start, const char *timeout)
 		/* A saved desktop is marked for start --all (a desktop that
 		 * stop found not running has no state: not marked). */
 		if (good && desktop_load(j->name, &d, &c2) == 0) {
-			if (!start && vm_backend()->saved(d) &&
+			if (!start && vm_backend_for(d)->saved(d) &&
 			    all_mark_path(d, &mark) == 0 &&
 			    hb_write_file(mark, "", 0, 0600, &c2) != 0)
 				fprintf(stderr,

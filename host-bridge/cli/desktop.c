@@ -32,14 +32,14 @@
 #include "host-bridge/vm/ready.h"
 #include "host-bridge/vm/vm.h"
 
-static void
+void
 die_cause(const char *what, char *cause)
 {
 	fprintf(stderr, "bureau %s: %s\n", what, cause ? cause : "failed");
 	free(cause);
 }
 
-static void
+void
 usage_err(const char *cmd, const char *msg)
 {
 	for (const struct cli_cmd *c = cli_desktop_cmds; c->name; c++)
@@ -94,7 +94,7 @@ print_tail(const char *path, int lines)
 struct create_args {
 	char *name;
 	const char *disk_s, *home_s, *mem_s, *image_opt, *allow, *approve;
-	const char *net, *net_allow, *idle_s;
+	const char *net, *net_allow, *idle_s, *host_opt;
 	long approve_timeout, cpus, idle_save;
 	long long disk, home_sz, mem;
 	struct policy_list al, ap;
@@ -126,6 +126,7 @@ create_parse(int argc, char **argv, struct create_args *a)
 		{ "net", required_argument, NULL, 'N' },
 		{ "net-allow", required_argument, NULL, 'A' },
 		{ "idle-save", required_argument, NULL, 'I' },
+		{ "host", required_argument, NULL, 'o' },
 		{ NULL, 0, NULL, 0 },
 	};
 	char *cause = NULL;
@@ -185,6 +186,9 @@ create_parse(int argc, char **argv, struct create_args *a)
 			break;
 		case 'I':
 			a->idle_s = optarg;
+			break;
+		case 'o':
+			a->host_opt = optarg;
 			break;
 		default:
 			usage_err("create", "unknown option");
@@ -272,17 +276,15 @@ static int
 create_disks(const struct desktop *d, const struct image *im,
     const struct create_args *a, char **why, char **cause)
 {
-	int cl = vm_backend()->clone ?
-	    vm_backend()->clone(d, im, a->disk, a->home_sz, why) :
-	    0;
+	const struct vm_backend *vm = vm_backend_for(d);
+	int cl = vm->clone ? vm->clone(d, im, a->disk, a->home_sz, why) : 0;
 
 	if (cl < 0) {
 		*cause = *why;
 		*why = NULL;
 		return (-1);
 	}
-	if (cl == 0 &&
-	    vm_backend()->create(d, im, a->disk, a->home_sz, cause) != 0)
+	if (cl == 0 && vm->create(d, im, a->disk, a->home_sz, cause) != 0)
 		return (-1);
 	return (cl);
 }
@@ -296,7 +298,7 @@ create_disks(const struct desktop *d, const struct image *im,
 static void
 create_warm(const struct desktop *d, const struct create_args *a)
 {
-	const struct vm_backend *vm = vm_backend();
+	const struct vm_backend *vm = vm_backend_for(d);
 	struct warm_size sz = { d->memory, d->cpus, a->disk, a->home_sz };
 	char *wd = NULL, *why = NULL, *cause = NULL, *def = NULL;
 	const char *env = getenv("BUREAU_WARM");
@@ -397,6 +399,8 @@ create_config(const struct desktop *d, const struct create_args *a,
 	if (cfg != NULL)
 		json_object_set_new(cfg, "idle_save",
 		    json_integer(a->idle_save));
+	if (cfg != NULL && !host_is_local(d->host))
+		json_object_set_new(cfg, "host", json_string(d->host));
 	s = cfg ? json_dumps(cfg, JSON_INDENT(2)) : NULL;
 	if (s == NULL || (p = desktop_path(d, "desktop.json")) == NULL) {
 		*cause = hb_fmt("out of memory");
@@ -428,6 +432,12 @@ cmd_create(int argc, char **argv)
 	if (create_check(&a, &cause) != 0)
 		goto fail;
 	d.memory = (long)(a.mem >> 20);
+	if ((d.host = host_pick(a.host_opt, &cause)) == NULL)
+		goto fail;
+	if (host_is_local(d.host)) {
+		free(d.host);
+		d.host = NULL;
+	}
 	if ((d.image = image_dir(a.image_opt, &cause)) == NULL ||
 	    image_load(d.image, &im, &cause) != 0)
 		goto fail;
@@ -447,9 +457,9 @@ cmd_create(int argc, char **argv)
 	    create_config(&d, &a, &cause) != 0)
 		goto fail;
 	printf("created desktop '%s': %s, home %s, memory %s, %d cpus, "
-	       "ports %d-%d, network %s\n",
+	       "ports %d-%d, network %s, host %s\n",
 	    d.name, a.disk_s, a.home_s ? a.home_s : a.disk_s, a.mem_s, d.cpus,
-	    d.port, d.port + 2, a.net);
+	    d.port, d.port + 2, a.net, d.host ? d.host : HOST_LOCAL);
 	if (cl > 0)
 		printf("cloned from the image's warm state: the first start "
 		       "restores it as '%s'\n",
@@ -472,6 +482,7 @@ out:
 	image_clear(&im);
 	free(d.image);
 	free(d.dir);
+	free(d.host);
 	return (rc);
 }
 
@@ -600,12 +611,15 @@ start_parse(int argc, char **argv, struct start *s)
 /* The desktop loaded and locked, stopped, its ports free; the
  * accelerator, the timeout and the logs to show should it fail. */
 static int
-start_check(const struct vm_backend *vm, struct start *s, char **cause)
+start_check(const struct vm_backend **vmp, struct start *s, char **cause)
 {
+	const struct vm_backend *vm;
+
 	if (desktop_load(s->name, &s->d, cause) != 0 ||
 	    attached_refuse(s->d, "start", cause) != 0 ||
 	    store_lock(s->d, "start", &s->lk, cause) != 0)
 		return (-1);
+	vm = *vmp = vm_backend_for(s->d);
 	if (store_agent_pid(s->d) > 0) {
 		*cause = vm->pid(s->d) == 0 && vm->saved(s->d) ?
 		    hb_fmt("desktop '%s' was saved while idle and its host "
@@ -828,7 +842,7 @@ cmd_start(int argc, char **argv)
 		return (rc);
 	if (s.all)
 		return (all_run(1, s.timeout_arg));
-	if (start_check(vm, &s, &cause) != 0)
+	if (start_check(&vm, &s, &cause) != 0)
 		goto fail;
 	s.t0 = hb_now_ms();
 	s.stall_ms = vm_boot_stall_ms(s.accel);
@@ -924,6 +938,7 @@ cmd_stop(int argc, char **argv)
 	    attached_refuse(d, "stop", &cause) != 0 ||
 	    store_lock(d, "stop", &lk, &cause) != 0)
 		goto fail;
+	vm = vm_backend_for(d);
 	all_unmark(d); /* stopped by hand: start --all leaves it be */
 	if (d->ephemeral) {
 		/* Never saved: what it did goes with it (its host agent
@@ -1059,6 +1074,7 @@ pause_resume(int argc, char **argv, int resume)
 	    attached_refuse(d, argv[0], &cause) != 0 ||
 	    store_lock(d, argv[0], &lk, &cause) != 0)
 		goto fail;
+	vm = vm_backend_for(d);
 	if (vm->pid(d) == 0) {
 		cause = hb_fmt("desktop '%s' is not running", d->name);
 		goto fail;
@@ -1099,7 +1115,7 @@ cmd_resume(int argc, char **argv)
 static char *
 state_of(const struct desktop *d, pid_t *pid)
 {
-	char *state = vm_backend()->state(d, pid), *s;
+	char *state = vm_backend_for(d)->state(d, pid), *s;
 
 	if (state != NULL && strcmp(state, "saved") == 0 &&
 	    store_agent_pid(d) > 0 && (s = strdup("saved (idle)")) != NULL) {
@@ -1144,7 +1160,7 @@ vm_agent_status(const struct desktop *d, pid_t qemu)
 
 	if (agent != 0) {
 		printf("agent pid: %d\n", (int)agent);
-		if (qemu == 0 && vm_backend()->saved(d))
+		if (qemu == 0 && vm_backend_for(d)->saved(d))
 			printf("agent: serves on; it saved the desktop while "
 			       "idle, and the next request restores it\n");
 		else if (qemu == 0)
@@ -1197,7 +1213,8 @@ cmd_status(int argc, char **argv)
 	hb_human(home, sizeof home, desktop_file_bytes(d, "home.qcow2"));
 	ap = desktop_path(d, "accel");
 	accel = ap ? hb_read_file(ap) : NULL;
-	printf("name: %s\nstate: %s\n", d->name, state ? state : "unknown");
+	printf("name: %s\nstate: %s\nhost: %s\n", d->name,
+	    state ? state : "unknown", d->host ? d->host : HOST_LOCAL);
 	if (pid != 0)
 		printf("pid: %d\naccel: %s\nuptime: %s\n", (int)pid,
 		    accel ? accel : "?", up);
@@ -1236,7 +1253,8 @@ ls_prime(const char *name, void *arg)
 		free(cause);
 		return (0);
 	}
-	if (!d->attached && vm_backend()->stats(d, &st) == 0 && st.pid != 0) {
+	if (!d->attached && vm_backend_for(d)->stats(d, &st) == 0 &&
+	    st.pid != 0) {
 		vm_cpu_percent(d->name, st.pid, st.cpu_ns);
 		(*running)++;
 	}
@@ -1268,7 +1286,7 @@ ls_one(const char *name, void *arg)
 	}
 	state = state_of(d, &pid);
 	uptime_str(d, pid, up, sizeof up);
-	if (vm_backend()->stats(d, &st) == 0 && st.pid != 0)
+	if (vm_backend_for(d)->stats(d, &st) == 0 && st.pid != 0)
 		pct = vm_cpu_percent_now(d, &st);
 	hb_human(disk, sizeof disk, st.disk_bytes);
 	if (pct >= 0)
@@ -1287,8 +1305,8 @@ ls_one(const char *name, void *arg)
 	snprintf(ep, sizeof ep, "tcp://127.0.0.1:%d%s%s%s", d->port,
 	    d->fork_of ? "  fork of " : "", d->fork_of ? d->fork_of : "",
 	    d->ephemeral ? ", ephemeral" : "");
-	printf(LS_ROW, d->name, state ? state : "?", up, cpu, mem, disk, guest,
-	    ep);
+	printf(LS_ROW, d->name, state ? state : "?",
+	    d->host ? d->host : HOST_LOCAL, up, cpu, mem, disk, guest, ep);
 	free(state);
 	desktop_free(d);
 	(*count)++;
@@ -1308,7 +1326,7 @@ cmd_ls(int argc, char **argv)
 	store_each(ls_prime, &running);
 	if (running > 0)
 		usleep(200000);
-	printf(LS_ROW, "NAME", "STATE", "UPTIME", "CPU", "MEM", "DISK",
+	printf(LS_ROW, "NAME", "STATE", "HOST", "UPTIME", "CPU", "MEM", "DISK",
 	    "GUEST LOAD, MEM", "ENDPOINT");
 	store_each(ls_one, &count);
 	return (0);
@@ -1344,6 +1362,7 @@ cmd_rm(int argc, char **argv)
 	if (desktop_load(argv[optind], &d, &cause) != 0 ||
 	    store_lock(d, "rm", &lk, &cause) != 0)
 		goto fail;
+	vm = vm_backend_for(d);
 	/* An attached desktop's agent goes with it; its daemon stays. */
 	if (d->attached && agent_stop(d, &cause) != 0)
 		goto fail;
@@ -1418,7 +1437,7 @@ snapshot_cmd(int argc, char **argv, int restore)
 	    (tag != NULL && valid_tag(tag, &cause) != 0) ||
 	    (tag != NULL && store_lock(d, cmd, &lk, &cause) != 0))
 		goto fail;
-	if (vm_backend()->snapshot(d, tag, restore, &live, &cause) != 0)
+	if (vm_backend_for(d)->snapshot(d, tag, restore, &live, &cause) != 0)
 		goto fail;
 	if (tag == NULL)
 		;
@@ -1573,7 +1592,8 @@ const struct cli_cmd cli_desktop_cmds[] = {
 	    "create NAME [--disk 20G] [--home SIZE] [--memory 4G] "
 	    "[--cpus 2] [--image DIR] [--net internet|none] [--net-allow LIST] "
 	    "[--allow LIST] "
-	    "[--approve LIST] [--approve-timeout S] [--idle-save DURATION]",
+	    "[--approve LIST] [--approve-timeout S] [--idle-save DURATION] "
+	    "[--host HOST|auto]",
 	    cmd_create },
 	{ "start",
 	    "start NAME [--timeout S] [--accel auto|kvm|tcg] "
@@ -1593,5 +1613,7 @@ const struct cli_cmd cli_desktop_cmds[] = {
 	{ "snapshot", "snapshot NAME [TAG]   (no TAG: list)", cmd_snapshot },
 	{ "restore", "restore NAME TAG", cmd_restore },
 	{ "console", "console [-f] [-n LINES] NAME", cmd_console },
+	{ "host", "host add NAME URI | host ls | host rm NAME", cmd_host },
+	{ "move", "move NAME --to HOST", cmd_move },
 	{ NULL, NULL, NULL },
 };

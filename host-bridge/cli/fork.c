@@ -216,7 +216,7 @@ static int
 fork_make(const struct fork_args *a, const struct desktop *d, json_t *pcfg,
     struct desktop *c, int *created, char **cause)
 {
-	const struct vm_backend *vm = vm_backend();
+	const struct vm_backend *vm = vm_backend_for(d);
 	struct vm_fork_info fi;
 	int lka = -1, rv = -1;
 	char sb[16];
@@ -269,8 +269,11 @@ cmd_fork(int argc, char **argv)
 	    desktop_load(a.name, &d, &cause) != 0 ||
 	    attached_refuse(d, "fork", &cause) != 0)
 		goto fail;
+	vm = vm_backend_for(d);
 	if (vm->fork == NULL) {
-		cause = hb_fmt("the '%s' VM backend cannot fork", vm->name);
+		cause = hb_fmt("desktop '%s' is on host '%s', whose '%s' VM "
+		               "backend cannot fork yet",
+		    d->name, d->host ? d->host : HOST_LOCAL, vm->name);
 		goto fail;
 	}
 	if ((pj = desktop_path(d, "desktop.json")) == NULL ||

@@ -15,7 +15,7 @@ int attached_refuse(const struct desktop *d, const char *cmd, char **cause);
 
 /* One `bureau ls` row: name, state, uptime, the VM's CPU %, memory and
  * disk on the host, the guest's own load and memory, the endpoint. */
-#define LS_ROW "%-16s %-12s %-9s %-5s %-7s %-7s %-19s %s\n"
+#define LS_ROW "%-16s %-12s %-10s %-9s %-5s %-7s %-7s %-19s %s\n"
 
 /* The guest's own figures for `ls` ("0.15 312M/1.4G": its 1-minute load,
  * memory in use and in all, from `system info` through the host agent),

@@ -204,7 +204,7 @@ mc_desktop(const char *name, int detail, char **cause)
 	} else {
 		struct vm_stats st;
 
-		state = vm_backend()->state(d, &pid);
+		state = vm_backend_for(d)->state(d, &pid);
 		/* saved by its agent while idle: the next request wakes it */
 		if (state != NULL && strcmp(state, "saved") == 0 && agent) {
 			free(state);
@@ -215,7 +215,7 @@ mc_desktop(const char *name, int detail, char **cause)
 			cpu = vm_cpu_percent_now(d, &st);
 			rss = st.memory_bytes;
 		} else
-			vm_backend()->stats(d, &st);
+			vm_backend_for(d)->stats(d, &st);
 		disk = st.disk_bytes;
 		if ((p = desktop_path(d, "accel")) != NULL) {
 			accel = hb_read_file(p);
@@ -246,6 +246,11 @@ mc_desktop(const char *name, int detail, char **cause)
 		json_object_set_new(j, "fork_of",
 		    d->fork_of ? json_string(d->fork_of) : json_null());
 		json_object_set_new(j, "ephemeral", json_boolean(d->ephemeral));
+		/* the host it runs on: the page groups desktops by host */
+		json_object_set_new(j, "host",
+		    json_string(d->attached ? "-" :
+		            d->host         ? d->host :
+		                              HOST_LOCAL));
 	}
 	json_decref(last);
 	/* Takeover is on every row: the page shows it at a glance. */

@@ -83,6 +83,7 @@ desktop_free(struct desktop *d)
 	free(d->url);
 	free(d->net_allow);
 	free(d->fork_of);
+	free(d->host);
 	free(d);
 }
 
@@ -164,6 +165,13 @@ desktop_load(const char *name, struct desktop **out, char **cause)
 		goto fail;
 	}
 	d->ephemeral = json_is_true(json_object_get(j, "ephemeral"));
+	if (json_is_string(json_object_get(j, "host")) &&
+	    !host_is_local(json_string_value(json_object_get(j, "host"))) &&
+	    (d->host = strdup(json_string_value(json_object_get(j, "host")))) ==
+	        NULL) {
+		*cause = hb_fmt("out of memory");
+		goto fail;
+	}
 	if (json_is_string(json_object_get(j, "fork_of")) &&
 	    (d->fork_of = strdup(
 	         json_string_value(json_object_get(j, "fork_of")))) == NULL) {

@@ -2,7 +2,8 @@
  * host-bridge/store: the desktop store. A desktop is a directory
  * $BUREAU_HOME/NAME (0700):
  *   desktop.json   its settings: name, image, memory, cpus, disk and home
- *                  sizes, port, net ("internet" or "none"), created, and
+ *                  sizes, port, net ("internet" or "none"), created, the
+ *                  host it runs on (absent: local), and
  *                  the host agent's policy (allow, approve,
  *                  approve_timeout, takeover)
  *   system.qcow2   the system disk, an overlay on the image's base.qcow2
@@ -26,6 +27,9 @@
  *                  forwarded to, for the host agent ({"url", "events"})
  *   agent.pid, agent.log, operator.sock, audit.log, audit/   the host
  *                  agent, which runs QEMU (its parent) while it runs
+ *   lv/, lv.save   on a libvirt host (vm/libvirt.c): the directory its
+ *                  QEMU may write (VNC and network sockets), the saved
+ *                  state libvirt wrote
  *   exit.json      how the last run ended, written by the host agent
  *                  ({"time", "how", "clean"}); run.json while it runs
  * An attached desktop (a bureaud that bureau does not run, see `bureau
@@ -60,6 +64,7 @@ struct desktop {
 	char *net_allow; /* --net-allow LIST, or NULL */
 	char *fork_of;   /* a fork (bureau fork): its parent's name */
 	int ephemeral;   /* a fork discarded, disks and all, when it stops */
+	char *host;      /* the host it runs on (hosts.c), NULL: local */
 };
 
 /* A desktop's image: the fields of image.json (borrowed from j). */
@@ -126,6 +131,17 @@ void image_clear(struct image *im);
  * through the symlink so a later rebuild never changes a desktop's base.
  * malloc'd. */
 char *image_dir(const char *opt, char **cause);
+
+/* The hosts desktops run on (hosts.c): $BUREAU_HOME/hosts.json maps a
+ * name to a libvirt URI; HOST_LOCAL, bureau's own QEMU backend, is not in
+ * it. hosts_load: the map ({} when there is none). host_uri: NAME's URI
+ * (malloc'd), NULL for local; -1 naming the hosts when NAME is none. */
+#define HOST_LOCAL "local"
+int hosts_load(json_t **out, char **cause);
+int hosts_save(json_t *hosts, char **cause);
+int host_is_local(const char *name);
+int host_uri(const char *name, char **uri, char **cause);
+int host_valid_name(const char *name, char **cause);
 
 /* A desktop's audit trail, as the host agent writes it (agent/audit.c):
  * the current file and the one it rotated to. */

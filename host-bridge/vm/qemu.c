@@ -451,8 +451,8 @@ qemu_unix_listening(const char *path)
  * host agent: a killed one's successor adopts both); it says "ok" once the
  * relay listens on DIR/guest.sock, within 30 s, or why not.
  */
-static pid_t
-qemu_net(const struct desktop *d, int *qemu_end, char **cause)
+pid_t
+qemu_net(const struct desktop *d, int link, int *qemu_end, char **cause)
 {
 	char *nlog = desktop_path(d, "net.log"), exe[4096], line[512] = "";
 	pid_t pid = -1;
@@ -473,7 +473,13 @@ qemu_net(const struct desktop *d, int *qemu_end, char **cause)
 	exe[len] = '\0';
 	if (net_rules_write(d, cause) != 0)
 		goto out;
-	if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) != 0 ||
+	/* link: the guest's link made elsewhere (a QEMU that libvirt runs
+	 * listens, and the caller connected to it): passt's end, closed
+	 * here whatever happens */
+	if (link >= 0)
+		sv[0] = link;
+	if ((link < 0 &&
+	        socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) != 0) ||
 	    pipe2(rp, O_CLOEXEC) != 0) {
 		*cause = hb_fmt("socketpair: %s", strerror(errno));
 		goto out;
@@ -606,7 +612,7 @@ qemu_launch_files(const struct desktop *d, struct qemu_files *f, int incoming,
 /* The guest's hostname (the desktop's name) through fw_cfg, padded
  * to a fixed size: the guest's fw_cfg driver keeps the entries' sizes
  * from its boot, and a clone's guest booted as another desktop. */
-static int
+int
 qemu_write_hostname(const struct desktop *d, const char *path, char **cause)
 {
 	char hn[66];
@@ -650,7 +656,7 @@ qemu_launch_reset(const struct desktop *d, const struct qemu_files *f,
 /* The guest's daemon and its events, as the host agent (and the commands
  * that ask the guest to sync or step its clock) reach them: the network
  * keeper's relay, in the desktop's 0700 directory. */
-static int
+int
 qemu_guest_ports(const struct desktop *d, char **cause)
 {
 	char *path = desktop_path(d, "guest.json"),
@@ -969,7 +975,7 @@ qemu_launch(const struct desktop *d, const struct image *im, const char *accel,
 	if (qemu_launch_files(d, &f, incoming, cause) != 0 ||
 	    qemu_launch_reset(d, &f, incoming, cause) != 0 ||
 	    qemu_guest_ports(d, cause) != 0 ||
-	    (passt = qemu_net(d, &net, cause)) < 0)
+	    (passt = qemu_net(d, -1, &net, cause)) < 0)
 		goto out;
 	if (qemu_cmd_build(&c, d, im, &f, accel, incoming, cause) != 0 ||
 	    (pid = qemu_spawn(c.argv, f.qlog, &net, cause)) < 0 ||

@@ -40,6 +40,16 @@ int qemu_qmp(const struct desktop *d, const char *cmd, json_t *args,
 int qemu_launch(const struct desktop *d, const struct image *im,
     const char *accel, int incoming, char **cause);
 
+/* The guest's network keeper (netkeeper.c): its pid, or -1 with *cause.
+ * link -1: a socketpair, *qemu_end QEMU's end of it; else passt gets
+ * link, a stream connected to QEMU's netdev (closed here in any case). */
+pid_t qemu_net(const struct desktop *d, int link, int *qemu_end, char **cause);
+/* guest.json: the relay's sockets in d's directory, for the host agent. */
+int qemu_guest_ports(const struct desktop *d, char **cause);
+/* The guest's hostname file for fw_cfg at path. */
+int qemu_write_hostname(const struct desktop *d, const char *path,
+    char **cause);
+
 /* netrules.c: the network keeper redials the guest's daemon now (it
  * runs again: a restore). */
 void qemu_net_redial(const struct desktop *d);
@@ -95,8 +105,10 @@ int qemu_top_nodes(struct qmp *q, char *sys, char *home, size_t len,
 int qemu_stream_save(const struct desktop *d, struct qmp *q, pid_t pid,
     const char *out, size_t *changed, char **cause);
 
-/* stats.c: see vm.h's stats. */
+/* stats.c: see vm.h's stats; vm_stats_of: the same of the VM process
+ * pid (0: none runs), whoever started it. */
 int qemu_stats(const struct desktop *d, struct vm_stats *st);
+int vm_stats_of(const struct desktop *d, pid_t pid, struct vm_stats *st);
 /* qemu_warm.c: clones of an image's warm state (see there). */
 char *qemu_warm_dir(const char *image);
 /* The warm state of image that fits a desktop of these sizes (vm.h). */

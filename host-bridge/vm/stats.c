@@ -138,9 +138,15 @@ stats_own_layers(const struct desktop *d)
 int
 qemu_stats(const struct desktop *d, struct vm_stats *st)
 {
+	return (vm_stats_of(d, qemu_pid(d), st));
+}
+
+int
+vm_stats_of(const struct desktop *d, pid_t pid, struct vm_stats *st)
+{
 	pid_t net;
 
-	st->pid = qemu_pid(d);
+	st->pid = pid;
 	st->cpu_ns = st->pid ? stats_cpu_ns(st->pid) : -1;
 	st->memory_bytes = st->pid ? stats_pss(st->pid) : -1;
 	/* what the desktop's network costs too: the keeper and its
@@ -153,9 +159,9 @@ qemu_stats(const struct desktop *d, struct vm_stats *st)
 	 * image's, shared by all its clones), the disk layers it made (not
 	 * those a fork shares with its parent) */
 	st->disk_bytes = stats_own_layers(d);
-	for (int i = 0; i < 4; i++) {
+	for (int i = 0; i < 5; i++) {
 		static const char *const files[] = { "system.qcow2",
-			"home.qcow2", "ram", "state" };
+			"home.qcow2", "ram", "state", "lv.save" };
 		long long b = desktop_file_bytes(d, files[i]);
 		if (b > 0)
 			st->disk_bytes += b;
@@ -216,7 +222,7 @@ vm_cpu_percent(const char *name, pid_t pid, long long cpu_ns)
 double
 vm_cpu_percent_now(const struct desktop *d, struct vm_stats *st)
 {
-	const struct vm_backend *vm = vm_backend();
+	const struct vm_backend *vm = vm_backend_for(d);
 	struct vm_stats s0;
 	long long t0, dt;
 	double pct;

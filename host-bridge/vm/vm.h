@@ -103,8 +103,12 @@ struct vm_backend {
 	    struct vm_fork_info *fi, char **cause);
 };
 
-/* The QEMU/QMP backend. */
+/* The QEMU/QMP backend (the host `local`), and libvirt's (libvirt.c:
+ * any other host; warm clones, snapshots and forks not yet). */
 extern const struct vm_backend vm_qemu;
+extern const struct vm_backend vm_libvirt;
+/* The backend desktop d runs on: its host's. */
+const struct vm_backend *vm_backend_for(const struct desktop *d);
 
 /* CPU % of the VM of desktop name (process pid) from its CPU time now:
  * over the time since this process's previous sample of it if that was
@@ -118,7 +122,11 @@ double vm_cpu_percent_now(const struct desktop *d, struct vm_stats *st);
 /* The network keeper's pid from net.pid (0 when none; netrules.c). */
 pid_t vm_net_keeper_pid(const struct desktop *d);
 
-/* The backend desktops run on. */
+/* Can libvirt at uri be reached? 0 (with its free memory in bytes, -1
+ * when it says none), or -1 with *cause. */
+int vm_host_probe(const char *uri, long long *free_bytes, char **cause);
+
+/* The local host's backend (image warm states are made there). */
 const struct vm_backend *vm_backend(void);
 
 /*

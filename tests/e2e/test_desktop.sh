@@ -156,7 +156,7 @@ def size(s):
     m = re.fullmatch(r"([0-9.]+)([BKMGT])", s)
     return float(m.group(1)) * 1024 ** "BKMGT".index(m.group(2))
 row = [l.split() for l in open(ls) if l.split()[:1] == [name]][0]
-_, state, _, cpu, mem, disk, load, guest, ep = row
+_, state, host, _, cpu, mem, disk, load, guest, ep = row
 # PSS (smaps_rollup) of QEMU, the network keeper and its children
 def pss(p):
     try:
@@ -173,7 +173,7 @@ rss = int(re.search(r"\nPss:\s+(\d+)", open("/proc/%s/smaps_rollup" % pid).read(
 du = sum(os.stat(os.path.join(d, f)).st_blocks * 512
          for f in ("system.qcow2", "home.qcow2", "ram", "state") if os.path.exists(os.path.join(d, f)))
 used, total = (size(x) for x in guest.split("/"))
-ok = (state == "running" and re.fullmatch(r"\d+%", cpu)
+ok = (state == "running" and host == "local" and re.fullmatch(r"\d+%", cpu)
       and 0.7 * rss <= size(mem) <= 1.3 * rss
       and 0.9 * du <= size(disk) <= 1.1 * du + 1024 * 1024
       and re.fullmatch(r"\d+\.\d\d", load)
@@ -182,7 +182,7 @@ print(" ".join(row), "| host pss %d du %d" % (rss, du))
 sys.exit(0 if ok else 1)
 PY
 then
-	pass "bureau ls: the VM's CPU, memory and disks, the guest's load and memory ($(awk -v n=$name '$1 == n { print $4, $5, $6, $7, $8 }' "$home/ls"))"
+	pass "bureau ls: the VM's CPU, memory and disks, the guest's load and memory ($(awk -v n=$name '$1 == n { print $3, $5, $6, $7, $8, $9 }' "$home/ls"))"
 else
 	cat "$home/ls"; fail "bureau ls figures"
 fi

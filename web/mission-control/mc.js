@@ -81,8 +81,23 @@ async function refreshActions(name, c, seq) {
 // A fork's card goes right after its parent's and the parent's other
 // forks (the list is in name order, so a parent may come later: then at
 // the end, and moved once the parent's card is there).
+// Desktops are grouped by the host they run on (local first, then by
+// name): a group is a heading and a grid of its own.
+function hostGroup(host) {
+  const all = document.getElementById("desktops");
+  host = host || "local";
+  for (const g of all.children) if (g.dataset.host === host) return g.lastElementChild;
+  const g = el("section", { class: "host-group", "data-host": host },
+    el("h3", { class: "host-name", text: host === "local" ? "host local (bureau's own QEMU)" : `host ${host}` }),
+    el("div", { class: "desktops" }));
+  const after = [...all.children].find((x) =>
+    host !== "local" && (x.dataset.host !== "local" && x.dataset.host > host));
+  if (host === "local") all.prepend(g); else if (after) after.before(g); else all.append(g);
+  return g.lastElementChild;
+}
+
 function place(card, d) {
-  const list = document.getElementById("desktops");
+  const list = hostGroup(d.host);
   const parent = d.fork_of && cards.get(d.fork_of);
   if (!parent) { list.append(card); return; }
   let after = parent.card;
@@ -98,6 +113,8 @@ function update(d) {
     c = makeCard(d);
     cards.set(d.name, c);
     place(c.card, d);
+  } else if ((c.card.closest(".host-group") || {}).dataset?.host !== (d.host || "local")) {
+    place(c.card, d); // moved to another host
   }
   const p = c.p;
   p.state.textContent = d.state;
@@ -133,6 +150,8 @@ function update(d) {
 stream((s) => {
   const names = new Set(s.desktops.map((d) => d.name));
   for (const [n, c] of cards) if (!names.has(n)) { c.card.remove(); cards.delete(n); }
+  for (const g of [...document.getElementById("desktops").children])
+    if (!g.lastElementChild.children.length) g.remove();
   s.desktops.forEach(update);
   // forks under their parents, whatever order they came in
   for (const d of s.desktops)

@@ -1,0 +1,228 @@
+#!/bin/sh
+# End-to-end: a desktop on a libvirt host (DESIGN.md, "Hosts: desktops on
+# libvirt"), qemu:///system on this machine, under TCG.
+#
+#   tests/e2e/test_libvirt.sh BUILDDIR
+#
+# Starts libvirtd (and virtlogd) where none runs (no service manager here;
+# stopped again at the end), never libvirt's `default` network. Checks:
+# `host add` refuses a bad name, a URI that is none, an unreachable one
+# and `local`; `host ls` lists local and the new host, reachable; `create
+# --host` refuses an unknown host, naming how to add one, and puts the
+# desktop there (desktop.json, `ls` HOST column, `status`); `start` boots
+# it to a drawn screen (ImageMagick counts its colours) as libvirt's
+# domain bureau-NAME (virsh domstate: running), its QEMU the process
+# libvirt started (its pid file), as user libvirt-qemu, the guest reachable only through the host agent (its
+# name and network as on local: 10.0.2.15, and the host's loopback out of
+# its reach); pause and resume show in virsh; snapshot and fork say they
+# are not on libvirt hosts yet; `stop` saves it (the domain gone from
+# libvirt, QEMU gone from the process table, lv.save written) and `ls`
+# says saved; `start` restores it (a process started before runs on with
+# the same pid, the clock is stepped, the old guest token is refused);
+# a second libvirtd (its own directories in a mount namespace of its
+# own, its own socket's URI) is host lv2: `move` refuses a running
+# desktop and its own host, carries the saved desktop to lv2, whose
+# libvirtd then restores it (virsh: running there, not on lv; the same
+# guest process), and refuses to carry a libvirt state to local; a stop
+# --force ends the domain; `host rm` refuses while a desktop is on the
+# host, `rm` removes the desktop, then `host rm` works. Prints the cold boot, save and restore
+# times and their ratio (docs/desktops.md has the figures).
+set -u
+
+build=${1:?usage: test_libvirt.sh BUILDDIR}
+build=$(cd "$build" && pwd)
+top=$(cd "$(dirname "$0")/../.." && pwd)
+bureau=$build/bureau
+. "$top/tests/lib/e2e.sh"
+e2e_need "libvirt e2e" qemu-system-x86_64 qemu-img mke2fs python3 identify virsh libvirtd virtlogd
+[ "$(id -u)" = 0 ] || skip "libvirt e2e: qemu:///system needs root"
+
+home=$(mktemp -d /var/tmp/bureau-lv.XXXXXX)
+export BUREAU_HOME=$home
+uri=qemu:///system uri2=
+started_lv=""
+cleanup() {
+	for d in "$home"/*/; do
+		[ -e "$d/desktop.json" ] && "$bureau" stop --force "$(basename "$d")" >/dev/null 2>&1
+	done
+	for u in $uri "${uri2:-}"; do
+		[ -n "$u" ] && virsh -q -c "$u" destroy bureau-lva >/dev/null 2>&1
+	done
+	# the daemons this test started, not one the machine runs
+	for p in $started_lv; do kill "$p" 2>/dev/null; done
+	e2e_rm_home
+}
+trap cleanup EXIT INT TERM
+
+# ---- libvirtd -------------------------------------------------------------------
+if ! virsh -q -c $uri version >/dev/null 2>&1; then
+	pidof virtlogd >/dev/null || { virtlogd -d && started_lv="$(pidof virtlogd)"; }
+	libvirtd -d || { fail "libvirtd -d"; exit 1; }
+	for _ in $(seq 100); do
+		virsh -q -c $uri version >/dev/null 2>&1 && break
+		sleep 0.1
+	done
+	started_lv="$started_lv $(pidof libvirtd)"
+	virsh -q -c $uri version >/dev/null 2>&1 || { fail "libvirtd did not answer on $uri"; exit 1; }
+	pass "libvirtd started by the test ($uri)"
+fi
+
+e2e_image
+img=$(cd "$images/minimal" && pwd -P)
+
+# ---- hosts ----------------------------------------------------------------------
+refuse() { # refuse WHAT PATTERN CMD...: fails, saying PATTERN
+	what=$1 pat=$2; shift 2
+	if "$@" >"$home/out" 2>&1; then
+		fail "$what: accepted"
+	elif grep -q "$pat" "$home/out"; then
+		pass "$what: $(head -1 "$home/out")"
+	else
+		cat "$home/out"; fail "$what: not '$pat'"
+	fi
+}
+refuse "host add: a bad name" "invalid host name" "$bureau" host add "a/b" $uri
+refuse "host add: not a URI" "invalid URI" "$bureau" host add h2 qemusystem
+refuse "host add: unreachable" "cannot reach" "$bureau" host add h2 "qemu+unix:///system?socket=$home/no.sock"
+refuse "host add: local" "always there" "$bureau" host add local $uri
+"$bureau" host add lv $uri >"$home/out" 2>&1 && pass "host add lv $uri" || { cat "$home/out"; fail "host add"; }
+refuse "host add: twice" "exists" "$bureau" host add lv $uri
+"$bureau" host ls >"$home/hosts" 2>&1
+if grep -q "^local .* yes " "$home/hosts" && grep -q "^lv  *$uri  *yes  *0 " "$home/hosts"; then
+	pass "host ls: local and lv, reachable, no desktops"
+else
+	cat "$home/hosts"; fail "host ls"
+fi
+
+# ---- create and a cold boot -----------------------------------------------------
+refuse "create --host: unknown" "host add NAME URI" "$bureau" create x --host nosuch --image "$img"
+"$bureau" create lva --host lv --image "$img" --memory 1536M --disk 4G --home 1G >"$home/create" 2>&1 ||
+	{ cat "$home/create"; fail "create --host lv"; exit 1; }
+grep -q "host lv" "$home/create" && grep -q '"host": "lv"' "$home/lva/desktop.json" &&
+	pass "create --host lv: $(head -1 "$home/create")" || { cat "$home/create"; fail "create: host"; }
+
+t0=$(now)
+"$bureau" start lva --timeout 300 >"$home/start1" 2>&1 || { cat "$home/start1"; tail -20 "$home/lva/agent.log"; fail "start (boot)"; exit 1; }
+tboot=$(since $t0)
+grep -q "^started desktop 'lva'" "$home/start1" && pass "start: booted and drawn ($tboot s): $(head -1 "$home/start1")" ||
+	{ cat "$home/start1"; fail "start: not a boot"; }
+st=$(virsh -q -c $uri domstate bureau-lva 2>&1)
+[ "$st" = running ] && pass "virsh: domain bureau-lva running" || fail "virsh domstate: $st"
+qpid=$(cat "$home/lva/qemu.pid")
+quid=$(ps -o uid= -p "$qpid" | tr -d ' ')
+if [ "$quid" = "$(id -u libvirt-qemu)" ] && [ "$(cat /run/libvirt/qemu/bureau-lva.pid 2>/dev/null)" = "$qpid" ]; then
+	pass "QEMU (pid $qpid) runs as libvirt-qemu, the process libvirt started"
+else
+	fail "QEMU's uid $quid, libvirt's pid $(cat /run/libvirt/qemu/bureau-lva.pid 2>/dev/null)"
+fi
+"$bureau" ls >"$home/ls" 2>&1
+awk '$1 == "lva" { print $2, $3 }' "$home/ls" | grep -qx "running lv" && pass "ls: lva running on host lv" || { cat "$home/ls"; fail "ls HOST"; }
+"$bureau" status lva | grep -qx "host: lv" && pass "status: host lv" || fail "status host"
+
+# the guest as on local: its name, its address, the screen, and the host's
+# loopback out of reach (a listener here on 127.0.0.1)
+port=$((${BUREAU_PORTS%-*} + 27)) # the window's last ports: no desktop's
+python3 -c 'import socket,sys,time
+s=socket.socket(); s.bind(("127.0.0.1", int(sys.argv[1]))); s.listen(); time.sleep(120)' "$port" &
+lpid=$!
+out=$(gsh lva "hostname; ip -4 -o addr show eth0 | awk '{print \$4}'; timeout 5 bash -c 'echo > /dev/tcp/10.0.2.2/$port' 2>/dev/null && echo reached || echo unreached")
+kill $lpid 2>/dev/null
+[ "$(echo "$out" | tr '\n' ' ')" = "lva 10.0.2.15/24 unreached " ] &&
+	pass "guest: named lva, 10.0.2.15/24, the host's loopback out of reach" || fail "guest network: $out"
+# drawn, read back by ImageMagick: more than a few colours (a black or
+# blank screen has one or two)
+"$bureau" screenshot lva -o "$home/shot.png" >/dev/null 2>&1
+colours=$(identify -format %k "$home/shot.png" 2>/dev/null || echo 0)
+[ "${colours:-0}" -gt 8 ] && pass "screenshot: a drawn desktop ($colours colours)" || fail "screenshot: $colours colours"
+
+"$bureau" pause lva >/dev/null && [ "$(virsh -q -c $uri domstate bureau-lva)" = paused ] &&
+	"$bureau" resume lva >/dev/null && [ "$(virsh -q -c $uri domstate bureau-lva)" = running ] &&
+	pass "pause, resume: as virsh sees them" || fail "pause/resume"
+refuse "snapshot: not yet" "not supported yet" "$bureau" snapshot lva t1
+refuse "fork: not yet" "cannot fork yet" "$bureau" fork lva lvb
+
+# ---- stop saves, start restores -------------------------------------------------
+sleeper=$(gsh lva 'setsid sleep 100000 >/dev/null 2>&1 < /dev/null & echo $!')
+oldtok=$(cat "$home/lva/guest-token")
+gurl=$(json url < "$home/lva/guest.json")
+t0=$(now)
+"$bureau" stop lva >"$home/stop" 2>&1 || { cat "$home/stop"; fail "stop"; }
+tsave=$(since $t0)
+grep -q "saved in" "$home/stop" && [ -s "$home/lva/lv.save" ] && pass "stop: saved ($tsave s, $(du -m "$home/lva/lv.save" | cut -f1) MB): $(cat "$home/stop")" || { cat "$home/stop"; fail "stop: not saved"; }
+if virsh -q -c $uri list --all --name | grep -qx bureau-lva; then
+	fail "the domain is still defined after stop"
+else
+	pass "stop: no domain bureau-lva left in libvirt"
+fi
+kill -0 "$qpid" 2>/dev/null && fail "QEMU $qpid still runs" || pass "stop: QEMU $qpid gone from the process table"
+"$bureau" ls >"$home/ls" 2>&1
+awk '$1 == "lva" { print $2 }' "$home/ls" | grep -qx saved && pass "ls: saved" || { cat "$home/ls"; fail "ls: saved"; }
+
+t0=$(now)
+"$bureau" start lva --timeout 300 >"$home/start2" 2>&1 || { cat "$home/start2"; tail -20 "$home/lva/agent.log"; fail "start (restore)"; }
+trestore=$(since $t0)
+grep -q "^restored desktop 'lva'" "$home/start2" && pass "start: restored ($trestore s): $(head -1 "$home/start2")" || { cat "$home/start2"; tail -5 "$home/lva/agent.log"; fail "start: not restored"; }
+again=$(gsh lva "ps -o pid= -p $sleeper | tr -d ' '; date +%s")
+set -- $again
+if [ "${1:-}" = "$sleeper" ]; then pass "restore: the guest's process $sleeper runs on"; else fail "restore: process $sleeper gone ($again)"; fi
+skew=$(( ${2:-0} - $(date +%s) ))
+[ ${skew#-} -le 3 ] && pass "restore: the guest's clock stepped (${skew} s off)" || fail "restore: guest clock ${skew} s off"
+[ "$(ping "$gurl" "$oldtok")" = unauthorized ] && pass "restore: the guest refuses its old token" || fail "the old guest token still works"
+grep "libvirt restored" "$home/lva/agent.log" | tail -1 | sed 's/^/# /'
+
+echo "# libvirt, TCG, 1536M: cold boot $tboot s, stop (save) $tsave s, start from saved $trestore s; ratio $(echo "$tboot $trestore" | awk '{ printf "%.1f", $1 / $2 }')x (load: $(cut -d' ' -f1-3 /proc/loadavg))"
+
+# ---- a second libvirt host, and move ----------------------------------------------
+# Another libvirtd on this machine: its own runtime, state, cache, log and
+# config directories bound over libvirt's in a mount namespace of its own
+# (its QEMUs inherit it and see the desktops' directories as they are),
+# reached by its own socket's URI.
+l2=$home/.lv2
+mkdir -p "$l2/run" "$l2/lib/qemu" "$l2/cache" "$l2/log" "$l2/etc"
+chown libvirt-qemu:libvirt-qemu "$l2/lib/qemu" 2>/dev/null
+cp -a /etc/libvirt/. "$l2/etc/"
+cat >"$l2/start.sh" <<EOF
+mount --make-rprivate / &&
+mount --bind $l2/run /run/libvirt && mount --bind $l2/lib /var/lib/libvirt &&
+mount --bind $l2/cache /var/cache/libvirt && mount --bind $l2/log /var/log/libvirt &&
+mount --bind $l2/etc /etc/libvirt &&
+virtlogd -d -p $l2/virtlogd.pid && exec libvirtd -d -p $l2/libvirtd.pid
+EOF
+uri2="qemu+unix:///system?socket=$l2/run/libvirt-sock"
+if unshare -m sh "$l2/start.sh" 2>"$l2/err"; then
+	for _ in $(seq 100); do virsh -q -c "$uri2" version >/dev/null 2>&1 && break; sleep 0.1; done
+	started_lv="$started_lv $(cat "$l2/libvirtd.pid" 2>/dev/null) $(cat "$l2/virtlogd.pid" 2>/dev/null)"
+fi
+virsh -q -c "$uri2" version >/dev/null 2>&1 || { cat "$l2/err"; fail "a second libvirtd on $uri2"; exit 1; }
+"$bureau" host add lv2 "$uri2" >/dev/null 2>&1 && pass "host add lv2: a second libvirtd ($uri2)" || fail "host add lv2"
+
+refuse "move: while it runs" "stop lva" "$bureau" move lva --to lv2
+refuse "move: to the host it is on" "already" "$bureau" move lva --to lv
+"$bureau" stop lva >/dev/null 2>&1
+"$bureau" move lva --to lv2 >"$home/move" 2>&1 && grep -q '"host": "lv2"' "$home/lva/desktop.json" &&
+	pass "move: $(cat "$home/move")" || { cat "$home/move"; fail "move --to lv2"; }
+t0=$(now)
+"$bureau" start lva --timeout 300 >"$home/start3" 2>&1 || { cat "$home/start3"; tail -20 "$home/lva/agent.log"; fail "start on lv2"; }
+tmove=$(since $t0)
+grep -q "^restored desktop 'lva'" "$home/start3" && pass "start on lv2: restored ($tmove s)" || { cat "$home/start3"; fail "start on lv2: not restored"; }
+[ "$(virsh -q -c "$uri2" domstate bureau-lva 2>&1)" = running ] &&
+	! virsh -q -c $uri list --all --name | grep -qx bureau-lva &&
+	pass "virsh: bureau-lva runs on lv2's libvirtd, not on lv's" || fail "where bureau-lva runs"
+again=$(gsh lva "ps -o pid= -p $sleeper | tr -d ' '")
+[ "$again" = "$sleeper" ] && pass "move: the guest's process $sleeper runs on, on lv2" || fail "move: process $sleeper gone ($again)"
+"$bureau" ls >"$home/ls" 2>&1
+awk '$1 == "lva" { print $2, $3 }' "$home/ls" | grep -qx "running lv2" && pass "ls: lva running on host lv2" || { cat "$home/ls"; fail "ls after move"; }
+"$bureau" stop lva >/dev/null 2>&1
+refuse "move: a libvirt state to local" "cannot restore" "$bureau" move lva --to local
+"$bureau" start lva --timeout 300 >/dev/null 2>&1
+
+# ---- the end --------------------------------------------------------------------
+"$bureau" stop --force lva >/dev/null 2>&1
+[ -z "$(virsh -q -c "$uri2" list --all --name | grep -x bureau-lva)" ] && pass "stop --force: the domain ended" || fail "stop --force"
+refuse "host rm: a desktop on it" "lva" "$bureau" host rm lv2
+"$bureau" rm lva >/dev/null 2>&1 && [ ! -e "$home/lva" ] && pass "rm: the desktop is gone" || fail "rm lva"
+"$bureau" host rm lv2 >/dev/null 2>&1 && "$bureau" host rm lv >/dev/null 2>&1 &&
+	! grep -q '"lv' "$home/hosts.json" && pass "host rm lv2, lv" || fail "host rm"
+
+echo "# $passes passed, $fails failed"
+[ $fails = 0 ]
