@@ -246,11 +246,10 @@ mc_desktop(const char *name, int detail, char **cause)
 		json_object_set_new(j, "fork_of",
 		    d->fork_of ? json_string(d->fork_of) : json_null());
 		json_object_set_new(j, "ephemeral", json_boolean(d->ephemeral));
-		/* the host it runs on: the page groups desktops by host */
+		/* the host it runs on: the page groups desktops by host (an
+		 * attached desktop's agent runs on this one) */
 		json_object_set_new(j, "host",
-		    json_string(d->attached ? "-" :
-		            d->host         ? d->host :
-		                              HOST_LOCAL));
+		    json_string(d->host ? d->host : HOST_LOCAL));
 	}
 	json_decref(last);
 	/* Takeover is on every row: the page shows it at a glance. */

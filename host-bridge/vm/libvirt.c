@@ -762,7 +762,10 @@ lv_state(const struct desktop *d, pid_t *pid)
 	*pid = 0;
 	dom = lv_dom(d, &c, &cause);
 	if (c == NULL) {
-		s = hb_fmt("unknown (%s)", cause ? cause : "?");
+		/* a saved desktop is that whether its host answers or not (a
+		 * restore removes the state) */
+		s = lv_saved(d) ? strdup("saved") :
+		                  hb_fmt("unknown (%s)", cause ? cause : "?");
 		free(cause);
 		return (s);
 	}
@@ -949,6 +952,9 @@ lv_restore(const struct desktop *d, const struct image *im, const char *accel,
 		goto out;
 	}
 	t1 = hb_now_ms();
+	/* Once it runs its RAM and disks move on: the state is spent (a
+	 * later start must boot, never go back to it). */
+	unlink(file);
 	virConnectClose(c);
 	if ((dom = lv_dom(d, &c, cause)) == NULL) {
 		*cause = hb_fmt("the restored domain is gone");

@@ -18,7 +18,8 @@
 # are not on libvirt hosts yet; `stop` saves it (the domain gone from
 # libvirt, QEMU gone from the process table, lv.save written) and `ls`
 # says saved; `start` restores it (a process started before runs on with
-# the same pid, the clock is stepped, the old guest token is refused);
+# the same pid, the clock is stepped, the old guest token is refused,
+# the saved state is spent);
 # a second libvirtd (its own directories in a mount namespace of its
 # own, its own socket's URI) is host lv2: `move` refuses a running
 # desktop and its own host, carries the saved desktop to lv2, whose
@@ -168,6 +169,7 @@ if [ "${1:-}" = "$sleeper" ]; then pass "restore: the guest's process $sleeper r
 skew=$(( ${2:-0} - $(date +%s) ))
 [ ${skew#-} -le 3 ] && pass "restore: the guest's clock stepped (${skew} s off)" || fail "restore: guest clock ${skew} s off"
 [ "$(ping "$gurl" "$oldtok")" = unauthorized ] && pass "restore: the guest refuses its old token" || fail "the old guest token still works"
+[ ! -e "$home/lva/lv.save" ] && pass "restore: the saved state is spent (removed once the guest runs)" || fail "lv.save left after the restore"
 grep "libvirt restored" "$home/lva/agent.log" | tail -1 | sed 's/^/# /'
 
 echo "# libvirt, TCG, 1536M: cold boot $tboot s, stop (save) $tsave s, start from saved $trestore s; ratio $(echo "$tboot $trestore" | awk '{ printf "%.1f", $1 / $2 }')x (load: $(cut -d' ' -f1-3 /proc/loadavg))"

@@ -848,6 +848,47 @@ def test_page_shows_forks_under_their_parent():
             bureau("rm", n)
 
 
+def test_page_groups_desktops_by_host():
+    """Desktops are grouped by the host they run on, local first: the API
+    names each one's host, the page puts its card under that host's
+    heading. Two stopped VM desktops, the second's desktop.json on a
+    libvirt host (hosts.json names it; no libvirtd needs to answer: the
+    desktops on libvirt themselves are tests/e2e/test_libvirt.sh's)."""
+    if not os.path.exists(os.path.join(IMAGE, "image.json")):
+        print("    skipped: no desktop image at %s" % IMAGE)
+        return
+    for n in ("g-local", "g-lv"):
+        must("create", n, "--image", IMAGE, "--memory", "256M", "--cpus",
+             "1", "--disk", "1G", "--home", "64M")
+    hj = os.path.join(HOME, "hosts.json")
+    with open(hj, "w") as f:
+        json.dump({"lvx": {"uri": "qemu+unix:///system?socket=%s/none.sock"
+                           % HOME, "added": 0}}, f)
+    pj = os.path.join(HOME, "g-lv", "desktop.json")
+    with open(pj) as f:
+        cfg = json.load(f)
+    cfg.update(host="lvx")
+    with open(pj, "w") as f:
+        json.dump(cfg, f)
+    try:
+        st, d = api("GET", "/api/desktops/g-lv")
+        assert st == 200 and d["host"] == "lvx", d
+        st, d = api("GET", "/api/desktops/g-local")
+        assert st == 200 and d["host"] == "local", d
+        b = browser()
+        b.get(BASE + "/")
+        css('[data-host="lvx"] [data-desktop="g-lv"]')
+        css('[data-host="local"] [data-desktop="g-local"]')
+        hosts = [e.get_attribute("data-host") for e in
+                 b.find_elements("css selector", ".host-group")]
+        assert hosts == ["local", "lvx"], hosts
+        assert css('[data-host="lvx"] .host-name').text == "host lvx"
+    finally:
+        for n in ("g-lv", "g-local"):
+            bureau("rm", n)
+        os.unlink(hj)
+
+
 def bash_async(command, out):
     def run():
         out["reply"] = A.call(tool="bash", command=command,
