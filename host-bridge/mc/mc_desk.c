@@ -122,15 +122,20 @@ mc_read_log(const struct desktop *d, long long since, size_t max)
 }
 
 /* The last line of the trail, read from the end of the file: the event
- * stream asks several times a second, and audit.log grows to 4 MiB. */
+ * stream asks several times a second, and audit.log grows to 4 MiB. The
+ * 64 KiB read buffer is on the heap: this runs on civetweb's worker
+ * threads, whose stacks are small (with ASan's redzones a stack buffer
+ * this size overflowed one: CI, test_ask's Mission Control case). */
+#define MC_TAIL 65536
 static json_t *
 mc_last_action(const struct desktop *d)
 {
 	const char *files[] = { AUDIT_LOG, AUDIT_LOG_OLD };
+	char *buf = malloc(MC_TAIL);
 	json_t *j = NULL;
 
-	for (int i = 0; i < 2 && j == NULL; i++) {
-		char *p = desktop_path(d, files[i]), buf[65536], *nl;
+	for (int i = 0; buf != NULL && i < 2 && j == NULL; i++) {
+		char *p = desktop_path(d, files[i]), *nl;
 		int fd = p ? open(p, O_RDONLY | O_CLOEXEC) : -1;
 		struct stat st;
 		ssize_t n;
@@ -140,10 +145,10 @@ mc_last_action(const struct desktop *d)
 		if (fd < 0)
 			continue;
 		if (fstat(fd, &st) == 0 && st.st_size > 0) {
-			at = st.st_size > (off_t)sizeof buf - 1 ?
-			    st.st_size - (off_t)sizeof buf + 1 :
+			at = st.st_size > (off_t)MC_TAIL - 1 ?
+			    st.st_size - (off_t)MC_TAIL + 1 :
 			    0;
-			n = pread(fd, buf, sizeof buf - 1, at);
+			n = pread(fd, buf, MC_TAIL - 1, at);
 			/* Complete lines only: a half-written one is skipped.
 			 */
 			while (n > 0 && buf[n - 1] != '\n')
@@ -156,6 +161,7 @@ mc_last_action(const struct desktop *d)
 		}
 		close(fd);
 	}
+	free(buf);
 	return (j);
 }
 
