@@ -232,6 +232,18 @@ cmd_host(int argc, char **argv)
 	return (2);
 }
 
+/* Is the libvirt host at uri on this machine (a unix socket, no host
+ * name)? Then it sees the desktop's directory where bureau keeps it. */
+static int
+host_here(const char *uri)
+{
+	const char *p = uri ? strstr(uri, "://") : NULL;
+
+	return (uri == NULL ||
+	    (p != NULL &&
+	        (p[3] == '/' || strncmp(p + 3, "localhost/", 10) == 0)));
+}
+
 char *
 host_pick(const char *want, char **cause)
 {
@@ -247,6 +259,15 @@ host_pick(const char *want, char **cause)
 		if (host_valid_name(want, cause) != 0 ||
 		    host_uri(want, &uri, cause) != 0)
 			return (NULL);
+		if (!host_here(uri)) {
+			*cause = hb_fmt("host '%s' (%s) is on another machine: "
+			                "desktops there need bureau and their "
+			                "host agent on that machine, not "
+			                "supported yet",
+			    want, uri);
+			free(uri);
+			return (NULL);
+		}
 		if (vm_host_probe(uri, &fb, &c2) != 0) {
 			*cause = hb_fmt("host '%s' (%s) cannot be reached: %s",
 			    want, uri, c2);
@@ -257,7 +278,8 @@ host_pick(const char *want, char **cause)
 		free(uri);
 		return (strdup(want));
 	}
-	/* auto: the reachable host with the most free memory */
+	/* auto: the reachable host on this machine with the most free
+	 * memory */
 	bf = host_local_free();
 	if (hosts_load(&h, cause) != 0)
 		return (NULL);
@@ -265,7 +287,8 @@ host_pick(const char *want, char **cause)
 	{
 		const char *u = json_string_value(json_object_get(v, "uri"));
 
-		if (u != NULL && vm_host_probe(u, &fb, &c2) == 0 && fb > bf) {
+		if (u != NULL && host_here(u) &&
+		    vm_host_probe(u, &fb, &c2) == 0 && fb > bf) {
 			bf = fb;
 			best = k;
 		}
@@ -275,18 +298,6 @@ host_pick(const char *want, char **cause)
 	out = strdup(best);
 	json_decref(h);
 	return (out);
-}
-
-/* Is the libvirt host at uri on this machine (a unix socket, no host
- * name)? Then it sees the desktop's directory where bureau keeps it. */
-static int
-host_here(const char *uri)
-{
-	const char *p = uri ? strstr(uri, "://") : NULL;
-
-	return (uri == NULL ||
-	    (p != NULL &&
-	        (p[3] == '/' || strncmp(p + 3, "localhost/", 10) == 0)));
 }
 
 /* desktop.json's "host" set to host (NULL: local, the key removed). */

@@ -381,8 +381,8 @@ attached_ls_row(const struct desktop *d)
 	snprintf(ep, sizeof ep, "tcp://127.0.0.1:%d", d->port);
 	if (pid != 0)
 		ls_guest(d, guest, sizeof guest);
-	printf(LS_ROW, d->name, pid ? "attached" : "detached", "-", up, "-",
-	    "-", "-", guest, ep);
+	printf(LS_ROW, d->name, pid ? "attached" : "detached", HOST_LOCAL, up,
+	    "-", "-", "-", guest, ep);
 }
 
 void

@@ -436,27 +436,30 @@ lv_mark(const struct desktop *d)
 	return (m);
 }
 
-/* Is pid a QEMU whose command line has mark? */
+/* Is pid a QEMU whose command line has mark? (The buffer is on the heap:
+ * Mission Control asks on civetweb's threads, whose stacks are 100 KB.) */
 static int
 lv_is_ours(pid_t pid, const char *mark)
 {
-	char buf[16384];
-	ssize_t n = hb_pid_cmdline(pid, buf, sizeof buf - 1);
+	size_t len = 16384;
+	char *buf = malloc(len);
+	ssize_t n = buf ? hb_pid_cmdline(pid, buf, len - 1) : -1;
+	int ours = 0;
 
-	if (n <= 0)
-		return (0);
-	for (ssize_t i = 0; i < n; i++)
-		if (buf[i] == '\0')
-			buf[i] = ' ';
-	buf[n] = '\0';
-	if (strstr(buf, "qemu-system") == NULL)
-		return (0);
-	/* the whole path: what follows it ends the option or the argument */
-	for (char *m = buf; (m = strstr(m, mark)) != NULL; m++)
-		if (m[strlen(mark)] == ' ' || m[strlen(mark)] == ',' ||
-		    m[strlen(mark)] == '\0')
-			return (1);
-	return (0);
+	if (n > 0) {
+		for (ssize_t i = 0; i < n; i++)
+			if (buf[i] == '\0')
+				buf[i] = ' ';
+		buf[n] = '\0';
+		/* the whole path: what follows it ends the option or the
+		 * argument */
+		for (char *m = strstr(buf, "qemu-system") ? buf : NULL;
+		     m != NULL && (m = strstr(m, mark)) != NULL && !ours; m++)
+			ours = m[strlen(mark)] == ' ' ||
+			    m[strlen(mark)] == ',' || m[strlen(mark)] == '\0';
+	}
+	free(buf);
+	return (ours);
 }
 
 /* QEMU's pid, found among the processes by its command line: libvirt
@@ -710,32 +713,49 @@ lv_accel(const struct desktop *d, const struct image *im, const char *want,
 	return (0);
 }
 
+/* Before libvirt starts or restores d: its host reached (*c, the caller
+ * closes it), no domain of d's running there, what a previous run left
+ * removed, the hostname for fw_cfg written and QEMU's user given what it
+ * opens. */
+static int
+lv_prepare(const struct desktop *d, virConnectPtr *c, char **cause)
+{
+	char *hn = desktop_path(d, "hostname");
+	virDomainPtr dom;
+	int rv = -1;
+
+	*c = NULL;
+	if (hn == NULL) {
+		*cause = hb_fmt("out of memory");
+		return (-1);
+	}
+	if ((dom = lv_dom(d, c, cause)) != NULL) {
+		*cause = hb_fmt("domain bureau-%s already runs on host '%s'",
+		    d->name, d->host);
+		virDomainFree(dom);
+	} else if (*c != NULL) {
+		lv_reset(d);
+		if (qemu_write_hostname(d, hn, cause) == 0 &&
+		    lv_grant(d, cause) == 0)
+			rv = 0;
+	}
+	free(hn);
+	return (rv);
+}
+
 static int
 lv_start(const struct desktop *d, const struct image *im, const char *accel,
     char **cause)
 {
 	virConnectPtr c = NULL;
 	virDomainPtr dom = NULL;
-	char *xml = NULL, *hn = desktop_path(d, "hostname");
+	char *xml = NULL;
 	struct lv_net n;
 	int rv = -1;
 
-	if (hn == NULL) {
-		*cause = hb_fmt("out of memory");
-		goto out;
-	}
-	if ((dom = lv_dom(d, &c, cause)) != NULL) {
-		*cause = hb_fmt("domain bureau-%s already runs on host '%s'",
-		    d->name, d->host);
-		goto out;
-	}
-	if (c == NULL)
-		goto out;
-	lv_reset(d);
-	if (qemu_write_hostname(d, hn, cause) != 0 || lv_grant(d, cause) != 0 ||
-	    (xml = lv_xml(d, im, accel, cause)) == NULL)
-		goto out;
-	if (lv_net_begin(&n, d, cause) != 0)
+	if (lv_prepare(d, &c, cause) != 0 ||
+	    (xml = lv_xml(d, im, accel, cause)) == NULL ||
+	    lv_net_begin(&n, d, cause) != 0)
 		goto out;
 	if ((dom = virDomainCreateXML(c, xml, 0)) == NULL) {
 		*cause = hb_fmt("libvirt did not start the domain: %s",
@@ -747,7 +767,6 @@ lv_start(const struct desktop *d, const struct image *im, const char *accel,
 out:
 	lv_close(c, dom);
 	free(xml);
-	free(hn);
 	return (rv);
 }
 
@@ -920,26 +939,17 @@ lv_restore(const struct desktop *d, const struct image *im, const char *accel,
 {
 	virConnectPtr c = NULL;
 	virDomainPtr dom = NULL;
-	char *file = desktop_path(d, "lv.save"),
-	     *hn = desktop_path(d, "hostname");
+	char *file = desktop_path(d, "lv.save");
 	struct lv_net n;
 	long long t0, t1;
 	int rv = -1;
 
 	(void)im;
-	if (file == NULL || hn == NULL) {
+	if (file == NULL) {
 		*cause = hb_fmt("out of memory");
 		goto out;
 	}
-	if ((dom = lv_dom(d, &c, cause)) != NULL) {
-		*cause = hb_fmt("domain bureau-%s already runs on host '%s'",
-		    d->name, d->host);
-		goto out;
-	}
-	if (c == NULL)
-		goto out;
-	lv_reset(d);
-	if (qemu_write_hostname(d, hn, cause) != 0 || lv_grant(d, cause) != 0)
+	if (lv_prepare(d, &c, cause) != 0)
 		goto out;
 	t0 = hb_now_ms();
 	if (lv_net_begin(&n, d, cause) != 0)
@@ -970,7 +980,6 @@ lv_restore(const struct desktop *d, const struct image *im, const char *accel,
 out:
 	lv_close(c, dom);
 	free(file);
-	free(hn);
 	return (rv);
 }
 

@@ -8,7 +8,8 @@
 # stopped again at the end), never libvirt's `default` network. Checks:
 # `host add` refuses a bad name, a URI that is none, an unreachable one
 # and `local`; `host ls` lists local and the new host, reachable; `create
-# --host` refuses an unknown host, naming how to add one, and puts the
+# --host` refuses an unknown host, naming how to add one, and one on
+# another machine (not supported yet), and puts the
 # desktop there (desktop.json, `ls` HOST column, `status`); `start` boots
 # it to a drawn screen (ImageMagick counts its colours) as libvirt's
 # domain bureau-NAME (virsh domstate: running), its QEMU the process
@@ -40,17 +41,24 @@ e2e_need "libvirt e2e" qemu-system-x86_64 qemu-img mke2fs python3 identify virsh
 
 home=$(mktemp -d /var/tmp/bureau-lv.XXXXXX)
 export BUREAU_HOME=$home
+# the desktop's name, and so its domain's, this run's own: another run on
+# this machine (a second checkout's CI) may use the same libvirtd
+a=lva$(($$ % 100000))
 uri=qemu:///system uri2=
-started_lv=""
+started_lv="" started_l2=""
 cleanup() {
 	for d in "$home"/*/; do
 		[ -e "$d/desktop.json" ] && "$bureau" stop --force "$(basename "$d")" >/dev/null 2>&1
 	done
 	for u in $uri "${uri2:-}"; do
-		[ -n "$u" ] && virsh -q -c "$u" destroy bureau-lva >/dev/null 2>&1
+		[ -n "$u" ] && virsh -q -c "$u" destroy bureau-$a >/dev/null 2>&1
 	done
-	# the daemons this test started, not one the machine runs
-	for p in $started_lv; do kill "$p" 2>/dev/null; done
+	# the second libvirtd is this run's alone; the first only if this run
+	# started it and no other run has a domain on it now
+	for p in $started_l2; do kill "$p" 2>/dev/null; done
+	if [ -n "$started_lv" ] && [ -z "$(virsh -q -c $uri list --name 2>/dev/null)" ]; then
+		for p in $started_lv; do kill "$p" 2>/dev/null; done
+	fi
 	e2e_rm_home
 }
 trap cleanup EXIT INT TERM
@@ -97,28 +105,38 @@ fi
 
 # ---- create and a cold boot -----------------------------------------------------
 refuse "create --host: unknown" "host add NAME URI" "$bureau" create x --host nosuch --image "$img"
-"$bureau" create lva --host lv --image "$img" --memory 1536M --disk 4G --home 1G >"$home/create" 2>&1 ||
+# a host on another machine (written into hosts.json: host add would
+# reach for it): refused before anything is sent there
+python3 - "$home/hosts.json" <<'PY'
+import json, sys
+h = json.load(open(sys.argv[1]))
+h["far"] = {"uri": "qemu+ssh://nobody@far.invalid/system", "added": 0}
+json.dump(h, open(sys.argv[1], "w"))
+PY
+refuse "create --host: another machine" "another machine" "$bureau" create x --host far --image "$img"
+"$bureau" host rm far >/dev/null 2>&1 || fail "host rm far"
+"$bureau" create $a --host lv --image "$img" --memory 1536M --disk 4G --home 1G >"$home/create" 2>&1 ||
 	{ cat "$home/create"; fail "create --host lv"; exit 1; }
-grep -q "host lv" "$home/create" && grep -q '"host": "lv"' "$home/lva/desktop.json" &&
+grep -q "host lv" "$home/create" && grep -q '"host": "lv"' "$home/$a/desktop.json" &&
 	pass "create --host lv: $(head -1 "$home/create")" || { cat "$home/create"; fail "create: host"; }
 
 t0=$(now)
-"$bureau" start lva --timeout 300 >"$home/start1" 2>&1 || { cat "$home/start1"; tail -20 "$home/lva/agent.log"; fail "start (boot)"; exit 1; }
+"$bureau" start $a --timeout 300 >"$home/start1" 2>&1 || { cat "$home/start1"; tail -20 "$home/$a/agent.log"; fail "start (boot)"; exit 1; }
 tboot=$(since $t0)
-grep -q "^started desktop 'lva'" "$home/start1" && pass "start: booted and drawn ($tboot s): $(head -1 "$home/start1")" ||
+grep -q "^started desktop '$a'" "$home/start1" && pass "start: booted and drawn ($tboot s): $(head -1 "$home/start1")" ||
 	{ cat "$home/start1"; fail "start: not a boot"; }
-st=$(virsh -q -c $uri domstate bureau-lva 2>&1)
-[ "$st" = running ] && pass "virsh: domain bureau-lva running" || fail "virsh domstate: $st"
-qpid=$(cat "$home/lva/qemu.pid")
+st=$(virsh -q -c $uri domstate bureau-$a 2>&1)
+[ "$st" = running ] && pass "virsh: domain bureau-$a running" || fail "virsh domstate: $st"
+qpid=$(cat "$home/$a/qemu.pid")
 quid=$(ps -o uid= -p "$qpid" | tr -d ' ')
-if [ "$quid" = "$(id -u libvirt-qemu)" ] && [ "$(cat /run/libvirt/qemu/bureau-lva.pid 2>/dev/null)" = "$qpid" ]; then
+if [ "$quid" = "$(id -u libvirt-qemu)" ] && [ "$(cat /run/libvirt/qemu/bureau-$a.pid 2>/dev/null)" = "$qpid" ]; then
 	pass "QEMU (pid $qpid) runs as libvirt-qemu, the process libvirt started"
 else
-	fail "QEMU's uid $quid, libvirt's pid $(cat /run/libvirt/qemu/bureau-lva.pid 2>/dev/null)"
+	fail "QEMU's uid $quid, libvirt's pid $(cat /run/libvirt/qemu/bureau-$a.pid 2>/dev/null)"
 fi
 "$bureau" ls >"$home/ls" 2>&1
-awk '$1 == "lva" { print $2, $3 }' "$home/ls" | grep -qx "running lv" && pass "ls: lva running on host lv" || { cat "$home/ls"; fail "ls HOST"; }
-"$bureau" status lva | grep -qx "host: lv" && pass "status: host lv" || fail "status host"
+awk -v n="$a" '$1 == n { print $2, $3 }' "$home/ls" | grep -qx "running lv" && pass "ls: $a running on host lv" || { cat "$home/ls"; fail "ls HOST"; }
+"$bureau" status $a | grep -qx "host: lv" && pass "status: host lv" || fail "status host"
 
 # the guest as on local: its name, its address, the screen, and the host's
 # loopback out of reach (a listener here on 127.0.0.1)
@@ -126,51 +144,51 @@ port=$((${BUREAU_PORTS%-*} + 27)) # the window's last ports: no desktop's
 python3 -c 'import socket,sys,time
 s=socket.socket(); s.bind(("127.0.0.1", int(sys.argv[1]))); s.listen(); time.sleep(120)' "$port" &
 lpid=$!
-out=$(gsh lva "hostname; ip -4 -o addr show eth0 | awk '{print \$4}'; timeout 5 bash -c 'echo > /dev/tcp/10.0.2.2/$port' 2>/dev/null && echo reached || echo unreached")
+out=$(gsh $a "hostname; ip -4 -o addr show eth0 | awk '{print \$4}'; timeout 5 bash -c 'echo > /dev/tcp/10.0.2.2/$port' 2>/dev/null && echo reached || echo unreached")
 kill $lpid 2>/dev/null
-[ "$(echo "$out" | tr '\n' ' ')" = "lva 10.0.2.15/24 unreached " ] &&
-	pass "guest: named lva, 10.0.2.15/24, the host's loopback out of reach" || fail "guest network: $out"
+[ "$(echo "$out" | tr '\n' ' ')" = "$a 10.0.2.15/24 unreached " ] &&
+	pass "guest: named $a, 10.0.2.15/24, the host's loopback out of reach" || fail "guest network: $out"
 # drawn, read back by ImageMagick: more than a few colours (a black or
 # blank screen has one or two)
-"$bureau" screenshot lva -o "$home/shot.png" >/dev/null 2>&1
+"$bureau" screenshot $a -o "$home/shot.png" >/dev/null 2>&1
 colours=$(identify -format %k "$home/shot.png" 2>/dev/null || echo 0)
 [ "${colours:-0}" -gt 8 ] && pass "screenshot: a drawn desktop ($colours colours)" || fail "screenshot: $colours colours"
 
-"$bureau" pause lva >/dev/null && [ "$(virsh -q -c $uri domstate bureau-lva)" = paused ] &&
-	"$bureau" resume lva >/dev/null && [ "$(virsh -q -c $uri domstate bureau-lva)" = running ] &&
+"$bureau" pause $a >/dev/null && [ "$(virsh -q -c $uri domstate bureau-$a)" = paused ] &&
+	"$bureau" resume $a >/dev/null && [ "$(virsh -q -c $uri domstate bureau-$a)" = running ] &&
 	pass "pause, resume: as virsh sees them" || fail "pause/resume"
-refuse "snapshot: not yet" "not supported yet" "$bureau" snapshot lva t1
-refuse "fork: not yet" "cannot fork yet" "$bureau" fork lva lvb
+refuse "snapshot: not yet" "not supported yet" "$bureau" snapshot $a t1
+refuse "fork: not yet" "cannot fork yet" "$bureau" fork $a lvb
 
 # ---- stop saves, start restores -------------------------------------------------
-sleeper=$(gsh lva 'setsid sleep 100000 >/dev/null 2>&1 < /dev/null & echo $!')
-oldtok=$(cat "$home/lva/guest-token")
-gurl=$(json url < "$home/lva/guest.json")
+sleeper=$(gsh $a 'setsid sleep 100000 >/dev/null 2>&1 < /dev/null & echo $!')
+oldtok=$(cat "$home/$a/guest-token")
+gurl=$(json url < "$home/$a/guest.json")
 t0=$(now)
-"$bureau" stop lva >"$home/stop" 2>&1 || { cat "$home/stop"; fail "stop"; }
+"$bureau" stop $a >"$home/stop" 2>&1 || { cat "$home/stop"; fail "stop"; }
 tsave=$(since $t0)
-grep -q "saved in" "$home/stop" && [ -s "$home/lva/lv.save" ] && pass "stop: saved ($tsave s, $(du -m "$home/lva/lv.save" | cut -f1) MB): $(cat "$home/stop")" || { cat "$home/stop"; fail "stop: not saved"; }
-if virsh -q -c $uri list --all --name | grep -qx bureau-lva; then
+grep -q "saved in" "$home/stop" && [ -s "$home/$a/lv.save" ] && pass "stop: saved ($tsave s, $(du -m "$home/$a/lv.save" | cut -f1) MB): $(cat "$home/stop")" || { cat "$home/stop"; fail "stop: not saved"; }
+if virsh -q -c $uri list --all --name | grep -qx bureau-$a; then
 	fail "the domain is still defined after stop"
 else
-	pass "stop: no domain bureau-lva left in libvirt"
+	pass "stop: no domain bureau-$a left in libvirt"
 fi
 kill -0 "$qpid" 2>/dev/null && fail "QEMU $qpid still runs" || pass "stop: QEMU $qpid gone from the process table"
 "$bureau" ls >"$home/ls" 2>&1
-awk '$1 == "lva" { print $2 }' "$home/ls" | grep -qx saved && pass "ls: saved" || { cat "$home/ls"; fail "ls: saved"; }
+awk -v n="$a" '$1 == n { print $2 }' "$home/ls" | grep -qx saved && pass "ls: saved" || { cat "$home/ls"; fail "ls: saved"; }
 
 t0=$(now)
-"$bureau" start lva --timeout 300 >"$home/start2" 2>&1 || { cat "$home/start2"; tail -20 "$home/lva/agent.log"; fail "start (restore)"; }
+"$bureau" start $a --timeout 300 >"$home/start2" 2>&1 || { cat "$home/start2"; tail -20 "$home/$a/agent.log"; fail "start (restore)"; }
 trestore=$(since $t0)
-grep -q "^restored desktop 'lva'" "$home/start2" && pass "start: restored ($trestore s): $(head -1 "$home/start2")" || { cat "$home/start2"; tail -5 "$home/lva/agent.log"; fail "start: not restored"; }
-again=$(gsh lva "ps -o pid= -p $sleeper | tr -d ' '; date +%s")
+grep -q "^restored desktop '$a'" "$home/start2" && pass "start: restored ($trestore s): $(head -1 "$home/start2")" || { cat "$home/start2"; tail -5 "$home/$a/agent.log"; fail "start: not restored"; }
+again=$(gsh $a "ps -o pid= -p $sleeper | tr -d ' '; date +%s")
 set -- $again
 if [ "${1:-}" = "$sleeper" ]; then pass "restore: the guest's process $sleeper runs on"; else fail "restore: process $sleeper gone ($again)"; fi
 skew=$(( ${2:-0} - $(date +%s) ))
 [ ${skew#-} -le 3 ] && pass "restore: the guest's clock stepped (${skew} s off)" || fail "restore: guest clock ${skew} s off"
 [ "$(ping "$gurl" "$oldtok")" = unauthorized ] && pass "restore: the guest refuses its old token" || fail "the old guest token still works"
-[ ! -e "$home/lva/lv.save" ] && pass "restore: the saved state is spent (removed once the guest runs)" || fail "lv.save left after the restore"
-grep "libvirt restored" "$home/lva/agent.log" | tail -1 | sed 's/^/# /'
+[ ! -e "$home/$a/lv.save" ] && pass "restore: the saved state is spent (removed once the guest runs)" || fail "lv.save left after the restore"
+grep "libvirt restored" "$home/$a/agent.log" | tail -1 | sed 's/^/# /'
 
 echo "# libvirt, TCG, 1536M: cold boot $tboot s, stop (save) $tsave s, start from saved $trestore s; ratio $(echo "$tboot $trestore" | awk '{ printf "%.1f", $1 / $2 }')x (load: $(cut -d' ' -f1-3 /proc/loadavg))"
 
@@ -193,36 +211,36 @@ EOF
 uri2="qemu+unix:///system?socket=$l2/run/libvirt-sock"
 if unshare -m sh "$l2/start.sh" 2>"$l2/err"; then
 	for _ in $(seq 100); do virsh -q -c "$uri2" version >/dev/null 2>&1 && break; sleep 0.1; done
-	started_lv="$started_lv $(cat "$l2/libvirtd.pid" 2>/dev/null) $(cat "$l2/virtlogd.pid" 2>/dev/null)"
+	started_l2="$(cat "$l2/libvirtd.pid" 2>/dev/null) $(cat "$l2/virtlogd.pid" 2>/dev/null)"
 fi
 virsh -q -c "$uri2" version >/dev/null 2>&1 || { cat "$l2/err"; fail "a second libvirtd on $uri2"; exit 1; }
 "$bureau" host add lv2 "$uri2" >/dev/null 2>&1 && pass "host add lv2: a second libvirtd ($uri2)" || fail "host add lv2"
 
-refuse "move: while it runs" "stop lva" "$bureau" move lva --to lv2
-refuse "move: to the host it is on" "already" "$bureau" move lva --to lv
-"$bureau" stop lva >/dev/null 2>&1
-"$bureau" move lva --to lv2 >"$home/move" 2>&1 && grep -q '"host": "lv2"' "$home/lva/desktop.json" &&
+refuse "move: while it runs" "stop $a" "$bureau" move $a --to lv2
+refuse "move: to the host it is on" "already" "$bureau" move $a --to lv
+"$bureau" stop $a >/dev/null 2>&1
+"$bureau" move $a --to lv2 >"$home/move" 2>&1 && grep -q '"host": "lv2"' "$home/$a/desktop.json" &&
 	pass "move: $(cat "$home/move")" || { cat "$home/move"; fail "move --to lv2"; }
 t0=$(now)
-"$bureau" start lva --timeout 300 >"$home/start3" 2>&1 || { cat "$home/start3"; tail -20 "$home/lva/agent.log"; fail "start on lv2"; }
+"$bureau" start $a --timeout 300 >"$home/start3" 2>&1 || { cat "$home/start3"; tail -20 "$home/$a/agent.log"; fail "start on lv2"; }
 tmove=$(since $t0)
-grep -q "^restored desktop 'lva'" "$home/start3" && pass "start on lv2: restored ($tmove s)" || { cat "$home/start3"; fail "start on lv2: not restored"; }
-[ "$(virsh -q -c "$uri2" domstate bureau-lva 2>&1)" = running ] &&
-	! virsh -q -c $uri list --all --name | grep -qx bureau-lva &&
-	pass "virsh: bureau-lva runs on lv2's libvirtd, not on lv's" || fail "where bureau-lva runs"
-again=$(gsh lva "ps -o pid= -p $sleeper | tr -d ' '")
+grep -q "^restored desktop '$a'" "$home/start3" && pass "start on lv2: restored ($tmove s)" || { cat "$home/start3"; fail "start on lv2: not restored"; }
+[ "$(virsh -q -c "$uri2" domstate bureau-$a 2>&1)" = running ] &&
+	! virsh -q -c $uri list --all --name | grep -qx bureau-$a &&
+	pass "virsh: bureau-$a runs on lv2's libvirtd, not on lv's" || fail "where bureau-$a runs"
+again=$(gsh $a "ps -o pid= -p $sleeper | tr -d ' '")
 [ "$again" = "$sleeper" ] && pass "move: the guest's process $sleeper runs on, on lv2" || fail "move: process $sleeper gone ($again)"
 "$bureau" ls >"$home/ls" 2>&1
-awk '$1 == "lva" { print $2, $3 }' "$home/ls" | grep -qx "running lv2" && pass "ls: lva running on host lv2" || { cat "$home/ls"; fail "ls after move"; }
-"$bureau" stop lva >/dev/null 2>&1
-refuse "move: a libvirt state to local" "cannot restore" "$bureau" move lva --to local
-"$bureau" start lva --timeout 300 >/dev/null 2>&1
+awk -v n="$a" '$1 == n { print $2, $3 }' "$home/ls" | grep -qx "running lv2" && pass "ls: $a running on host lv2" || { cat "$home/ls"; fail "ls after move"; }
+"$bureau" stop $a >/dev/null 2>&1
+refuse "move: a libvirt state to local" "cannot restore" "$bureau" move $a --to local
+"$bureau" start $a --timeout 300 >/dev/null 2>&1
 
 # ---- the end --------------------------------------------------------------------
-"$bureau" stop --force lva >/dev/null 2>&1
-[ -z "$(virsh -q -c "$uri2" list --all --name | grep -x bureau-lva)" ] && pass "stop --force: the domain ended" || fail "stop --force"
-refuse "host rm: a desktop on it" "lva" "$bureau" host rm lv2
-"$bureau" rm lva >/dev/null 2>&1 && [ ! -e "$home/lva" ] && pass "rm: the desktop is gone" || fail "rm lva"
+"$bureau" stop --force $a >/dev/null 2>&1
+[ -z "$(virsh -q -c "$uri2" list --all --name | grep -x bureau-$a)" ] && pass "stop --force: the domain ended" || fail "stop --force"
+refuse "host rm: a desktop on it" "$a" "$bureau" host rm lv2
+"$bureau" rm $a >/dev/null 2>&1 && [ ! -e "$home/$a" ] && pass "rm: the desktop is gone" || fail "rm $a"
 "$bureau" host rm lv2 >/dev/null 2>&1 && "$bureau" host rm lv >/dev/null 2>&1 &&
 	! grep -q '"lv' "$home/hosts.json" && pass "host rm lv2, lv" || fail "host rm"
 

@@ -114,14 +114,16 @@ def test_attach():
     row = re.search(r"^%s\s+attached\s.*$" % NAME, must("ls"), re.M)
     assert row, must("ls")
     f = row.group(0).split()
-    assert f[3:6] == ["-", "-", "-"], f
-    assert re.fullmatch(r"\d+\.\d\d", f[6]), f
+    # NAME STATE HOST UPTIME CPU MEM DISK LOAD MEM ENDPOINT: its host
+    # agent runs here
+    assert f[2] == "local" and f[4:7] == ["-", "-", "-"], f
+    assert re.fullmatch(r"\d+\.\d\d", f[7]), f
     with open("/proc/meminfo") as mi:
         total = int(re.search(r"MemTotal:\s+(\d+)", mi.read()).group(1)) * 1024
-    t = re.fullmatch(r"([0-9.]+)([BKMGT])", f[7].split("/")[1])
+    t = re.fullmatch(r"([0-9.]+)([BKMGT])", f[8].split("/")[1])
     shown = float(t.group(1)) * 1024 ** "BKMGT".index(t.group(2))
     assert abs(shown - total) <= 0.05 * total, (f, total)
-    assert f[8] == A.url, f
+    assert f[9] == A.url, f
     assert "state: attached" in must("status", NAME)
     for cmd in (["start", NAME], ["stop", NAME], ["pause", NAME],
                 ["snapshot", NAME, "t1"]):
