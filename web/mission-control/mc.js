@@ -13,10 +13,10 @@ const APPLIES = {
 };
 
 function makeCard(d) {
-  const p = {};
+  const p = { d };
   const act = async (what, btn) => {
     let body = {};
-    if (what === "stop" && d.ephemeral &&
+    if (what === "stop" && p.d.ephemeral &&
         !confirm(`Discard the ephemeral fork ${d.name}? Its disks and everything it did go with it.`)) return;
     if (what === "snapshot") {
       const tag = prompt(`Snapshot tag for ${d.name}:`, "mc-" + new Date().toISOString().slice(0, 19).replace(/[-:T]/g, ""));
@@ -49,19 +49,37 @@ function makeCard(d) {
   }
   bar.append(el("a", { class: "open btn primary", "data-action": "open",
     href: `/desktop/${encodeURIComponent(d.name)}` }, "Open"));
-  if (d.ephemeral) {
-    // an ephemeral fork is never saved: its stop discards it
-    p.buttons.stop.textContent = "Discard";
-    p.buttons.stop.dataset.action = "discard";
-  }
-  const card = el("article", { class: d.fork_of ? "desktop fork" : "desktop", "data-desktop": d.name },
+  // (in the card only while it is a fork)
+  p.forkOf = el("div", { class: "fork-of", "data-field": "fork_of" });
+  const card = el("article", { class: "desktop", "data-desktop": d.name },
     el("a", { class: "thumb", href: `/desktop/${encodeURIComponent(d.name)}` }, p.img, p.none, p.badge),
     el("div", { class: "d-head" }, el("span", { class: "name", text: d.name }), p.state,
       el("span", { class: "kind", text: d.kind === "attached" ? "external daemon" : "VM" })),
-    d.fork_of ? el("div", { class: "fork-of", "data-field": "fork_of",
-      text: `fork of ${d.fork_of}${d.ephemeral ? " · ephemeral" : ""}` }) : "",
     p.stats, p.actions, p.msg, bar);
-  return { card, p, frame: -2, lastSeq: -1 };
+  const c = { card, p, frame: -2, lastSeq: -1, fork: null };
+  markFork(c, d);
+  return c;
+}
+
+// A fork's mark and an ephemeral fork's Discard, as the latest state says
+// (not only as the first one the card was made from: a stream that began
+// before desktop.json said so, say).
+function markFork(c, d) {
+  const key = `${d.fork_of || ""}|${!!d.ephemeral}`;
+  c.p.d = d;
+  if (c.fork === key) return;
+  c.fork = key;
+  c.card.classList.toggle("fork", !!d.fork_of);
+  if (d.fork_of) {
+    c.p.forkOf.textContent = `fork of ${d.fork_of}${d.ephemeral ? " · ephemeral" : ""}`;
+    if (!c.p.forkOf.parentNode) c.p.stats.before(c.p.forkOf);
+  } else {
+    c.p.forkOf.remove();
+  }
+  // an ephemeral fork is never saved: its stop discards it
+  const b = c.p.buttons.stop;
+  b.textContent = d.ephemeral ? "Discard" : "Stop";
+  b.dataset.action = d.ephemeral ? "discard" : "stop";
 }
 
 function stat(label, value) {
@@ -116,6 +134,7 @@ function update(d) {
   } else if ((c.card.closest(".host-group") || {}).dataset?.host !== (d.host || "local")) {
     place(c.card, d); // moved to another host
   }
+  markFork(c, d);
   const p = c.p;
   p.state.textContent = d.state;
   p.state.className = "state " + d.state;
