@@ -459,7 +459,7 @@ cmd_create(int argc, char **argv)
 	printf("created desktop '%s': %s, home %s, memory %s, %d cpus, "
 	       "ports %d-%d, network %s, host %s\n",
 	    d.name, a.disk_s, a.home_s ? a.home_s : a.disk_s, a.mem_s, d.cpus,
-	    d.port, d.port + 2, a.net, d.host ? d.host : HOST_LOCAL);
+	    d.port, d.port + 2, a.net, desktop_host(&d));
 	if (cl > 0)
 		printf("cloned from the image's warm state: the first start "
 		       "restores it as '%s'\n",
@@ -833,7 +833,7 @@ out:
 int
 cmd_start(int argc, char **argv)
 {
-	const struct vm_backend *vm = vm_backend();
+	const struct vm_backend *vm = NULL;
 	struct start s = { .lk = -1 };
 	char *cause = NULL;
 	int rc;
@@ -890,7 +890,7 @@ cmd_stop(int argc, char **argv)
 		{ "all", no_argument, NULL, 'A' },
 		{ NULL, 0, NULL, 0 },
 	};
-	const struct vm_backend *vm = vm_backend();
+	const struct vm_backend *vm = NULL;
 	long timeout = 120;
 	int force = 0, shutdown = 0, all = 0, c, lk = -1, rc = 1;
 	const char *timeout_arg = NULL;
@@ -1061,7 +1061,7 @@ step_clock(const struct desktop *d)
 static int
 pause_resume(int argc, char **argv, int resume)
 {
-	const struct vm_backend *vm = vm_backend();
+	const struct vm_backend *vm = NULL;
 	struct desktop *d = NULL;
 	char *cause = NULL;
 	int lk = -1, rc = 1;
@@ -1214,7 +1214,7 @@ cmd_status(int argc, char **argv)
 	ap = desktop_path(d, "accel");
 	accel = ap ? hb_read_file(ap) : NULL;
 	printf("name: %s\nstate: %s\nhost: %s\n", d->name,
-	    state ? state : "unknown", d->host ? d->host : HOST_LOCAL);
+	    state ? state : "unknown", desktop_host(d));
 	if (pid != 0)
 		printf("pid: %d\naccel: %s\nuptime: %s\n", (int)pid,
 		    accel ? accel : "?", up);
@@ -1305,8 +1305,8 @@ ls_one(const char *name, void *arg)
 	snprintf(ep, sizeof ep, "tcp://127.0.0.1:%d%s%s%s", d->port,
 	    d->fork_of ? "  fork of " : "", d->fork_of ? d->fork_of : "",
 	    d->ephemeral ? ", ephemeral" : "");
-	printf(LS_ROW, d->name, state ? state : "?",
-	    d->host ? d->host : HOST_LOCAL, up, cpu, mem, disk, guest, ep);
+	printf(LS_ROW, d->name, state ? state : "?", desktop_host(d), up, cpu,
+	    mem, disk, guest, ep);
 	free(state);
 	desktop_free(d);
 	(*count)++;
@@ -1342,7 +1342,7 @@ cmd_rm(int argc, char **argv)
 		{ "force", no_argument, NULL, 'f' },
 		{ NULL, 0, NULL, 0 },
 	};
-	const struct vm_backend *vm = vm_backend();
+	const struct vm_backend *vm = NULL;
 	int force = 0, c, lk = -1, rc = 1;
 	struct desktop *d = NULL;
 	char *cause = NULL;

@@ -254,7 +254,7 @@ out:
 int
 cmd_fork(int argc, char **argv)
 {
-	const struct vm_backend *vm = vm_backend();
+	const struct vm_backend *vm = NULL;
 	struct fork_args a = { 0 };
 	struct desktop *d = NULL, c = { 0 };
 	char *cause = NULL, *pj = NULL;
@@ -273,7 +273,7 @@ cmd_fork(int argc, char **argv)
 	if (vm->fork == NULL) {
 		cause = hb_fmt("desktop '%s' is on host '%s', whose '%s' VM "
 		               "backend cannot fork yet",
-		    d->name, d->host ? d->host : HOST_LOCAL, vm->name);
+		    d->name, desktop_host(d), vm->name);
 		goto fail;
 	}
 	if ((pj = desktop_path(d, "desktop.json")) == NULL ||

@@ -58,7 +58,7 @@ host_count_one(const char *name, void *arg)
 		free(cause);
 		return (0);
 	}
-	if (strcmp(d->host ? d->host : HOST_LOCAL, hc->host) == 0) {
+	if (strcmp(desktop_host(d), hc->host) == 0) {
 		size_t l = strlen(hc->names);
 
 		if (l + strlen(name) + 3 < sizeof hc->names)
@@ -349,7 +349,7 @@ cmd_move(int argc, char **argv)
 	    attached_refuse(d, "move", &cause) != 0 ||
 	    store_lock(d, "move", &lk, &cause) != 0)
 		goto fail;
-	from = d->host ? d->host : HOST_LOCAL;
+	from = desktop_host(d);
 	vm = vm_backend_for(d);
 	if (strcmp(to, "auto") == 0) {
 		cause = hb_fmt("move needs a host by name (`bureau host ls`)");

@@ -254,8 +254,7 @@ mc_desktop(const char *name, int detail, char **cause)
 		json_object_set_new(j, "ephemeral", json_boolean(d->ephemeral));
 		/* the host it runs on: the page groups desktops by host (an
 		 * attached desktop's agent runs on this one) */
-		json_object_set_new(j, "host",
-		    json_string(d->host ? d->host : HOST_LOCAL));
+		json_object_set_new(j, "host", json_string(desktop_host(d)));
 	}
 	json_decref(last);
 	/* Takeover is on every row: the page shows it at a glance. */

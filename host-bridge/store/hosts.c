@@ -76,6 +76,12 @@ host_is_local(const char *name)
 	return (name == NULL || strcmp(name, HOST_LOCAL) == 0);
 }
 
+const char *
+desktop_host(const struct desktop *d)
+{
+	return (host_is_local(d->host) ? HOST_LOCAL : d->host);
+}
+
 int
 host_uri(const char *name, char **uri, char **cause)
 {

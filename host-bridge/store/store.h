@@ -140,6 +140,8 @@ char *image_dir(const char *opt, char **cause);
 int hosts_load(json_t **out, char **cause);
 int hosts_save(json_t *hosts, char **cause);
 int host_is_local(const char *name);
+/* The name of the host d runs on: d->host, or HOST_LOCAL. */
+const char *desktop_host(const struct desktop *d);
 int host_uri(const char *name, char **uri, char **cause);
 int host_valid_name(const char *name, char **cause);
 

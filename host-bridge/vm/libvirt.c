@@ -939,7 +939,7 @@ lv_restore(const struct desktop *d, const struct image *im, const char *accel,
 {
 	virConnectPtr c = NULL;
 	virDomainPtr dom = NULL;
-	char *file = desktop_path(d, "lv.save");
+	char *file = desktop_path(d, "lv.save"), *name = NULL;
 	struct lv_net n;
 	long long t0, t1;
 	int rv = -1;
@@ -965,8 +965,8 @@ lv_restore(const struct desktop *d, const struct image *im, const char *accel,
 	/* Once it runs its RAM and disks move on: the state is spent (a
 	 * later start must boot, never go back to it). */
 	unlink(file);
-	virConnectClose(c);
-	if ((dom = lv_dom(d, &c, cause)) == NULL) {
+	if ((name = lv_domname(d)) == NULL ||
+	    (dom = virDomainLookupByName(c, name)) == NULL) {
 		*cause = hb_fmt("the restored domain is gone");
 		lv_net_end(&n, 1, NULL);
 		goto out;
@@ -980,6 +980,7 @@ lv_restore(const struct desktop *d, const struct image *im, const char *accel,
 out:
 	lv_close(c, dom);
 	free(file);
+	free(name);
 	return (rv);
 }
 
