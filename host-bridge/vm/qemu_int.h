@@ -83,6 +83,20 @@ int qemu_state_write(const struct desktop *d, struct qmp *q, pid_t pid,
 /* tmp made d's saved state: synced, state.json, renamed to state. */
 int qemu_state_seal(const struct desktop *d, const char *tmp, const char *full,
     const char *series, int base, int inram, size_t changed, char **cause);
+/* The same under another name: name and name.json (libvirt.c). */
+int qemu_state_seal_as(const struct desktop *d, const char *name,
+    const char *tmp, const char *full, const char *series, int base, int inram,
+    size_t changed, char **cause);
+/* Does j (a name.json in dir) still describe d's files and dir/name? */
+int qemu_state_fits(const struct desktop *d, const char *dir, const char *name,
+    json_t *j, char **cause);
+/* The migration capability x-ignore-shared on or off; no bandwidth cap;
+ * wait for an outgoing migration to complete; wait for an incoming one
+ * to leave QEMU paused with the state loaded. */
+int qemu_set_ignore_shared(struct qmp *q, int on, char **cause);
+int qemu_set_unthrottled(struct qmp *q, char **cause);
+int qemu_migrate_wait(struct qmp *q, char **cause);
+int qemu_state_loaded(const struct desktop *d, struct qmp *q, char **cause);
 /* fsync (data_only: fdatasync) the file at path: 0, or -1 with errno. */
 int qemu_fsync_path(const char *path, int data_only);
 /* After a save that did not end the VM: set back for snapshots, and with

@@ -145,8 +145,8 @@ qemu_qmp_version(struct qmp *q, char **full, char **series, char **cause)
 	return (rv);
 }
 
-static int
-set_ignore_shared(struct qmp *q, int on, char **cause)
+int
+qemu_set_ignore_shared(struct qmp *q, int on, char **cause)
 {
 	return (qmp_exec(q, "migrate-set-capabilities",
 	    json_pack("{s:[{s:s, s:b}]}", "capabilities", "capability",
@@ -161,8 +161,8 @@ set_ignore_shared(struct qmp *q, int on, char **cause)
  * stopped VM only waits for it: a clone's first save, which writes its
  * RAM into the state (418 MB), took 10.9 s.
  */
-static int
-set_unthrottled(struct qmp *q, char **cause)
+int
+qemu_set_unthrottled(struct qmp *q, char **cause)
 {
 	return (qmp_exec(q, "migrate-set-parameters",
 	    json_pack("{s:I}", "max-bandwidth", (json_int_t)1 << 40), NULL,
@@ -240,8 +240,8 @@ qemu_end(const struct desktop *d, struct qmp *q)
 }
 
 /* Wait for an outgoing migration to end: 0 once completed. */
-static int
-migrate_wait(struct qmp *q, char **cause)
+int
+qemu_migrate_wait(struct qmp *q, char **cause)
 {
 	long long deadline = hb_now_ms() + STATE_TIMEOUT_MS;
 
@@ -298,11 +298,11 @@ qemu_state_write(const struct desktop *d, struct qmp *q, pid_t pid, int base,
 		*cause = hb_fmt("out of memory");
 		goto out;
 	}
-	if (set_ignore_shared(q, !inram, cause) != 0 ||
-	    set_unthrottled(q, cause) != 0 ||
+	if (qemu_set_ignore_shared(q, !inram, cause) != 0 ||
+	    qemu_set_unthrottled(q, cause) != 0 ||
 	    qmp_exec(q, "migrate", json_pack("{s:s}", "uri", uri), NULL,
 	        cause) != 0 ||
-	    migrate_wait(q, cause) != 0)
+	    qemu_migrate_wait(q, cause) != 0)
 		goto out;
 	rv = 0;
 out:
@@ -319,7 +319,7 @@ qemu_state_cont(struct qmp *q, int run)
 	char *c2 = NULL;
 
 	/* (snapshot-save must include the RAM again) */
-	set_ignore_shared(q, 0, &c2);
+	qemu_set_ignore_shared(q, 0, &c2);
 	free(c2);
 	c2 = NULL;
 	if (run)
@@ -337,8 +337,18 @@ int
 qemu_state_seal(const struct desktop *d, const char *tmp, const char *full,
     const char *series, int base, int inram, size_t changed, char **cause)
 {
-	char *meta = desktop_path(d, "state.json"),
-	     *st = desktop_path(d, "state");
+	return (qemu_state_seal_as(d, "state", tmp, full, series, base, inram,
+	    changed, cause));
+}
+
+int
+qemu_state_seal_as(const struct desktop *d, const char *name, const char *tmp,
+    const char *full, const char *series, int base, int inram, size_t changed,
+    char **cause)
+{
+	char *mn = hb_fmt("%s.json", name);
+	char *meta = mn ? desktop_path(d, mn) : NULL,
+	     *st = desktop_path(d, name);
 	char *hash = NULL, *s = NULL, *ramst = NULL, *sys = NULL, *home = NULL;
 	json_t *j = NULL;
 	int rv = -1;
@@ -388,6 +398,7 @@ qemu_state_seal(const struct desktop *d, const char *tmp, const char *full,
 	rv = 0;
 out:
 	json_decref(j);
+	free(mn);
 	free(meta);
 	free(st);
 	free(hash);
@@ -484,8 +495,9 @@ out:
 }
 
 /* Does state.json still describe this desktop's files? */
-static int
-state_fits(const struct desktop *d, const char *dir, json_t *j, char **cause)
+int
+qemu_state_fits(const struct desktop *d, const char *dir, const char *name,
+    json_t *j, char **cause)
 {
 	static const char *const stamps[][2] = { { "ram", "ram" },
 		{ "system", "system.qcow2" }, { "home", "home.qcow2" } };
@@ -528,7 +540,7 @@ state_fits(const struct desktop *d, const char *dir, json_t *j, char **cause)
 			return (-1);
 		}
 	}
-	if ((p = hb_fmt("%s/state", dir)) == NULL) {
+	if ((p = hb_fmt("%s/%s", dir, name)) == NULL) {
 		*cause = hb_fmt("out of memory");
 		return (-1);
 	}
@@ -546,8 +558,8 @@ state_fits(const struct desktop *d, const char *dir, json_t *j, char **cause)
 
 /* Incoming, the VM is "inmigrate" until the state is in, then
  * "paused" (-S); a state QEMU cannot load makes it exit. */
-static int
-state_wait_loaded(const struct desktop *d, struct qmp *q, char **cause)
+int
+qemu_state_loaded(const struct desktop *d, struct qmp *q, char **cause)
 {
 	long long deadline = hb_now_ms() + STATE_TIMEOUT_MS;
 	char *c2 = NULL;
@@ -632,7 +644,7 @@ qemu_restore(const struct desktop *d, const struct image *im, const char *accel,
 		                "desktop was created from it");
 		goto out;
 	}
-	if (state_fits(d, warm ? wdir : d->dir, j, cause) != 0)
+	if (qemu_state_fits(d, warm ? wdir : d->dir, "state", j, cause) != 0)
 		goto out;
 	ram_in_state = json_is_true(json_object_get(j, "ram_in_state"));
 	/* A clone runs on the warm RAM, mapped privately through a link
@@ -665,14 +677,14 @@ qemu_restore(const struct desktop *d, const struct image *im, const char *accel,
 	}
 	/* A state that holds the RAM (a clone's first save) loads it into
 	 * this desktop's RAM file, which x-ignore-shared would refuse. */
-	if (set_ignore_shared(q, !ram_in_state, cause) != 0 ||
+	if (qemu_set_ignore_shared(q, !ram_in_state, cause) != 0 ||
 	    qmp_exec(q, "migrate-incoming", json_pack("{s:s}", "uri", uri),
 	        NULL, cause) != 0)
 		goto out;
-	if (state_wait_loaded(d, q, cause) != 0)
+	if (qemu_state_loaded(d, q, cause) != 0)
 		goto out;
 	/* Snapshots (snapshot-save) must include the RAM again. */
-	if (set_ignore_shared(q, 0, cause) != 0)
+	if (qemu_set_ignore_shared(q, 0, cause) != 0)
 		goto out;
 	if (warm != NULL) {
 		/* Disks larger than the warm state's: grown online (the

@@ -69,15 +69,12 @@ qmp_read(struct qmp *q, json_t **out, char **cause)
 	}
 }
 
+/* s (n bytes) and the line's end. */
 static int
-qmp_write(struct qmp *q, json_t *msg, char **cause)
+qmp_send(struct qmp *q, const char *s, size_t n, char **cause)
 {
-	char *s = json_dumps(msg, JSON_COMPACT);
-	if (s == NULL) {
-		*cause = hb_fmt("qmp: out of memory");
-		return -1;
-	}
-	size_t n = strlen(s), off = 0;
+	size_t off = 0;
+
 	while (off < n) {
 		/* QEMU may be gone (a state it could not load): an error,
 		 * never a SIGPIPE that kills the command. */
@@ -86,12 +83,10 @@ qmp_write(struct qmp *q, json_t *msg, char **cause)
 			continue;
 		if (w < 0) {
 			*cause = hb_fmt("qmp: %s", strerror(errno));
-			free(s);
 			return -1;
 		}
 		off += (size_t)w;
 	}
-	free(s);
 	if (send(q->fd, "\n", 1, MSG_NOSIGNAL) != 1) {
 		*cause = hb_fmt("qmp: %s", strerror(errno));
 		return -1;
@@ -99,22 +94,26 @@ qmp_write(struct qmp *q, json_t *msg, char **cause)
 	return 0;
 }
 
-int
-qmp_exec(struct qmp *q, const char *cmd, json_t *args, json_t **ret,
-    char **cause)
+static int
+qmp_write(struct qmp *q, json_t *msg, char **cause)
 {
-	json_t *req = json_pack("{s:s}", "execute", cmd);
-	if (req == NULL) {
-		json_decref(args);
+	char *s = json_dumps(msg, JSON_COMPACT);
+	int rv;
+
+	if (s == NULL) {
 		*cause = hb_fmt("qmp: out of memory");
 		return -1;
 	}
-	if (args != NULL)
-		json_object_set_new(req, "arguments", args);
-	int rv = qmp_write(q, req, cause);
-	json_decref(req);
-	if (rv != 0)
-		return -1;
+	rv = qmp_send(q, s, strlen(s), cause);
+	free(s);
+	return rv;
+}
+
+/* The answer to cmd, events skipped: its "return" into *ret (if not
+ * NULL), or its error into *cause. */
+static int
+qmp_reply(struct qmp *q, const char *cmd, json_t **ret, char **cause)
+{
 	for (;;) {
 		json_t *msg;
 		if (qmp_read(q, &msg, cause) != 0)
@@ -137,6 +136,25 @@ qmp_exec(struct qmp *q, const char *cmd, json_t *args, json_t **ret,
 		}
 		json_decref(msg); /* an event */
 	}
+}
+
+int
+qmp_exec(struct qmp *q, const char *cmd, json_t *args, json_t **ret,
+    char **cause)
+{
+	json_t *req = json_pack("{s:s}", "execute", cmd);
+	if (req == NULL) {
+		json_decref(args);
+		*cause = hb_fmt("qmp: out of memory");
+		return -1;
+	}
+	if (args != NULL)
+		json_object_set_new(req, "arguments", args);
+	int rv = qmp_write(q, req, cause);
+	json_decref(req);
+	if (rv != 0)
+		return -1;
+	return qmp_reply(q, cmd, ret, cause);
 }
 
 int
@@ -183,6 +201,53 @@ fail:
 	json_decref(greeting);
 	qmp_close(q);
 	return -1;
+}
+
+int
+qmp_getfd(struct qmp *q, const char *name, int fd, char **cause)
+{
+	json_t *req = json_pack("{s:s, s:{s:s}}", "execute", "getfd",
+	    "arguments", "fdname", name);
+	char *s = req ? json_dumps(req, JSON_COMPACT) : NULL;
+	union {
+		struct cmsghdr h;
+		char b[CMSG_SPACE(sizeof(int))];
+	} u;
+	struct iovec iov;
+	struct msghdr mh = { 0 };
+	ssize_t w;
+	int rv = -1;
+
+	json_decref(req);
+	if (s == NULL) {
+		*cause = hb_fmt("qmp: out of memory");
+		return -1;
+	}
+	/* the descriptor rides on the command's first byte; QEMU keeps it
+	 * for the command it reads that byte in */
+	memset(&u, 0, sizeof u);
+	iov.iov_base = s;
+	iov.iov_len = 1;
+	mh.msg_iov = &iov;
+	mh.msg_iovlen = 1;
+	mh.msg_control = u.b;
+	mh.msg_controllen = sizeof u.b;
+	CMSG_FIRSTHDR(&mh)->cmsg_level = SOL_SOCKET;
+	CMSG_FIRSTHDR(&mh)->cmsg_type = SCM_RIGHTS;
+	CMSG_FIRSTHDR(&mh)->cmsg_len = CMSG_LEN(sizeof(int));
+	memcpy(CMSG_DATA(CMSG_FIRSTHDR(&mh)), &fd, sizeof fd);
+	while ((w = sendmsg(q->fd, &mh, MSG_NOSIGNAL)) < 0 && errno == EINTR)
+		;
+	if (w != 1) {
+		*cause = hb_fmt("qmp: %s",
+		    w < 0 ? strerror(errno) : "short send");
+		goto out;
+	}
+	if (qmp_send(q, s + 1, strlen(s + 1), cause) == 0)
+		rv = qmp_reply(q, "getfd", NULL, cause);
+out:
+	free(s);
+	return rv;
 }
 
 void

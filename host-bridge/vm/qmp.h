@@ -24,6 +24,13 @@ int qmp_open(struct qmp **out, const char *path, int timeout_ms, char **cause);
 int qmp_exec(struct qmp *q, const char *cmd, json_t *args, json_t **ret,
     char **cause);
 
+/*
+ * Hand QEMU the descriptor fd under name (QMP's getfd, the descriptor
+ * passed with SCM_RIGHTS): "fd:NAME" then names it in a migration's URI.
+ * fd stays the caller's to close.
+ */
+int qmp_getfd(struct qmp *q, const char *name, int fd, char **cause);
+
 void qmp_close(struct qmp *q);
 
 #endif
