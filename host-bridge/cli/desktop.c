@@ -1222,7 +1222,9 @@ cmd_status(int argc, char **argv)
 	if (state != NULL && strncmp(state, "saved", 5) == 0) {
 		char ram[16], dev[16];
 		hb_human(ram, sizeof ram, desktop_file_bytes(d, "ram"));
-		hb_human(dev, sizeof dev, desktop_file_bytes(d, "state"));
+		hb_human(dev, sizeof dev,
+		    desktop_file_bytes(d,
+		        host_is_local(d->host) ? "state" : "lv.state"));
 		printf("saved state: RAM file %s on disk (sparse, %ldM "
 		       "virtual), device state %s\n",
 		    ram, d->memory, dev);

@@ -232,18 +232,6 @@ cmd_host(int argc, char **argv)
 	return (2);
 }
 
-/* Is the libvirt host at uri on this machine (a unix socket, no host
- * name)? Then it sees the desktop's directory where bureau keeps it. */
-static int
-host_here(const char *uri)
-{
-	const char *p = uri ? strstr(uri, "://") : NULL;
-
-	return (uri == NULL ||
-	    (p != NULL &&
-	        (p[3] == '/' || strncmp(p + 3, "localhost/", 10) == 0)));
-}
-
 char *
 host_pick(const char *want, char **cause)
 {

@@ -127,3 +127,13 @@ host_valid_name(const char *name, char **cause)
 	}
 	return (0);
 }
+
+int
+host_here(const char *uri)
+{
+	const char *p = uri ? strstr(uri, "://") : NULL;
+
+	return (uri == NULL ||
+	    (p != NULL &&
+	        (p[3] == '/' || strncmp(p + 3, "localhost/", 10) == 0)));
+}

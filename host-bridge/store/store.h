@@ -144,6 +144,9 @@ int host_is_local(const char *name);
 const char *desktop_host(const struct desktop *d);
 int host_uri(const char *name, char **uri, char **cause);
 int host_valid_name(const char *name, char **cause);
+/* Is the libvirt host at uri on this machine (a unix socket, no host
+ * name)? Then it sees the desktop's directory where bureau keeps it. */
+int host_here(const char *uri);
 
 /* A desktop's audit trail, as the host agent writes it (agent/audit.c):
  * the current file and the one it rotated to. */
