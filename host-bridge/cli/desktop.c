@@ -299,7 +299,8 @@ static void
 create_warm(const struct desktop *d, const struct create_args *a)
 {
 	const struct vm_backend *vm = vm_backend_for(d);
-	struct warm_size sz = { d->memory, d->cpus, a->disk, a->home_sz };
+	struct warm_size sz = { d->memory, d->cpus, a->disk, a->home_sz,
+		d->host };
 	char *wd = NULL, *why = NULL, *cause = NULL, *def = NULL;
 	const char *env = getenv("BUREAU_WARM");
 	long long t0 = hb_now_ms();

@@ -12,6 +12,7 @@ struct warm_size {
 	long memory_mb;
 	int cpus;
 	long long disk, home;
+	const char *host; /* a libvirt host's name, or NULL: local */
 };
 
 /* `bureau image warm [DIR]` (warm.c): make DIR's warm state (DIR NULL:

@@ -22,9 +22,13 @@
 #include "host-bridge/util/util.h"
 #include "host-bridge/vm/vm.h"
 
-/* What a clone needs of the warm desktop's directory. */
+/* What a clone needs of the warm desktop's directory (on a libvirt host,
+ * the state is lv.state: libvirt.c). */
 static const char *const warm_files[] = { "system.qcow2", "home.qcow2", "ram",
 	"state", "state.json", "guest-token" };
+static const char *const warm_files_lv[] = { "system.qcow2", "home.qcow2",
+	"ram", "lv.state", "lv.state.json", "guest-token" };
+#define N_WARM_FILES (sizeof warm_files / sizeof warm_files[0])
 
 static void
 rm_tree(const char *path)
@@ -71,7 +75,8 @@ run_self(const char *home, char **args, char **cause)
 static int
 warm_there(const char *dir, const struct warm_size *sz)
 {
-	const struct vm_backend *vm = vm_backend();
+	struct desktop hd = { .host = (char *)sz->host };
+	const struct vm_backend *vm = vm_backend_for(&hd);
 	char *wd = NULL;
 	int r;
 
@@ -83,12 +88,46 @@ warm_there(const char *dir, const struct warm_size *sz)
 	return (r == 1);
 }
 
+/* The private BUREAU_HOME's hosts.json: the libvirt host the warm
+ * desktop runs on, as this BUREAU_HOME has it. */
+static int
+warm_host(const char *tmp, const char *host, char **cause)
+{
+	json_t *h = NULL, *one = NULL;
+	char *p = hb_fmt("%s/hosts.json", tmp);
+	int rv = -1;
+
+	if (p == NULL) {
+		*cause = hb_fmt("out of memory");
+		return (-1);
+	}
+	if (hosts_load(&h, cause) != 0)
+		goto out;
+	if (json_object_get(h, host) == NULL) {
+		*cause = hb_fmt("no host '%s'", host);
+		goto out;
+	}
+	if ((one = json_object()) == NULL ||
+	    json_object_set(one, host, json_object_get(h, host)) != 0 ||
+	    json_dump_file(one, p, JSON_INDENT(2)) != 0) {
+		*cause = hb_fmt("cannot write '%s'", p);
+		goto out;
+	}
+	rv = 0;
+out:
+	json_decref(h);
+	json_decref(one);
+	free(p);
+	return (rv);
+}
+
 int
 image_warm(const char *opt, const struct warm_size *sz, char **cause)
 {
 	char *dir = NULL, *tmp = NULL, *wdir = NULL, *nw = NULL, *old = NULL;
 	char *from = NULL, *to = NULL, *mem = NULL, *cpus = NULL;
-	char *disk = NULL, *home = NULL;
+	char *disk = NULL, *home = NULL, *name = NULL;
+	const char *host = sz != NULL ? sz->host : NULL;
 	long long t0 = hb_now_ms();
 	int rv = -1, lk = -1;
 
@@ -103,9 +142,12 @@ image_warm(const char *opt, const struct warm_size *sz, char **cause)
 		goto out;
 	}
 	if ((tmp = hb_fmt("%s/.warm-XXXXXX", dir)) == NULL ||
-	    (wdir = sz ?
-	            hb_fmt("%s/warm-%s-%s-%s-%s", dir, mem, cpus, disk, home) :
-	            hb_fmt("%s/warm", dir)) == NULL ||
+	    (wdir = sz ? hb_fmt("%s/warm-%s%s-%s-%s-%s", dir,
+	                     host ? "libvirt-" : "", mem, cpus, disk, home) :
+	                 hb_fmt("%s/warm", dir)) == NULL ||
+	    /* (a libvirt domain's name is the host's: this one's own) */
+	    (name = host ? hb_fmt("warm%d", (int)getpid()) : strdup("warm")) ==
+	        NULL ||
 	    (nw = hb_fmt("%s.new", wdir)) == NULL ||
 	    (old = hb_fmt("%s.old", wdir)) == NULL) {
 		*cause = hb_fmt("out of memory");
@@ -151,16 +193,18 @@ image_warm(const char *opt, const struct warm_size *sz, char **cause)
 	}
 	printf("bureau image warm: booting a desktop of '%s' once%s\n", dir,
 	    sz ? " (this size's first)" : "");
-	char *create[] = { "create", "warm", "--image", dir,
+	if (host != NULL && warm_host(tmp, host, cause) != 0)
+		goto out;
+	char *create[] = { "create", name, "--image", dir,
 		sz ? "--memory" : NULL, mem, "--cpus", cpus, "--disk", disk,
-		"--home", home, NULL };
-	char *start[] = { "start", "warm", NULL };
-	char *stop[] = { "stop", "warm", NULL };
+		"--home", home, host ? "--host" : NULL, (char *)host, NULL };
+	char *start[] = { "start", name, NULL };
+	char *stop[] = { "stop", name, NULL };
 	if (run_self(tmp, create, cause) != 0)
 		goto out;
 	if (run_self(tmp, start, cause) != 0) {
 		char *c2 = NULL;
-		char *kill[] = { "stop", "--force", "warm", NULL };
+		char *kill[] = { "stop", "--force", name, NULL };
 		run_self(tmp, kill, &c2);
 		free(c2);
 		goto out;
@@ -172,14 +216,13 @@ image_warm(const char *opt, const struct warm_size *sz, char **cause)
 		*cause = hb_fmt("cannot create '%s': %s", nw, strerror(errno));
 		goto out;
 	}
-	for (size_t i = 0; i < sizeof warm_files / sizeof warm_files[0] + 1;
-	     i++) {
-		const char *f = i < sizeof warm_files / sizeof warm_files[0] ?
-		    warm_files[i] :
-		    "desktop.json";
+	for (size_t i = 0; i < N_WARM_FILES + 1; i++) {
+		const char *f = i == N_WARM_FILES ? "desktop.json" :
+		    host                          ? warm_files_lv[i] :
+		                                    warm_files[i];
 		free(from);
 		free(to);
-		from = hb_fmt("%s/warm/%s", tmp, f);
+		from = hb_fmt("%s/%s/%s", tmp, name, f);
 		to = hb_fmt("%s/%s", nw,
 		    strcmp(f, "desktop.json") == 0 ? "warm.json" : f);
 		if (from == NULL || to == NULL) {
@@ -224,5 +267,6 @@ out:
 	free(cpus);
 	free(disk);
 	free(home);
+	free(name);
 	return (rv);
 }

@@ -1162,6 +1162,44 @@ out:
 	return (rv);
 }
 
+/* Grow the disk of libvirt's device dev (virtio-disk0: vda) to size:
+ * block_resize on the node libvirt gave it, found through query-block. */
+static int
+lv_block_resize(struct qmp *q, const char *dev, long long size, char **cause)
+{
+	json_t *r = NULL, *b;
+	const char *node = NULL;
+	char *want = hb_fmt("/%s/", dev);
+	size_t i;
+	int rv = -1;
+
+	if (want == NULL) {
+		*cause = hb_fmt("out of memory");
+		return (-1);
+	}
+	if (qmp_exec(q, "query-block", NULL, &r, cause) != 0)
+		goto out;
+	json_array_foreach(r, i, b)
+	{
+		const char *qd = json_string_value(json_object_get(b, "qdev"));
+		if (qd != NULL && strstr(qd, want) != NULL)
+			node = json_string_value(json_object_get(
+			    json_object_get(b, "inserted"), "node-name"));
+	}
+	if (node == NULL) {
+		*cause = hb_fmt("no block node of device '%s'", dev);
+		goto out;
+	}
+	rv = qmp_exec(q, "block_resize",
+	    json_pack("{s:s, s:I}", "node-name", node, "size",
+	        (json_int_t)size),
+	    NULL, cause);
+out:
+	json_decref(r);
+	free(want);
+	return (rv);
+}
+
 /*
  * lv.state back (see lv_save): libvirt starts the domain paused, with
  * -incoming defer on its command line and the same RAM file; the state
@@ -1175,8 +1213,14 @@ lv_restore(const struct desktop *d, const struct image *im, const char *accel,
 	virConnectPtr c = NULL;
 	virDomainPtr dom = NULL;
 	struct qmp *q = NULL;
-	char *meta = desktop_path(d, "lv.state.json"),
-	     *st = desktop_path(d, "lv.state"),
+	json_t *warm = qemu_warm_from(d);
+	const char *wdir = warm ?
+	    json_string_value(json_object_get(warm, "warm")) :
+	    NULL;
+	char *meta = wdir ? hb_fmt("%s/lv.state.json", wdir) :
+	                    desktop_path(d, "lv.state.json"),
+	     *st = wdir ? hb_fmt("%s/lv.state", wdir) :
+	                  desktop_path(d, "lv.state"),
 	     *qs = desktop_path(d, "lv/qmp.sock"), *xml = NULL, *full = NULL,
 	     *series = NULL;
 	const char *was;
@@ -1190,7 +1234,7 @@ lv_restore(const struct desktop *d, const struct image *im, const char *accel,
 		*cause = hb_fmt("out of memory");
 		goto out;
 	}
-	if (access(st, F_OK) != 0) {
+	if (wdir == NULL && access(st, F_OK) != 0) {
 		rv = lv_restore_image(d, accel, cause);
 		goto out;
 	}
@@ -1198,7 +1242,19 @@ lv_restore(const struct desktop *d, const struct image *im, const char *accel,
 		*cause = hb_fmt("unreadable '%s': %s", meta, jerr.text);
 		goto out;
 	}
-	if (qemu_state_fits(d, d->dir, "lv.state", j, cause) != 0)
+	/* A clone's first start: the warm state of its image for libvirt
+	 * hosts (qemu_warm.c), which stays (other clones read it), on a
+	 * copy of its RAM file (sparse: what the warm guest wrote). */
+	if (warm != NULL &&
+	    !json_equal(json_object_get(warm, "state_blake2b"),
+	        json_object_get(j, "state_blake2b"))) {
+		*cause = hb_fmt("the image's warm state was remade since this "
+		                "desktop was created from it");
+		goto out;
+	}
+	if (qemu_state_fits(d, wdir ? wdir : d->dir, "lv.state", j, cause) !=
+	        0 ||
+	    (wdir != NULL && qemu_warm_copy_ram(d, wdir, cause) != 0))
 		goto out;
 	if (lv_prepare(d, 1, &c, cause) != 0 ||
 	    (xml = lv_xml(d, im, accel, 1, cause)) == NULL)
@@ -1236,10 +1292,30 @@ lv_restore(const struct desktop *d, const struct image *im, const char *accel,
 	    qemu_state_loaded(d, q, cause) != 0 ||
 	    qemu_set_ignore_shared(q, 0, cause) != 0)
 		goto out;
-	/* Once it runs its RAM and disks move on: the state is spent (a
-	 * later start must boot, never go back to it). */
-	unlink(st);
-	unlink(meta);
+	if (warm != NULL) {
+		/* Disks larger than the warm state's grow online (the guest's
+		 * udev rules grow the file systems), as on `local`. */
+		static const char *const grow[][3] = {
+			{ "virtio-disk0", "disk", "warm_disk" },
+			{ "virtio-disk1", "home", "warm_home" },
+		};
+		for (size_t i = 0; i < sizeof grow / sizeof grow[0]; i++) {
+			json_int_t to = json_integer_value(
+			    json_object_get(warm, grow[i][1]));
+			json_int_t from = json_integer_value(
+			    json_object_get(warm, grow[i][2]));
+			if (from > 0 && to > from &&
+			    lv_block_resize(q, grow[i][0], to, cause) != 0)
+				goto out;
+		}
+		/* From here on an ordinary desktop on its own RAM. */
+		qemu_warm_forget(d);
+	} else {
+		/* Once it runs its RAM and disks move on: the state is spent
+		 * (a later start must boot, never go back to it). */
+		unlink(st);
+		unlink(meta);
+	}
 	if (virDomainResume(dom) != 0) {
 		*cause = hb_fmt(
 		    "libvirt did not resume the restored domain: %s",
@@ -1266,6 +1342,7 @@ out:
 	qmp_close(q);
 	lv_close(c, dom);
 	json_decref(j);
+	json_decref(warm);
 	free(meta);
 	free(st);
 	free(qs);
@@ -1306,12 +1383,13 @@ static int
 lv_clone(const struct desktop *d, const struct image *im, long long disk,
     long long home, char **why)
 {
-	(void)d;
+	int r;
+
 	(void)im;
-	(void)disk;
-	(void)home;
-	*why = hb_fmt("warm clones are not made on libvirt hosts yet");
-	return (*why ? 0 : -1);
+	if ((r = qemu_clone_lv(d, disk, home, why)) == 1 &&
+	    lv_grant(d, why) != 0)
+		return (-1);
+	return (r);
 }
 
 const struct vm_backend vm_libvirt = {
@@ -1332,6 +1410,9 @@ const struct vm_backend vm_libvirt = {
 	.discard = lv_discard,
 	.stats = lv_stats,
 	.clone = lv_clone,
+	.warm_find = qemu_warm_find_lv,
+	.cloned = qemu_cloned,
+	.warm_token = qemu_warm_token,
 };
 
 const struct vm_backend *

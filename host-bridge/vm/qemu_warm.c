@@ -200,10 +200,11 @@ out:
  * yes, 0 no (*why says why, when why is not NULL and *why is NULL), -1
  * out of memory. *wj and *sj get warm.json and state.json when it fits. */
 static int
-warm_fits(const char *wd, long memory, int cpus, long long disk, long long home,
-    json_t **wj, json_t **sj, char **why)
+warm_fits(const char *wd, const char *sname, long memory, int cpus,
+    long long disk, long long home, json_t **wj, json_t **sj, char **why)
 {
-	char *p = hb_fmt("%s/warm.json", wd), *s = hb_fmt("%s/state.json", wd);
+	char *p = hb_fmt("%s/warm.json", wd),
+	     *s = hb_fmt("%s/%s.json", wd, sname);
 	json_t *w = NULL, *st = NULL;
 	const char *m;
 	char *no = NULL;
@@ -220,7 +221,8 @@ warm_fits(const char *wd, long memory, int cpus, long long disk, long long home,
 	}
 	if ((st = json_load_file(s, 0, NULL)) == NULL) {
 		no = hb_fmt("the image's warm state is incomplete (no "
-		            "state.json)");
+		            "%s.json)",
+		    sname);
 		goto out;
 	}
 	m = json_string_value(json_object_get(st, "machine"));
@@ -265,10 +267,15 @@ out:
 	return (rv);
 }
 
-int
-qemu_warm_find(const char *image, long memory, int cpus, long long disk,
+/* The warm states of libvirt hosts (libvirt.c): IMAGE/warm-libvirt-*,
+ * their state lv.state; `local`'s are IMAGE/warm and IMAGE/warm-*. */
+#define WARM_LV "warm-libvirt-"
+
+static int
+warm_find(const char *image, int lv, long memory, int cpus, long long disk,
     long long home, char **dir, char **why)
 {
+	const char *sname = lv ? "lv.state" : "state";
 	char *wd = NULL, *best = NULL;
 	json_t *w = NULL, *st = NULL;
 	long long best_grow = -1;
@@ -286,7 +293,9 @@ qemu_warm_find(const char *image, long memory, int cpus, long long disk,
 	/* The default size's first: its reason is the one to give. */
 	if ((wd = qemu_warm_dir(image)) == NULL)
 		return (-1);
-	if ((f = warm_fits(wd, memory, cpus, disk, home, &w, &st, why)) != 0) {
+	if (!lv &&
+	    (f = warm_fits(wd, sname, memory, cpus, disk, home, &w, &st,
+	         why)) != 0) {
 		json_decref(w);
 		json_decref(st);
 		if (f < 0) {
@@ -305,14 +314,15 @@ qemu_warm_find(const char *image, long memory, int cpus, long long disk,
 	while ((de = readdir(dh)) != NULL) {
 		/* (not DIR.new or DIR.old: being made or replaced) */
 		if (strncmp(de->d_name, "warm-", 5) != 0 ||
-		    strchr(de->d_name, '.') != NULL)
+		    strchr(de->d_name, '.') != NULL ||
+		    (strncmp(de->d_name, WARM_LV, strlen(WARM_LV)) == 0) != lv)
 			continue;
 		free(wd);
 		if ((wd = hb_fmt("%s/%s", image, de->d_name)) == NULL) {
 			rv = -1;
 			goto out;
 		}
-		if ((f = warm_fits(wd, memory, cpus, disk, home, &w, &st,
+		if ((f = warm_fits(wd, sname, memory, cpus, disk, home, &w, &st,
 		         NULL)) < 0) {
 			rv = -1;
 			goto out;
@@ -336,7 +346,8 @@ qemu_warm_find(const char *image, long memory, int cpus, long long disk,
 		*dir = best;
 		best = NULL;
 		rv = 1;
-	}
+	} else if (lv && why != NULL && *why == NULL)
+		*why = hb_fmt("no warm state of this size for libvirt hosts");
 out:
 	if (dh != NULL)
 		closedir(dh);
@@ -346,22 +357,37 @@ out:
 }
 
 int
-qemu_clone(const struct desktop *d, const struct image *im, long long disk,
-    long long home, char **why)
+qemu_warm_find(const char *image, long memory, int cpus, long long disk,
+    long long home, char **dir, char **why)
 {
+	return (warm_find(image, 0, memory, cpus, disk, home, dir, why));
+}
+
+int
+qemu_warm_find_lv(const char *image, long memory, int cpus, long long disk,
+    long long home, char **dir, char **why)
+{
+	return (warm_find(image, 1, memory, cpus, disk, home, dir, why));
+}
+
+static int
+warm_clone(const struct desktop *d, int lv, long long disk, long long home,
+    char **why)
+{
+	const char *sname = lv ? "lv.state" : "state";
 	char *wd = NULL, *p = NULL, *from = NULL, *to = NULL, *s = NULL;
 	json_t *w = NULL, *st = NULL, *mark = NULL;
 	int rv;
 
-	(void)im;
-	if ((rv = qemu_warm_find(d->image, d->memory, d->cpus, disk, home, &wd,
+	if ((rv = warm_find(d->image, lv, d->memory, d->cpus, disk, home, &wd,
 	         why)) <= 0) {
 		if (rv < 0)
 			*why = hb_fmt("out of memory");
 		goto out;
 	}
 	rv = -1;
-	if (warm_fits(wd, d->memory, d->cpus, disk, home, &w, &st, why) != 1)
+	if (warm_fits(wd, sname, d->memory, d->cpus, disk, home, &w, &st,
+	        why) != 1)
 		goto out;
 	/* The disks as they were at the save (the warm RAM knows them), and
 	 * the warm state's guest token, which the clone's daemon must refuse
@@ -408,6 +434,21 @@ out:
 	free(to);
 	free(s);
 	return (rv);
+}
+
+int
+qemu_clone(const struct desktop *d, const struct image *im, long long disk,
+    long long home, char **why)
+{
+	(void)im;
+	return (warm_clone(d, 0, disk, home, why));
+}
+
+int
+qemu_clone_lv(const struct desktop *d, long long disk, long long home,
+    char **why)
+{
+	return (warm_clone(d, 1, disk, home, why));
 }
 
 char *

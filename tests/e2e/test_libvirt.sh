@@ -21,7 +21,10 @@
 # devices alone: under 64 MB, the RAM in the RAM file, its pages on disk)
 # and `ls` says saved; `start` restores it (a process started before runs
 # on with the same pid, the clock is stepped, the old guest token is
-# refused, the saved state is spent);
+# refused, the saved state is spent); a new desktop is a clone of the
+# image's warm state for libvirt hosts (made on the size's first use),
+# restored under its own name, drawn, a second clone of the same warm
+# state with its home grown online (lsblk in the guest);
 # a second libvirtd (its own directories in a mount namespace of its
 # own, its own socket's URI) is host lv2: `move` refuses a running
 # desktop and its own host, carries the saved desktop to lv2, whose
@@ -130,7 +133,8 @@ json.dump(h, open(sys.argv[1], "w"))
 PY
 refuse "create --host: another machine" "another machine" "$bureau" create x --host far --image "$img"
 "$bureau" host rm far >/dev/null 2>&1 || fail "host rm far"
-"$bureau" create $a --host lv --image "$img" --memory 1536M --disk 4G --home 1G >"$home/create" 2>&1 ||
+# (a cold boot, whatever warm state the image has: its figure is measured)
+BUREAU_WARM=0 "$bureau" create $a --host lv --image "$img" --memory 1536M --disk 4G --home 1G >"$home/create" 2>&1 ||
 	{ cat "$home/create"; fail "create --host lv"; exit 1; }
 grep -q "host lv" "$home/create" && grep -q '"host": "lv"' "$home/$a/desktop.json" &&
 	pass "create --host lv: $(head -1 "$home/create")" || { cat "$home/create"; fail "create: host"; }
@@ -213,6 +217,41 @@ skew=$(( ${2:-0} - $(date +%s) ))
 grep "restored desktop" "$home/$a/agent.log" | tail -1 | sed 's/^/# /'
 
 echo "# libvirt, TCG, 1536M: cold boot $tboot s, stop (save) $tsave s, start from saved $trestore s; ratio $(echo "$tboot $trestore" | awk '{ printf "%.1f", $1 / $2 }')x (load: $(cut -d' ' -f1-3 /proc/loadavg))"
+
+# ---- warm clones ----------------------------------------------------------------
+# A new desktop on a libvirt host is a clone of the image's warm state for
+# libvirt hosts (IMAGE/warm-libvirt-SIZE: made by create on its size's
+# first use, one cold boot; kept in the image for later runs). Its first
+# start restores that state under its own name and token, on a copy of
+# the warm RAM. A second clone asks a larger home than the warm state's:
+# from the same warm state, its home grown online.
+c=${a}c c2=${a}d
+t0=$(now)
+"$bureau" create $c --host lv --image "$img" --memory 1536M --disk 4G --home 1G >"$home/createc" 2>&1 ||
+	{ cat "$home/createc"; fail "create $c"; }
+tcreate=$(since $t0)
+grep -q "cloned from the image's warm state" "$home/createc" &&
+	pass "create: a clone of the warm state for libvirt hosts ($tcreate s): $(grep -E 'made in|cloned' "$home/createc" | tr '\n' ' ')" ||
+	{ cat "$home/createc"; fail "create: not a clone"; }
+[ -e "$img/warm-libvirt-1536M-2-4294967296-1073741824/lv.state" ] && pass "the warm state: $img/warm-libvirt-1536M-2-4294967296-1073741824" || fail "no warm-libvirt state in $img"
+t0=$(now)
+"$bureau" start $c --timeout 300 >"$home/startc" 2>&1 || { cat "$home/startc"; tail -20 "$home/$c/agent.log"; fail "start $c"; }
+tclone=$(since $t0)
+grep -q "^restored desktop '$c'" "$home/startc" && pass "start: the clone restored ($tclone s): $(head -1 "$home/startc")" ||
+	{ cat "$home/startc"; tail -5 "$home/$c/agent.log"; fail "start: the clone not restored"; }
+[ "$(gsh $c hostname)" = "$c" ] && pass "clone: named $c" || fail "clone: hostname $(gsh $c hostname)"
+"$bureau" screenshot $c -o "$home/shotc.png" >/dev/null 2>&1
+colours=$(identify -format %k "$home/shotc.png" 2>/dev/null || echo 0)
+[ "${colours:-0}" -gt 8 ] && pass "clone: a drawn desktop ($colours colours)" || fail "clone screenshot: $colours colours"
+[ "$(virsh -q -c $uri domstate bureau-$c 2>&1)" = running ] && pass "virsh: bureau-$c running" || fail "virsh: bureau-$c"
+"$bureau" create $c2 --host lv --image "$img" --memory 1536M --disk 4G --home 1536M >"$home/created" 2>&1 &&
+	grep -q "cloned from" "$home/created" && ! grep -q "made in" "$home/created" &&
+	"$bureau" start $c2 --timeout 300 >"$home/startd" 2>&1 && grep -q "^restored desktop '$c2'" "$home/startd" &&
+	pass "a second clone of the same warm state: $(head -1 "$home/startd")" || { cat "$home/created" "$home/startd"; fail "second clone"; }
+out=$(gsh $c2 "hostname; lsblk -bno SIZE /dev/vdb | head -1")
+[ "$(echo "$out" | tr '\n' ' ')" = "$c2 1610612736 " ] && pass "clone: named $c2, its home grown online to 1536M" || fail "second clone: $out"
+for x in $c $c2; do "$bureau" stop --force $x >/dev/null 2>&1; "$bureau" rm $x >/dev/null 2>&1; done
+echo "# libvirt: new desktop from the warm state $tclone s (create $tcreate s)"
 
 # ---- a second libvirt host, and move ----------------------------------------------
 # Another libvirtd on this machine: its own runtime, state, cache, log and
