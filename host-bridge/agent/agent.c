@@ -418,7 +418,7 @@ ag_run(struct agent *ag, const sigset_t *sigs)
 
 	for (;;) {
 		pid_t qemu, net;
-		int qgone = 0, ngone = 0, adopted, nst;
+		int qgone = 0, ngone = 0, adopted, foster, nst;
 
 		if (sigwait(sigs, &sig) != 0)
 			continue;
@@ -428,11 +428,13 @@ ag_run(struct agent *ag, const sigset_t *sigs)
 		qemu = ag->qemu;
 		net = ag->net;
 		adopted = ag->adopted;
+		foster = ag->foster;
 		pthread_mutex_unlock(&ag->lock);
 		st = 0;
 		if (qemu > 0)
-			qgone = adopted ? !hb_pid_running(qemu) :
-			                  waitpid(qemu, &st, WNOHANG) == qemu;
+			qgone = adopted || foster ?
+			    !hb_pid_running(qemu) :
+			    waitpid(qemu, &st, WNOHANG) == qemu;
 		if (qgone) {
 			if (ag_idle_saved(ag, qemu))
 				continue;

@@ -84,6 +84,9 @@ struct agent {
 	pthread_t relay;
 	/* The VM runs on from a killed agent's time, not as our child. */
 	int adopted;
+	/* QEMU is another's child (libvirtd's): its end comes by its pidfd
+	 * (ag_vm_watch), as an adopted one's. Under lock. */
+	int foster;
 
 	pthread_mutex_t lock; /* everything below */
 	pthread_cond_t decided;

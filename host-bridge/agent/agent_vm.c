@@ -21,6 +21,8 @@
 #include "host-bridge/vm/ready.h"
 #include "host-bridge/vm/vm.h"
 
+static int ag_vm_watch(pid_t qemu, pid_t net, char **cause);
+
 /* desktop file `file` gone; errors do not matter (it may not exist). */
 static void
 ag_unlink(const struct desktop *d, const char *file)
@@ -121,6 +123,22 @@ ag_vm_start(struct agent *ag, const char *accel, pid_t *qemu, pid_t *net,
 	if (*qemu == 0) {
 		*cause = hb_fmt("qemu started but left no pid");
 		goto out;
+	}
+	/* libvirt's QEMU is libvirtd's child, not ours: no SIGCHLD comes
+	 * when it ends (a power-off, an idle save), its pidfd tells. */
+	{
+		/* (WNOWAIT: a child that already ended stays for ag_run
+		 * to reap) */
+		siginfo_t si;
+		int foster = waitid(P_PID, (id_t)*qemu, &si,
+		                 WEXITED | WNOHANG | WNOWAIT) < 0 &&
+		    errno == ECHILD;
+
+		pthread_mutex_lock(&ag->lock);
+		ag->foster = foster;
+		pthread_mutex_unlock(&ag->lock);
+		if (foster && ag_vm_watch(*qemu, -1, cause) != 0)
+			goto out;
 	}
 	ag_write(ag->d, "run.json",
 	    json_pack("{s:i, s:i, s:i, s:s, s:f, s:b, s:s?}", "agent",
@@ -283,7 +301,7 @@ ag_vm_ended(struct agent *ag, int st, const char *why, pid_t net)
 {
 	char how[160];
 	int clean = WIFEXITED(st) && WEXITSTATUS(st) == 0 && why == NULL &&
-	    !ag->adopted;
+	    !ag->adopted && !ag->foster;
 	int pst;
 
 	if (why != NULL)
@@ -292,6 +310,10 @@ ag_vm_ended(struct agent *ag, int st, const char *why, pid_t net)
 		snprintf(how, sizeof how,
 		    "qemu ended (adopted by this host agent, not its child: "
 		    "how it ended is not known)");
+	else if (ag->foster)
+		snprintf(how, sizeof how,
+		    "qemu ended (libvirt's, not this host agent's child: "
+		    "libvirt's log of the domain says how)");
 	else if (WIFSIGNALED(st))
 		snprintf(how, sizeof how, "qemu was killed by signal %d (%s)",
 		    WTERMSIG(st), strsignal(WTERMSIG(st)));

@@ -48,6 +48,7 @@
 #include <jansson.h>
 
 #include "host-bridge/util/util.h"
+#include "host-bridge/vm/disks.h"
 #include "host-bridge/vm/qemu_int.h"
 #include "host-bridge/vm/qmp.h"
 #include "host-bridge/vm/vm.h"
@@ -59,6 +60,7 @@
 #define LV_LINK_WAIT_MS 15000
 
 static int lv_saved(const struct desktop *d);
+static void lv_discard(const struct desktop *d);
 
 static void
 lv_quiet(void *arg, virErrorPtr err)
@@ -1010,17 +1012,51 @@ lv_resume(const struct desktop *d, char **cause)
 	return (lv_pause_resume(d, 0, cause));
 }
 
+/*
+ * Snapshots as on `local`: QEMU's own (snapshot-save, -load: the RAM and
+ * devices into the system disk, both disks' state, internal qcow2
+ * snapshots) through bureau's monitor, libvirt not involved; a stopped
+ * desktop's with qemu-img (disks.c).
+ */
 static int
 lv_snapshot(const struct desktop *d, const char *tag, int restore, int *live,
     char **cause)
 {
-	(void)tag;
-	(void)restore;
-	(void)live;
-	*cause = hb_fmt("snapshots of desktops on libvirt hosts are not "
-	                "supported yet (desktop '%s' is on host '%s')",
-	    d->name, d->host);
-	return (-1);
+	char *qs, *c2 = NULL;
+	struct qmp *q = NULL;
+	int rv = -1;
+
+	*live = tag != NULL && lv_pid(d) != 0;
+	if (!*live) {
+		rv = disks_snapshot(d, tag, restore, cause);
+		/* Disks reverted under a saved state would not be the disks
+		 * its memory knew: the next start boots. */
+		if (rv == 0 && tag != NULL && restore)
+			lv_discard(d);
+		return (rv);
+	}
+	if ((qs = desktop_path(d, "lv/qmp.sock")) == NULL) {
+		*cause = hb_fmt("out of memory");
+		return (-1);
+	}
+	if (access(qs, F_OK) != 0)
+		*cause = hb_fmt("desktop '%s' was started by an older bureau "
+		                "(no QMP socket of its own): stop it once",
+		    d->name);
+	/* (one connection: the monitor serves one client at a time) */
+	else if (qmp_open(&q, qs, 30000, cause) != 0)
+		;
+	else if (!restore)
+		rv = qemu_job_q(q, "snapshot-save", tag, cause);
+	else if (qmp_exec(q, "stop", NULL, NULL, cause) == 0) {
+		rv = qemu_job_q(q, "snapshot-load", tag, cause);
+		qmp_exec(q, "cont", NULL, NULL, &c2);
+		free(c2);
+		qemu_net_redial(d); /* (as qemu.c's snapshot says) */
+	}
+	qmp_close(q);
+	free(qs);
+	return (rv);
 }
 
 /*
@@ -1162,44 +1198,6 @@ out:
 	return (rv);
 }
 
-/* Grow the disk of libvirt's device dev (virtio-disk0: vda) to size:
- * block_resize on the node libvirt gave it, found through query-block. */
-static int
-lv_block_resize(struct qmp *q, const char *dev, long long size, char **cause)
-{
-	json_t *r = NULL, *b;
-	const char *node = NULL;
-	char *want = hb_fmt("/%s/", dev);
-	size_t i;
-	int rv = -1;
-
-	if (want == NULL) {
-		*cause = hb_fmt("out of memory");
-		return (-1);
-	}
-	if (qmp_exec(q, "query-block", NULL, &r, cause) != 0)
-		goto out;
-	json_array_foreach(r, i, b)
-	{
-		const char *qd = json_string_value(json_object_get(b, "qdev"));
-		if (qd != NULL && strstr(qd, want) != NULL)
-			node = json_string_value(json_object_get(
-			    json_object_get(b, "inserted"), "node-name"));
-	}
-	if (node == NULL) {
-		*cause = hb_fmt("no block node of device '%s'", dev);
-		goto out;
-	}
-	rv = qmp_exec(q, "block_resize",
-	    json_pack("{s:s, s:I}", "node-name", node, "size",
-	        (json_int_t)size),
-	    NULL, cause);
-out:
-	json_decref(r);
-	free(want);
-	return (rv);
-}
-
 /*
  * lv.state back (see lv_save): libvirt starts the domain paused, with
  * -incoming defer on its command line and the same RAM file; the state
@@ -1295,17 +1293,25 @@ lv_restore(const struct desktop *d, const struct image *im, const char *accel,
 	if (warm != NULL) {
 		/* Disks larger than the warm state's grow online (the guest's
 		 * udev rules grow the file systems), as on `local`. */
-		static const char *const grow[][3] = {
-			{ "virtio-disk0", "disk", "warm_disk" },
-			{ "virtio-disk1", "home", "warm_home" },
+		static const char *const grow[][2] = {
+			{ "disk", "warm_disk" },
+			{ "home", "warm_home" },
 		};
+		char nodes[2][64];
+
+		if (qemu_top_nodes(q, nodes[0], nodes[1], sizeof nodes[0], NULL,
+		        cause) != 0)
+			goto out;
 		for (size_t i = 0; i < sizeof grow / sizeof grow[0]; i++) {
 			json_int_t to = json_integer_value(
-			    json_object_get(warm, grow[i][1]));
+			    json_object_get(warm, grow[i][0]));
 			json_int_t from = json_integer_value(
-			    json_object_get(warm, grow[i][2]));
+			    json_object_get(warm, grow[i][1]));
 			if (from > 0 && to > from &&
-			    lv_block_resize(q, grow[i][0], to, cause) != 0)
+			    qmp_exec(q, "block_resize",
+			        json_pack("{s:s, s:I}", "node-name", nodes[i],
+			            "size", to),
+			        NULL, cause) != 0)
 				goto out;
 		}
 		/* From here on an ordinary desktop on its own RAM. */

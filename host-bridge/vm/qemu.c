@@ -1012,22 +1012,14 @@ qemu_start(const struct desktop *d, const struct image *im, const char *accel,
 
 /* Run a QMP job (snapshot-save/-load) and wait until it concludes. The
  * disks' top nodes are asked for: a fork puts new ones over them. */
-static int
-qemu_job(const struct desktop *d, const char *cmd, const char *tag,
-    char **cause)
+int
+qemu_job_q(struct qmp *q, const char *cmd, const char *tag, char **cause)
 {
-	struct qmp *q = NULL;
-	char *path = desktop_path(d, "qmp.sock");
 	char sys[64], home[64];
 	json_t *args = NULL;
 	int rv = -1;
 
-	if (path == NULL) {
-		*cause = hb_fmt("out of memory");
-		goto out;
-	}
-	if (qmp_open(&q, path, 30000, cause) != 0 ||
-	    qemu_top_nodes(q, sys, home, sizeof sys, NULL, cause) != 0)
+	if (qemu_top_nodes(q, sys, home, sizeof sys, NULL, cause) != 0)
 		goto out;
 	if ((args = json_pack("{s:s, s:s, s:s, s:[s,s]}", "job-id",
 	         "bureau-snap", "tag", tag, "vmstate", sys, "devices", sys,
@@ -1077,6 +1069,21 @@ qemu_job(const struct desktop *d, const char *cmd, const char *tag,
 		usleep(200000);
 	}
 out:
+	return (rv);
+}
+
+static int
+qemu_job(const struct desktop *d, const char *cmd, const char *tag,
+    char **cause)
+{
+	char *path = desktop_path(d, "qmp.sock");
+	struct qmp *q = NULL;
+	int rv = -1;
+
+	if (path == NULL)
+		*cause = hb_fmt("out of memory");
+	else if (qmp_open(&q, path, 30000, cause) == 0)
+		rv = qemu_job_q(q, cmd, tag, cause);
 	qmp_close(q);
 	free(path);
 	return (rv);
@@ -1105,6 +1112,10 @@ qemu_snapshot(const struct desktop *d, const char *tag, int restore, int *live,
 	rv = qemu_job(d, "snapshot-load", tag, cause);
 	qemu_qmp(d, "cont", NULL, NULL, &c2);
 	free(c2);
+	/* The guest's connections went back to the snapshot's: the relay's
+	 * to its daemon hangs until dialled anew (20 s for the clock step
+	 * after it to give up, measured on a libvirt desktop). */
+	qemu_net_redial(d);
 	return (rv);
 }
 

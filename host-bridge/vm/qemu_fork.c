@@ -67,6 +67,8 @@ qemu_top_nodes(struct qmp *q, char *sys, char *home, size_t len,
 	{
 		const char *dev = json_string_value(
 		    json_object_get(b, "device"));
+		const char *qdev = json_string_value(
+		    json_object_get(b, "qdev"));
 		json_t *in = json_object_get(b, "inserted");
 		const char *node = json_string_value(
 		    json_object_get(in, "node-name"));
@@ -77,9 +79,13 @@ qemu_top_nodes(struct qmp *q, char *sys, char *home, size_t len,
 
 		if (dev == NULL || node == NULL)
 			continue;
-		if (strcmp(dev, "drive-sys") == 0)
+		/* (local's drives by their ids; a libvirt domain's, whose
+		 * -blockdev nodes have none, by libvirt's device aliases) */
+		if (strcmp(dev, "drive-sys") == 0 ||
+		    (qdev != NULL && strstr(qdev, "/virtio-disk0/") != NULL))
 			to = sys, n = 0;
-		else if (strcmp(dev, "drive-home") == 0)
+		else if (strcmp(dev, "drive-home") == 0 ||
+		    (qdev != NULL && strstr(qdev, "/virtio-disk1/") != NULL))
 			to = home, n = 1;
 		if (to != NULL && strlen(node) < len &&
 		    (sizes == NULL || size > 0)) {

@@ -112,6 +112,9 @@ int qemu_layer_name(const char *name);
  * ([0] the system disk's, [1] the home's), from the same query-block. */
 int qemu_top_nodes(struct qmp *q, char *sys, char *home, size_t len,
     long long *sizes, char **cause);
+/* qemu.c: run the QMP job cmd (snapshot-save or snapshot-load of tag,
+ * the RAM on the system disk) through q and wait until it concludes. */
+int qemu_job_q(struct qmp *q, const char *cmd, const char *tag, char **cause);
 
 /* qemu_stream.c: write the state of the stopped QEMU pid of d, which runs
  * on ram.base, to out: the warm state's RAM sections, the pages it

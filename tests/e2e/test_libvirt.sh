@@ -15,8 +15,9 @@
 # domain bureau-NAME (virsh domstate: running), its QEMU the process
 # libvirt started (its pid file), as user libvirt-qemu, the guest reachable only through the host agent (its
 # name and network as on local: 10.0.2.15, and the host's loopback out of
-# its reach); pause and resume show in virsh; snapshot and fork say they
-# are not on libvirt hosts yet; `stop` saves it (the domain gone from
+# its reach); pause and resume show in virsh; a live snapshot restored
+# brings back both disks as they were; fork says it is not on libvirt
+# hosts yet; `stop` saves it (the domain gone from
 # libvirt, QEMU gone from the process table, lv.state written with the
 # devices alone: under 64 MB, the RAM in the RAM file, its pages on disk)
 # and `ls` says saved; `start` restores it (a process started before runs
@@ -24,7 +25,8 @@
 # refused, the saved state is spent); a new desktop is a clone of the
 # image's warm state for libvirt hosts (made on the size's first use),
 # restored under its own name, drawn, a second clone of the same warm
-# state with its home grown online (lsblk in the guest);
+# state with its home grown online (lsblk in the guest), saved by
+# --idle-save while idle and woken, its processes kept, by a request;
 # a second libvirtd (its own directories in a mount namespace of its
 # own, its own socket's URI) is host lv2: `move` refuses a running
 # desktop and its own host, carries the saved desktop to lv2, whose
@@ -176,7 +178,19 @@ colours=$(identify -format %k "$home/shot.png" 2>/dev/null || echo 0)
 "$bureau" pause $a >/dev/null && [ "$(virsh -q -c $uri domstate bureau-$a)" = paused ] &&
 	"$bureau" resume $a >/dev/null && [ "$(virsh -q -c $uri domstate bureau-$a)" = running ] &&
 	pass "pause, resume: as virsh sees them" || fail "pause/resume"
-refuse "snapshot: not yet" "not supported yet" "$bureau" snapshot $a t1
+# a live snapshot (QEMU's, through bureau's monitor: memory and both
+# disks), a file changed after it, the snapshot restored: the file as it
+# was, the guest's process from before it running, the domain running
+gsh $a 'echo one > ~/snap.txt; echo sys-one > /var/tmp/snap.txt; sync' >/dev/null
+"$bureau" snapshot $a t1 >"$home/snap" 2>&1 && grep -q "live" "$home/snap" && "$bureau" snapshot $a | grep -q t1 &&
+	pass "snapshot: $(cat "$home/snap")" || { cat "$home/snap"; fail "snapshot $a t1"; }
+gsh $a 'echo two > ~/snap.txt; echo sys-two > /var/tmp/snap.txt; sync' >/dev/null
+"$bureau" restore $a t1 >"$home/snap" 2>&1 || { cat "$home/snap"; fail "restore $a t1"; }
+out=$(gsh $a 'cat ~/snap.txt /var/tmp/snap.txt')
+# (and no warning: the guest's clock step after it reached the guest)
+[ "$(echo "$out" | tr '\n' ' ')" = "one sys-one " ] && [ "$(virsh -q -c $uri domstate bureau-$a)" = running ] &&
+	! grep -q warning "$home/snap" &&
+	pass "restore: $(cat "$home/snap"), the home and system disks as they were" || fail "snapshot restored: $out"
 refuse "fork: not yet" "cannot fork yet" "$bureau" fork $a lvb
 
 # ---- stop saves, start restores -------------------------------------------------
@@ -244,12 +258,34 @@ grep -q "^restored desktop '$c'" "$home/startc" && pass "start: the clone restor
 colours=$(identify -format %k "$home/shotc.png" 2>/dev/null || echo 0)
 [ "${colours:-0}" -gt 8 ] && pass "clone: a drawn desktop ($colours colours)" || fail "clone screenshot: $colours colours"
 [ "$(virsh -q -c $uri domstate bureau-$c 2>&1)" = running ] && pass "virsh: bureau-$c running" || fail "virsh: bureau-$c"
-"$bureau" create $c2 --host lv --image "$img" --memory 1536M --disk 4G --home 1536M >"$home/created" 2>&1 &&
+"$bureau" create $c2 --host lv --image "$img" --memory 1536M --disk 4G --home 1536M --idle-save 8s >"$home/created" 2>&1 &&
 	grep -q "cloned from" "$home/created" && ! grep -q "made in" "$home/created" &&
 	"$bureau" start $c2 --timeout 300 >"$home/startd" 2>&1 && grep -q "^restored desktop '$c2'" "$home/startd" &&
 	pass "a second clone of the same warm state: $(head -1 "$home/startd")" || { cat "$home/created" "$home/startd"; fail "second clone"; }
 out=$(gsh $c2 "hostname; lsblk -bno SIZE /dev/vdb | head -1")
 [ "$(echo "$out" | tr '\n' ' ')" = "$c2 1610612736 " ] && pass "clone: named $c2, its home grown online to 1536M" || fail "second clone: $out"
+# --idle-save on a libvirt host: untouched for 8 s, the clone is saved
+# (its domain gone from libvirt, its agent serving on); the next request
+# restores it (its process from before runs on) and says "woke"
+pid=$(gsh $c2 'setsid sleep 100007 >/dev/null 2>&1 < /dev/null & echo $!' | tr -dc 0-9)
+apid=$(cat "$home/$c2/agent.pid" 2>/dev/null)
+t0=$(now)
+n=0
+while [ $n -lt 240 ] && ! "$bureau" status $c2 2>/dev/null | grep -qx 'state: saved (idle)'; do sleep 0.25; n=$((n + 1)); done
+t_idle=$(since "$t0")
+if "$bureau" status $c2 2>/dev/null | grep -qx 'state: saved (idle)' && kill -0 "$apid" 2>/dev/null &&
+    ! virsh -q -c $uri list --all --name | grep -qx bureau-$c2 && [ -s "$home/$c2/lv.state" ]; then
+	pass "idle save: $c2 saved $t_idle s after its last request (no domain in libvirt, lv.state written, its agent $apid serves on)"
+else
+	fail "idle save of $c2: $("$bureau" status $c2 2>&1 | head -3 | tr '\n' ' ')"
+fi
+t0=$(now)
+r=$(call $c2 "{\"tool\":\"bash\",\"command\":\"ps -o comm= -p $pid\"}" 120)
+t_wake=$(since "$t0")
+[ "$(echo "$r" | json woke)" = true ] && [ "$(echo "$r" | json output | tr -d '\n')" = sleep ] &&
+	[ "$(virsh -q -c $uri domstate bureau-$c2 2>&1)" = running ] &&
+	pass "idle wake: the next request restored it and was answered in $t_wake s (\"woke\": true), pid $pid still 'sleep'" ||
+	fail "idle wake ($t_wake s): $(echo "$r" | cut -c1-300)"
 for x in $c $c2; do "$bureau" stop --force $x >/dev/null 2>&1; "$bureau" rm $x >/dev/null 2>&1; done
 echo "# libvirt: new desktop from the warm state $tclone s (create $tcreate s)"
 
