@@ -1223,7 +1223,6 @@ lv_restore(const struct desktop *d, const struct image *im, const char *accel,
 	     *series = NULL;
 	const char *was;
 	json_t *j = NULL;
-	json_error_t jerr;
 	struct lv_net n;
 	long long t0, t1;
 	int rv = -1, fd = -1, net = 0;
@@ -1236,22 +1235,11 @@ lv_restore(const struct desktop *d, const struct image *im, const char *accel,
 		rv = lv_restore_image(d, accel, cause);
 		goto out;
 	}
-	if ((j = json_load_file(meta, 0, &jerr)) == NULL) {
-		*cause = hb_fmt("unreadable '%s': %s", meta, jerr.text);
-		goto out;
-	}
 	/* A clone's first start: the warm state of its image for libvirt
 	 * hosts (qemu_warm.c), which stays (other clones read it), on a
 	 * copy of its RAM file (sparse: what the warm guest wrote). */
-	if (warm != NULL &&
-	    !json_equal(json_object_get(warm, "state_blake2b"),
-	        json_object_get(j, "state_blake2b"))) {
-		*cause = hb_fmt("the image's warm state was remade since this "
-		                "desktop was created from it");
-		goto out;
-	}
-	if (qemu_state_fits(d, wdir ? wdir : d->dir, "lv.state", j, cause) !=
-	        0 ||
+	if ((j = qemu_state_meta(d, wdir ? wdir : d->dir, "lv.state", warm,
+	         cause)) == NULL ||
 	    (wdir != NULL && qemu_warm_copy_ram(d, wdir, cause) != 0))
 		goto out;
 	if (lv_prepare(d, 1, &c, cause) != 0 ||
@@ -1293,27 +1281,12 @@ lv_restore(const struct desktop *d, const struct image *im, const char *accel,
 	if (warm != NULL) {
 		/* Disks larger than the warm state's grow online (the guest's
 		 * udev rules grow the file systems), as on `local`. */
-		static const char *const grow[][2] = {
-			{ "disk", "warm_disk" },
-			{ "home", "warm_home" },
-		};
 		char nodes[2][64];
 
 		if (qemu_top_nodes(q, nodes[0], nodes[1], sizeof nodes[0], NULL,
-		        cause) != 0)
+		        cause) != 0 ||
+		    qemu_warm_grow(q, warm, nodes[0], nodes[1], cause) != 0)
 			goto out;
-		for (size_t i = 0; i < sizeof grow / sizeof grow[0]; i++) {
-			json_int_t to = json_integer_value(
-			    json_object_get(warm, grow[i][0]));
-			json_int_t from = json_integer_value(
-			    json_object_get(warm, grow[i][1]));
-			if (from > 0 && to > from &&
-			    qmp_exec(q, "block_resize",
-			        json_pack("{s:s, s:I}", "node-name", nodes[i],
-			            "size", to),
-			        NULL, cause) != 0)
-				goto out;
-		}
 		/* From here on an ordinary desktop on its own RAM. */
 		qemu_warm_forget(d);
 	} else {

@@ -90,6 +90,17 @@ int qemu_state_seal_as(const struct desktop *d, const char *name,
 /* Does j (a name.json in dir) still describe d's files and dir/name? */
 int qemu_state_fits(const struct desktop *d, const char *dir, const char *name,
     json_t *j, char **cause);
+/* dir/name.json (a new reference), when it describes d's files and
+ * dir/name, and, for a clone's first start (warm: its warm-from), is of
+ * the warm state the clone was made from; else NULL with *cause. */
+json_t *qemu_state_meta(const struct desktop *d, const char *dir,
+    const char *name, json_t *warm, char **cause);
+/* A clone's first start: its disks (QEMU's nodes sys and home) grown
+ * online from the warm state's sizes to its own (warm: its warm-from;
+ * the guest's virtio-blk sees the new size, its udev rules grow the file
+ * systems: bureau-growfs, bureau-growhome). */
+int qemu_warm_grow(struct qmp *q, json_t *warm, const char *sys,
+    const char *home, char **cause);
 /* The migration capability x-ignore-shared on or off; no bandwidth cap;
  * wait for an outgoing migration to complete; wait for an incoming one
  * to leave QEMU paused with the state loaded. */

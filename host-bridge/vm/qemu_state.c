@@ -604,28 +604,75 @@ qemu_state_loaded(const struct desktop *d, struct qmp *q, char **cause)
 }
 
 int
+qemu_warm_grow(struct qmp *q, json_t *warm, const char *sys, const char *home,
+    char **cause)
+{
+	static const char *const grow[][2] = {
+		{ "disk", "warm_disk" },
+		{ "home", "warm_home" },
+	};
+
+	for (size_t i = 0; i < sizeof grow / sizeof grow[0]; i++) {
+		json_int_t to = json_integer_value(
+		    json_object_get(warm, grow[i][0]));
+		json_int_t from = json_integer_value(
+		    json_object_get(warm, grow[i][1]));
+		/* (a clone by an older bureau has no warm_disk) */
+		if (from > 0 && to > from &&
+		    qmp_exec(q, "block_resize",
+		        json_pack("{s:s, s:I}", "node-name",
+		            i == 0 ? sys : home, "size", to),
+		        NULL, cause) != 0)
+			return (-1);
+	}
+	return (0);
+}
+
+json_t *
+qemu_state_meta(const struct desktop *d, const char *dir, const char *name,
+    json_t *warm, char **cause)
+{
+	char *meta = hb_fmt("%s/%s.json", dir, name);
+	json_error_t jerr;
+	json_t *j = NULL;
+
+	if (meta == NULL)
+		*cause = hb_fmt("out of memory");
+	else if ((j = json_load_file(meta, 0, &jerr)) == NULL)
+		*cause = hb_fmt("unreadable '%s': %s", meta, jerr.text);
+	else if (warm != NULL &&
+	    !json_equal(json_object_get(warm, "state_blake2b"),
+	        json_object_get(j, "state_blake2b"))) {
+		*cause = hb_fmt("the image's warm state was remade since this "
+		                "desktop was created from it");
+		json_decref(j);
+		j = NULL;
+	} else if (qemu_state_fits(d, dir, name, j, cause) != 0) {
+		json_decref(j);
+		j = NULL;
+	}
+	free(meta);
+	return (j);
+}
+
+int
 qemu_restore(const struct desktop *d, const struct image *im, const char *accel,
     char **cause)
 {
 	struct qmp *q = NULL;
-	char *meta = desktop_path(d, "state.json"), *st = NULL, *ms = NULL;
+	char *st = NULL, *ms = NULL;
 	char *qmps = NULL, *quoted = NULL, *uri = NULL, *full = NULL;
 	char *series = NULL;
 	const char *was;
 	json_t *j = NULL, *warm = NULL;
-	json_error_t jerr;
 	int rv = -1, launched = 0, ram_in_state = 0;
 	const char *wdir = NULL;
 
 	/* A clone's first start: the warm state of its image, which stays
 	 * (other clones read it), is restored into this desktop's disks. */
-	if ((warm = qemu_warm_from(d)) != NULL) {
+	if ((warm = qemu_warm_from(d)) != NULL)
 		wdir = json_string_value(json_object_get(warm, "warm"));
-		free(meta);
-		meta = hb_fmt("%s/state.json", wdir);
-	}
-	if (meta == NULL ||
-	    (st = warm ? hb_fmt("%s/state", wdir) : desktop_path(d, "state")) ==
+	if ((st = warm ? hb_fmt("%s/state", wdir) : desktop_path(d, "state")) ==
 	        NULL ||
 	    (qmps = desktop_path(d, "qmp.sock")) == NULL ||
 	    (quoted = shell_quote(st)) == NULL ||
@@ -633,18 +680,8 @@ qemu_restore(const struct desktop *d, const struct image *im, const char *accel,
 		*cause = hb_fmt("out of memory");
 		goto out;
 	}
-	if ((j = json_load_file(meta, 0, &jerr)) == NULL) {
-		*cause = hb_fmt("unreadable '%s': %s", meta, jerr.text);
-		goto out;
-	}
-	if (warm != NULL &&
-	    !json_equal(json_object_get(warm, "state_blake2b"),
-	        json_object_get(j, "state_blake2b"))) {
-		*cause = hb_fmt("the image's warm state was remade since this "
-		                "desktop was created from it");
-		goto out;
-	}
-	if (qemu_state_fits(d, warm ? wdir : d->dir, "state", j, cause) != 0)
+	if ((j = qemu_state_meta(d, warm ? wdir : d->dir, "state", warm,
+	         cause)) == NULL)
 		goto out;
 	ram_in_state = json_is_true(json_object_get(j, "ram_in_state"));
 	/* A clone runs on the warm RAM, mapped privately through a link
@@ -690,23 +727,8 @@ qemu_restore(const struct desktop *d, const struct image *im, const char *accel,
 		/* Disks larger than the warm state's: grown online (the
 		 * guest's virtio-blk sees the new size, its udev rules grow
 		 * the file systems: bureau-growfs, bureau-growhome). */
-		static const char *const grow[][3] = {
-			{ "sys", "disk", "warm_disk" },
-			{ "home", "home", "warm_home" },
-		};
-		for (size_t i = 0; i < sizeof grow / sizeof grow[0]; i++) {
-			json_int_t to = json_integer_value(
-			    json_object_get(warm, grow[i][1]));
-			json_int_t from = json_integer_value(
-			    json_object_get(warm, grow[i][2]));
-			/* (a clone by an older bureau has no warm_disk) */
-			if (from > 0 && to > from &&
-			    qmp_exec(q, "block_resize",
-			        json_pack("{s:s, s:I}", "node-name", grow[i][0],
-			            "size", to),
-			        NULL, cause) != 0)
-				goto out;
-		}
+		if (qemu_warm_grow(q, warm, "sys", "home", cause) != 0)
+			goto out;
 		/* From here on an ordinary desktop on its own RAM. */
 		qemu_warm_forget(d);
 	} else {
@@ -726,7 +748,6 @@ out:
 	qmp_close(q);
 	json_decref(j);
 	json_decref(warm);
-	free(meta);
 	free(st);
 	free(ms);
 	free(qmps);
