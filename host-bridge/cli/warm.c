@@ -142,8 +142,9 @@ image_warm(const char *opt, const struct warm_size *sz, char **cause)
 		goto out;
 	}
 	if ((tmp = hb_fmt("%s/.warm-XXXXXX", dir)) == NULL ||
-	    (wdir = sz ? hb_fmt("%s/warm-%s%s-%s-%s-%s", dir,
-	                     host ? "libvirt-" : "", mem, cpus, disk, home) :
+	    (wdir = sz ? hb_fmt("%s/%s-%s-%s-%s-%s", dir,
+	                     host ? VM_WARM_LIBVIRT : "warm", mem, cpus, disk,
+	                     home) :
 	                 hb_fmt("%s/warm", dir)) == NULL ||
 	    /* (a libvirt domain's name is the host's: this one's own) */
 	    (name = host ? hb_fmt("warm%d", (int)getpid()) : strdup("warm")) ==

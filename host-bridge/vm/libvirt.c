@@ -329,6 +329,9 @@ lv_arg_path(const struct desktop *d, const char *name)
  * CPU's features back over QMP at every start and restore (800 qom-get
  * under TCG, 0.7 s of a 2.7 s restore in its debug log), whatever the
  * model: it adds qemu64 where the XML names none.
+ * A saved state holds these devices: a change to them takes a new
+ * VM_WARM_LIBVIRT number (vm.h), so that no warm state of the old devices
+ * is cloned.
  */
 static char *
 lv_xml(const struct desktop *d, const struct image *im, const char *accel,

@@ -143,7 +143,7 @@ char *qemu_warm_dir(const char *image);
 int qemu_warm_find(const char *image, long memory, int cpus, long long disk,
     long long home, char **dir, char **why);
 /* The same for libvirt hosts (libvirt.c): their own warm states,
- * IMAGE/warm-libvirt-MEMORY-CPUS-DISK-HOME, a state lv.state. */
+ * IMAGE/VM_WARM_LIBVIRT-MEMORY-CPUS-DISK-HOME, a state lv.state. */
 int qemu_warm_find_lv(const char *image, long memory, int cpus, long long disk,
     long long home, char **dir, char **why);
 int qemu_clone_lv(const struct desktop *d, long long disk, long long home,

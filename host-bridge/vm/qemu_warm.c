@@ -267,9 +267,9 @@ out:
 	return (rv);
 }
 
-/* The warm states of libvirt hosts (libvirt.c): IMAGE/warm-libvirt-*,
- * their state lv.state; `local`'s are IMAGE/warm and IMAGE/warm-*. */
-#define WARM_LV "warm-libvirt-"
+/* The warm states of libvirt hosts (vm.h's VM_WARM_LIBVIRT), their state
+ * lv.state; `local`'s are IMAGE/warm and the other IMAGE/warm-*. */
+#define WARM_LV VM_WARM_LIBVIRT "-"
 
 static int
 warm_find(const char *image, int lv, long memory, int cpus, long long disk,
@@ -315,7 +315,8 @@ warm_find(const char *image, int lv, long memory, int cpus, long long disk,
 		/* (not DIR.new or DIR.old: being made or replaced) */
 		if (strncmp(de->d_name, "warm-", 5) != 0 ||
 		    strchr(de->d_name, '.') != NULL ||
-		    (strncmp(de->d_name, WARM_LV, strlen(WARM_LV)) == 0) != lv)
+		    (lv ? strncmp(de->d_name, WARM_LV, strlen(WARM_LV)) != 0 :
+		          strncmp(de->d_name, "warm-libvirt", 12) == 0))
 			continue;
 		free(wd);
 		if ((wd = hb_fmt("%s/%s", image, de->d_name)) == NULL) {

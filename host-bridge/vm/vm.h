@@ -32,6 +32,13 @@ struct vm_fork_info {
 	int ram_copied;        /* the parent's own RAM file was copied */
 };
 
+/* The warm states of libvirt hosts (libvirt.c, qemu_warm.c):
+ * IMAGE/VM_WARM_LIBVIRT-MEMORY-CPUS-DISK-HOME. A state holds the devices
+ * of the domain libvirt.c's lv_xml makes: a change to them takes a new
+ * number here, and the warm states of the old one are no longer used
+ * (`create` makes new ones). */
+#define VM_WARM_LIBVIRT "warm-libvirt1"
+
 struct vm_backend {
 	const char *name;
 	/* The disks of a new desktop: the system disk (copy-on-write on the

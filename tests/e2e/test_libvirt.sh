@@ -234,7 +234,7 @@ echo "# libvirt, TCG, 1536M: cold boot $tboot s, stop (save) $tsave s, start fro
 
 # ---- warm clones ----------------------------------------------------------------
 # A new desktop on a libvirt host is a clone of the image's warm state for
-# libvirt hosts (IMAGE/warm-libvirt-SIZE: made by create on its size's
+# libvirt hosts (IMAGE/warm-libvirt1-SIZE: made by create on its size's
 # first use, one cold boot; kept in the image for later runs). Its first
 # start restores that state under its own name and token, on a copy of
 # the warm RAM. A second clone asks a larger home than the warm state's:
@@ -247,7 +247,7 @@ tcreate=$(since $t0)
 grep -q "cloned from the image's warm state" "$home/createc" &&
 	pass "create: a clone of the warm state for libvirt hosts ($tcreate s): $(grep -E 'made in|cloned' "$home/createc" | tr '\n' ' ')" ||
 	{ cat "$home/createc"; fail "create: not a clone"; }
-[ -e "$img/warm-libvirt-1536M-2-4294967296-1073741824/lv.state" ] && pass "the warm state: $img/warm-libvirt-1536M-2-4294967296-1073741824" || fail "no warm-libvirt state in $img"
+[ -e "$img/warm-libvirt1-1536M-2-4294967296-1073741824/lv.state" ] && pass "the warm state: $img/warm-libvirt1-1536M-2-4294967296-1073741824" || fail "no warm-libvirt state in $img"
 t0=$(now)
 "$bureau" start $c --timeout 300 >"$home/startc" 2>&1 || { cat "$home/startc"; tail -20 "$home/$c/agent.log"; fail "start $c"; }
 tclone=$(since $t0)
