@@ -29,6 +29,8 @@ static const char *const warm_files[] = { "system.qcow2", "home.qcow2", "ram",
 static const char *const warm_files_lv[] = { "system.qcow2", "home.qcow2",
 	"ram", "lv.state", "lv.state.json", "guest-token" };
 #define N_WARM_FILES (sizeof warm_files / sizeof warm_files[0])
+_Static_assert(sizeof warm_files == sizeof warm_files_lv,
+    "one list of a warm state's files per backend, of one length");
 
 static void
 rm_tree(const char *path)
@@ -203,15 +205,16 @@ image_warm(const char *opt, const struct warm_size *sz, char **cause)
 	char *stop[] = { "stop", name, NULL };
 	if (run_self(tmp, create, cause) != 0)
 		goto out;
-	if (run_self(tmp, start, cause) != 0) {
+	/* (a VM that did not start, or not save, must not outlive its
+	 * files: on a libvirt host a domain would run on) */
+	if (run_self(tmp, start, cause) != 0 ||
+	    run_self(tmp, stop, cause) != 0) {
 		char *c2 = NULL;
 		char *kill[] = { "stop", "--force", name, NULL };
 		run_self(tmp, kill, &c2);
 		free(c2);
 		goto out;
 	}
-	if (run_self(tmp, stop, cause) != 0)
-		goto out;
 	rm_tree(nw);
 	if (mkdir(nw, 0700) != 0) {
 		*cause = hb_fmt("cannot create '%s': %s", nw, strerror(errno));
