@@ -1218,8 +1218,9 @@ lv_restore(const struct desktop *d, const struct image *im, const char *accel,
 	const char *wdir = warm ?
 	    json_string_value(json_object_get(warm, "warm")) :
 	    NULL;
-	char *meta = wdir ? hb_fmt("%s/lv.state.json", wdir) :
-	                    desktop_path(d, "lv.state.json"),
+	/* (meta: this desktop's record, removed with its spent state;
+	 * qemu_state_meta reads the record, the warm state's for a clone) */
+	char *meta = desktop_path(d, "lv.state.json"),
 	     *st = wdir ? hb_fmt("%s/lv.state", wdir) :
 	                  desktop_path(d, "lv.state"),
 	     *qs = desktop_path(d, "lv/qmp.sock"), *xml = NULL, *full = NULL,
