@@ -31,7 +31,7 @@ DEPS_TEST := xvfb xterm x11-apps x11-utils xdotool xclip wmctrl \
 	gir1.2-gtk-3.0 gir1.2-atspi-2.0
 DEPS_HOST := qemu-system-x86 qemu-utils mmdebstrap e2fsprogs debhelper \
 	dpkg-dev dh-python lintian novnc passt nftables iproute2 xz-utils binutils \
-	systemd libvirt-daemon-system libvirt-clients
+	systemd libvirt-daemon-system libvirt-clients openssh-client openssh-server
 # Debian 12's clang-format (14): another version formats differently.
 DEPS_CHECK := clang-format
 # make fuzz: libFuzzer and the sanitizer runtimes come with Debian's clang.

@@ -197,6 +197,13 @@ ag_op_state(struct agent *ag)
 		json_object_set_new(r, "pending", json_integer(ag->pending));
 		json_object_set_new(r, "endpoint", json_string(ag->ep_url));
 		json_object_set_new(r, "pid", json_integer(getpid()));
+		/* the VM as its agent sees it: a desktop on another machine
+		 * shows this (vm/remote.c) */
+		json_object_set_new(r, "vm",
+		    json_string(ag->vm == AG_VM_SAVED ? "saved" :
+		            ag->vm == AG_VM_SAVING    ? "saving" :
+		            ag->vm == AG_VM_WAKING    ? "waking" :
+		                                        "running"));
 	}
 	pthread_mutex_unlock(&ag->lock);
 	return (ag_dump(r));

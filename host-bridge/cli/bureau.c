@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include "host-bridge/cli/cli.h"
+#include "host-bridge/cli/remote.h"
 #include "host-bridge/include/bureau.h"
 #include "host-bridge/mc/mc.h"
 
@@ -127,6 +128,13 @@ main(int argc, char **argv)
 		    "list\n",
 		    name);
 		return (2);
+	}
+	/* a desktop on another machine: the command runs there (remote.c) */
+	{
+		int rc;
+
+		if (argc >= 3 && remote_dispatch(argc, argv, &rc))
+			return (rc);
 	}
 	return (cmd->run(argc - 1, argv + 1));
 }

@@ -23,6 +23,7 @@
 #include "host-bridge/cli/all.h"
 #include "host-bridge/cli/cli.h"
 #include "host-bridge/cli/desktop.h"
+#include "host-bridge/cli/remote.h"
 #include "host-bridge/cli/operator.h"
 #include "host-bridge/cli/safeprint.h"
 #include "host-bridge/include/bureau.h"
@@ -435,6 +436,13 @@ cmd_create(int argc, char **argv)
 	d.memory = (long)(a.mem >> 20);
 	if ((d.host = host_pick(a.host_opt, &cause)) == NULL)
 		goto fail;
+	/* on another machine: made there, by the bureau there */
+	if ((cl = remote_host(d.host, &cause)) < 0)
+		goto fail;
+	if (cl > 0) {
+		rc = remote_create(argc, argv, d.host, d.name);
+		goto out;
+	}
 	if (host_is_local(d.host)) {
 		free(d.host);
 		d.host = NULL;
@@ -1616,7 +1624,12 @@ const struct cli_cmd cli_desktop_cmds[] = {
 	{ "snapshot", "snapshot NAME [TAG]   (no TAG: list)", cmd_snapshot },
 	{ "restore", "restore NAME TAG", cmd_restore },
 	{ "console", "console [-f] [-n LINES] NAME", cmd_console },
-	{ "host", "host add NAME URI | host ls | host rm NAME", cmd_host },
+	{ "host", "host add NAME URI | host ls | host rm NAME | host probe URI",
+	    cmd_host },
 	{ "move", "move NAME --to HOST", cmd_move },
+	{ "remote-forward",
+	    "remote-forward NAME   (the SSH forwards of a desktop on another "
+	    "machine; create and start run it)",
+	    cmd_remote_forward },
 	{ NULL, NULL, NULL },
 };

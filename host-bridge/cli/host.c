@@ -12,9 +12,14 @@
 #include "host-bridge/cli/cli.h"
 #include "host-bridge/cli/desktop.h"
 #include "host-bridge/cli/operator.h"
+#include "host-bridge/cli/remote.h"
 #include "host-bridge/store/store.h"
 #include "host-bridge/util/util.h"
 #include "host-bridge/vm/vm.h"
+
+#ifndef BUREAU_VERSION
+#define BUREAU_VERSION "unknown"
+#endif
 
 /* MemAvailable of this machine in bytes, or -1. */
 static long long
@@ -38,6 +43,8 @@ host_free(const char *uri, long long *free_bytes, char **cause)
 		*free_bytes = host_local_free();
 		return (0);
 	}
+	if (!host_here(uri))
+		return (remote_probe(uri, free_bytes, NULL, cause));
 	return (vm_host_probe(uri, free_bytes, cause));
 }
 
@@ -74,7 +81,8 @@ static int
 host_add(int argc, char **argv)
 {
 	json_t *h = NULL;
-	char *cause = NULL;
+	const char *old;
+	char *cause = NULL, *ver = NULL;
 	long long fb;
 	int lk = -1, rc = 1;
 
@@ -96,7 +104,11 @@ host_add(int argc, char **argv)
 		    argv[3]);
 		goto fail;
 	}
-	if (vm_host_probe(argv[3], &fb, &cause) != 0) {
+	/* another machine: asked of the bureau there, whose its desktops
+	 * are */
+	if ((host_here(argv[3]) ?
+	            vm_host_probe(argv[3], &fb, &cause) :
+	            remote_probe(argv[3], &fb, &ver, &cause)) != 0) {
 		char *c2 = hb_fmt("cannot reach '%s': %s", argv[3], cause);
 		free(cause);
 		cause = c2;
@@ -104,6 +116,15 @@ host_add(int argc, char **argv)
 	}
 	if (store_lock_all(&lk, &cause) != 0 || hosts_load(&h, &cause) != 0)
 		goto fail;
+	/* the same again is no error: a bureau on another machine adds
+	 * its own libvirt under the name this one gave it, each time */
+	if ((old = json_string_value(json_object_get(
+	         json_object_get(h, argv[2]), "uri"))) != NULL &&
+	    strcmp(old, argv[3]) == 0) {
+		printf("host '%s' is there already: %s\n", argv[2], argv[3]);
+		rc = 0;
+		goto out;
+	}
 	if (json_object_get(h, argv[2]) != NULL) {
 		cause = hb_fmt("host '%s' exists (`bureau host rm %s` first)",
 		    argv[2], argv[2]);
@@ -115,6 +136,8 @@ host_add(int argc, char **argv)
 	if (hosts_save(h, &cause) != 0)
 		goto fail;
 	printf("added host '%s': %s\n", argv[2], argv[3]);
+	if (ver != NULL)
+		printf("on another machine: %s answers there over SSH\n", ver);
 	rc = 0;
 	goto out;
 fail:
@@ -123,6 +146,7 @@ out:
 	if (lk >= 0)
 		close(lk);
 	json_decref(h);
+	free(ver);
 	return (rc);
 }
 
@@ -219,6 +243,47 @@ host_ls(int argc, char **argv)
 	return (0);
 }
 
+/* `bureau host probe URI`: a libvirt URI of this machine reached, as
+ * JSON (what a bureau on another machine asks of this one, remote.c). */
+static int
+host_probe(int argc, char **argv)
+{
+	char *cause = NULL;
+	long long fb;
+
+	if (argc != 3) {
+		usage_err("host", "host probe URI");
+		return (2);
+	}
+	if (!host_here(argv[2])) {
+		die_cause("host probe",
+		    hb_fmt("'%s' is not a libvirt URI of this machine",
+		        argv[2]));
+		return (1);
+	}
+	if (vm_host_probe(argv[2], &fb, &cause) != 0) {
+		die_cause("host probe",
+		    hb_fmt("cannot reach '%s': %s", argv[2], cause));
+		free(cause);
+		return (1);
+	}
+	{
+		json_t *j = json_pack("{s:s, s:I, s:s}", "uri", argv[2],
+		    "free_bytes", (json_int_t)fb, "version",
+		    "bureau " BUREAU_VERSION);
+		char *s = j ? json_dumps(j, JSON_COMPACT) : NULL;
+
+		json_decref(j);
+		if (s == NULL) {
+			die_cause("host probe", hb_fmt("out of memory"));
+			return (1);
+		}
+		printf("%s\n", s);
+		free(s);
+	}
+	return (0);
+}
+
 int
 cmd_host(int argc, char **argv)
 {
@@ -228,7 +293,9 @@ cmd_host(int argc, char **argv)
 		return (host_ls(argc, argv));
 	if (argc >= 2 && strcmp(argv[1], "rm") == 0)
 		return (host_rm(argc, argv));
-	usage_err("host", "add, ls or rm expected");
+	if (argc >= 2 && strcmp(argv[1], "probe") == 0)
+		return (host_probe(argc, argv));
+	usage_err("host", "add, ls, rm or probe expected");
 	return (2);
 }
 
@@ -247,16 +314,12 @@ host_pick(const char *want, char **cause)
 		if (host_valid_name(want, cause) != 0 ||
 		    host_uri(want, &uri, cause) != 0)
 			return (NULL);
-		if (!host_here(uri)) {
-			*cause = hb_fmt("host '%s' (%s) is on another machine: "
-			                "desktops there need bureau and their "
-			                "host agent on that machine, not "
-			                "supported yet",
-			    want, uri);
+		/* on another machine: reached over SSH (remote.c) */
+		if (!host_here(uri) && remote_host(want, cause) < 0) {
 			free(uri);
 			return (NULL);
 		}
-		if (vm_host_probe(uri, &fb, &c2) != 0) {
+		if (host_free(uri, &fb, &c2) != 0) {
 			*cause = hb_fmt("host '%s' (%s) cannot be reached: %s",
 			    want, uri, c2);
 			free(c2);

@@ -48,7 +48,10 @@ op_exchange(const struct desktop *d, json_t *req, int timeout_ms,
 		*cause = hb_fmt("out of memory");
 		goto out;
 	}
-	if (store_agent_pid(d) == 0) {
+	/* A desktop on another machine: its agent's socket is an SSH
+	 * forward here (cli/remote.c); whether it answers says whether it
+	 * runs. */
+	if (d->remote_dir == NULL && store_agent_pid(d) == 0) {
 		*cause = d->attached ?
 		    hb_fmt("desktop '%s' has no host agent running (bureau "
 		           "attach %s restarts it)",
@@ -80,8 +83,15 @@ op_exchange(const struct desktop *d, json_t *req, int timeout_ms,
 	ret = 0;
 	goto out;
 nng:
-	*cause = hb_fmt("cannot talk to the host agent of '%s' at '%s': %s",
-	    d->name, url, nng_strerror(rv));
+	if (d->remote_dir != NULL)
+		*cause = hb_fmt("the host agent of '%s' on host '%s' does not "
+		                "answer through its SSH forward (%s): is the "
+		                "desktop started there? (`bureau status %s`)",
+		    d->name, d->host, nng_strerror(rv), d->name);
+	else
+		*cause = hb_fmt("cannot talk to the host agent of '%s' at "
+		                "'%s': %s",
+		    d->name, url, nng_strerror(rv));
 	ret = OP_UNREACHABLE;
 out:
 	if (buf != NULL)

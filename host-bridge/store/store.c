@@ -84,6 +84,7 @@ desktop_free(struct desktop *d)
 	free(d->net_allow);
 	free(d->fork_of);
 	free(d->host);
+	free(d->remote_dir);
 	free(d);
 }
 
@@ -171,6 +172,26 @@ desktop_load(const char *name, struct desktop **out, char **cause)
 	        NULL) {
 		*cause = hb_fmt("out of memory");
 		goto fail;
+	}
+	/* on another machine (cli/remote.c): its directory and agent port
+	 * there */
+	if (json_is_object(json_object_get(j, "remote"))) {
+		json_t *r = json_object_get(j, "remote");
+		const char *rd = json_string_value(json_object_get(r, "dir"));
+		json_int_t rp = json_integer_value(json_object_get(r, "port"));
+
+		if (rd == NULL || rd[0] != '/' || rp < 1 || rp > 65533 ||
+		    d->host == NULL) {
+			*cause = hb_fmt("invalid '%s': remote needs a host, an "
+			                "absolute dir and a port",
+			    path);
+			goto fail;
+		}
+		if ((d->remote_dir = strdup(rd)) == NULL) {
+			*cause = hb_fmt("out of memory");
+			goto fail;
+		}
+		d->remote_port = (int)rp;
 	}
 	if (json_is_string(json_object_get(j, "fork_of")) &&
 	    (d->fork_of = strdup(

@@ -30,6 +30,10 @@
  *   lv/, lv.save   on a libvirt host (vm/libvirt.c): the directory its
  *                  QEMU may write (VNC and network sockets), the saved
  *                  state libvirt wrote
+ *   forward.pid, forward.log, remote-state   a desktop on a host on
+ *                  another machine (desktop.json "remote": {"dir",
+ *                  "port"}): the keeper of its SSH forwards (cli/remote.c)
+ *                  and the state its last command there left
  *   exit.json      how the last run ended, written by the host agent
  *                  ({"time", "how", "clean"}); run.json while it runs
  * An attached desktop (a bureaud that bureau does not run, see `bureau
@@ -65,6 +69,12 @@ struct desktop {
 	char *fork_of;   /* a fork (bureau fork): its parent's name */
 	int ephemeral;   /* a fork discarded, disks and all, when it stops */
 	char *host;      /* the host it runs on (hosts.c), NULL: local */
+	/* On a host on another machine (cli/remote.c): the desktop's
+	 * directory there and its agent's port there; NULL and 0 else. The
+	 * directory here then holds desktop.json, token, endpoint and the
+	 * SSH forwards' sockets (operator.sock), nothing of the VM. */
+	char *remote_dir;
+	int remote_port;
 };
 
 /* A desktop's image: the fields of image.json (borrowed from j). */

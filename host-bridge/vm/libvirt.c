@@ -1401,6 +1401,8 @@ const struct vm_backend vm_libvirt = {
 const struct vm_backend *
 vm_backend_for(const struct desktop *d)
 {
+	if (d != NULL && d->remote_dir != NULL)
+		return (&vm_remote);
 	return (d != NULL && !host_is_local(d->host) ? &vm_libvirt : &vm_qemu);
 }
 

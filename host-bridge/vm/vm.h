@@ -113,6 +113,9 @@ struct vm_backend {
 /* The QEMU/QMP backend (the host `local`), and libvirt's (libvirt.c:
  * any other host; warm clones, snapshots and forks not yet). */
 extern const struct vm_backend vm_qemu;
+/* A desktop on a host on another machine (remote.c): its state as its
+ * agent there says through the SSH forward; the rest is done there. */
+extern const struct vm_backend vm_remote;
 extern const struct vm_backend vm_libvirt;
 /* The backend desktop d runs on: its host's. */
 const struct vm_backend *vm_backend_for(const struct desktop *d);

@@ -103,3 +103,44 @@ for w in json.load(sys.stdin).get("windows", []):
     if str(w.get("window")) == sys.argv[1] and w.get("title") == sys.argv[2]:
         print(w.get("pid"))' "$2" "$3"
 }
+
+# ---- libvirt ----------------------------------------------------------------
+# e2e_libvirtd: a libvirtd answering on $uri (qemu:///system): the one that
+# runs, or one started here (no service manager runs it on these machines;
+# e2e_libvirtd_end stops it again when no test's domain is left on it).
+# Sets $uri, $nokvm (the mounts a libvirtd of the test's own needs) and
+# $started_lv.
+#
+# Where root can open /dev/kvm and libvirt's QEMU user cannot (a machine
+# without udev: /dev/kvm root's alone), libvirt finds KVM when it probes
+# QEMU (as root) and none when it checks (as its user), and probes QEMU
+# again at every call: 13-20 s each here, a start 100 s. (bureau host add
+# warns of it.) The test's libvirtds see an unreadable file there instead,
+# a host without KVM, as this machine is (QEMU runs under TCG here), and
+# a qemu.conf with no private /dev for QEMU (libvirt would carry that
+# mount into it, and cannot).
+e2e_libvirtd() {
+	uri=qemu:///system nokvm= started_lv=
+	if [ -e /dev/kvm ] && ! setpriv --reuid=libvirt-qemu --regid=kvm --init-groups test -w /dev/kvm 2>/dev/null; then
+		: >"$home/nokvm" && chmod 000 "$home/nokvm" &&
+			cp /etc/libvirt/qemu.conf "$home/qemu.conf" && echo 'namespaces = []' >>"$home/qemu.conf" &&
+			nokvm="mount --bind $home/nokvm /dev/kvm && mount --bind $home/qemu.conf /etc/libvirt/qemu.conf &&"
+	fi
+	virsh -q -c $uri version >/dev/null 2>&1 && return 0
+	pidof virtlogd >/dev/null || { virtlogd -d && started_lv="$(pidof virtlogd)"; }
+	unshare -m sh -c "mount --make-rprivate / && $nokvm exec libvirtd -d" || { fail "libvirtd -d"; exit 1; }
+	for _ in $(seq 100); do
+		virsh -q -c $uri version >/dev/null 2>&1 && break
+		sleep 0.1
+	done
+	started_lv="$started_lv $(pidof libvirtd)"
+	virsh -q -c $uri version >/dev/null 2>&1 || { fail "libvirtd did not answer on $uri"; exit 1; }
+	pass "libvirtd started by the test ($uri)"
+}
+
+# Stop what e2e_libvirtd started, unless a domain (another run's) is on it.
+e2e_libvirtd_end() {
+	if [ -n "${started_lv:-}" ] && [ -z "$(virsh -q -c $uri list --name 2>/dev/null)" ]; then
+		for p in $started_lv; do kill "$p" 2>/dev/null; done
+	fi
+}

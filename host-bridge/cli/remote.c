@@ -1,0 +1,1028 @@
+/*
+ * host-bridge/cli/remote.c: desktops on a host on another machine, through
+ * SSH (remote.h says how and why).
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/file.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "host-bridge/cli/desktop.h"
+#include "host-bridge/cli/remote.h"
+#include "host-bridge/store/store.h"
+#include "host-bridge/util/util.h"
+
+/* How long a new forward may take to come up (an SSH connection to a far
+ * machine: key exchange, authentication), and what a command waits for
+ * one before it goes on without. */
+#define FWD_UP_MS 15000
+
+/* A host on another machine, from its URI. */
+struct remote {
+	char *machine;     /* the SSH server: a name or an address */
+	char *user, *port; /* or NULL */
+	char *keyfile, *known_hosts;
+	int no_verify;
+	char *ruri; /* the same libvirt, there: qemu:///system */
+};
+
+static void
+remote_clear(struct remote *r)
+{
+	free(r->machine);
+	free(r->user);
+	free(r->port);
+	free(r->keyfile);
+	free(r->known_hosts);
+	free(r->ruri);
+	memset(r, 0, sizeof *r);
+}
+
+/* s[0..n) with %XX decoded (libvirt decodes its URIs' parameters). */
+static char *
+uri_decode(const char *s, size_t n)
+{
+	char *o = malloc(n + 1), *w = o;
+
+	if (o == NULL)
+		return (NULL);
+	for (size_t i = 0; i < n; i++) {
+		unsigned v;
+
+		if (s[i] == '%' && i + 2 < n &&
+		    sscanf(s + i + 1, "%2x", &v) == 1) {
+			*w++ = (char)v;
+			i += 2;
+		} else
+			*w++ = s[i];
+	}
+	*w = '\0';
+	return (o);
+}
+
+/* uri (qemu+ssh://[USER@]MACHINE[:PORT]/PATH[?k=v&...]) into *r. */
+static int
+remote_parse(const char *uri, struct remote *r, char **cause)
+{
+	const char *a, *p, *q, *at, *colon, *e;
+
+	memset(r, 0, sizeof *r);
+	if (strncmp(uri, "qemu+ssh://", 11) != 0) {
+		*cause = hb_fmt(
+		    "'%s' is on another machine but not qemu+ssh://: "
+		    "bureau reaches the bureau there over SSH "
+		    "(qemu+ssh://USER@MACHINE/system)",
+		    uri);
+		return (-1);
+	}
+	a = uri + 11;
+	p = a + strcspn(a, "/?");
+	if (*p != '/' || p == a) {
+		*cause = hb_fmt("invalid URI '%s': qemu+ssh://[USER@]MACHINE"
+		                "[:PORT]/system expected",
+		    uri);
+		return (-1);
+	}
+	q = p + strcspn(p, "?");
+	at = memchr(a, '@', (size_t)(p - a));
+	if (at != NULL && (r->user = uri_decode(a, (size_t)(at - a))) == NULL)
+		goto oom;
+	a = at ? at + 1 : a;
+	if (*a == '[') { /* [IPv6]:port */
+		e = memchr(a, ']', (size_t)(p - a));
+		if (e == NULL)
+			goto bad;
+		r->machine = uri_decode(a + 1, (size_t)(e - a - 1));
+		colon = e + 1 < p && e[1] == ':' ? e + 1 : NULL;
+	} else {
+		colon = memchr(a, ':', (size_t)(p - a));
+		r->machine = uri_decode(a, (size_t)((colon ? colon : p) - a));
+	}
+	if (r->machine == NULL)
+		goto oom;
+	if (r->machine[0] == '\0' || r->machine[0] == '-')
+		goto bad;
+	if (colon != NULL) {
+		size_t n = (size_t)(p - colon - 1);
+
+		if (n == 0 || n > 5 || strspn(colon + 1, "0123456789") < n)
+			goto bad;
+		if ((r->port = uri_decode(colon + 1, n)) == NULL)
+			goto oom;
+	}
+	if ((r->ruri = hb_fmt("qemu://%.*s", (int)(q - p), p)) == NULL)
+		goto oom;
+	/* the parameters of libvirt's SSH transport that SSH itself needs */
+	while (*q == '?' || *q == '&') {
+		const char *k = q + 1, *v, *end = k + strcspn(k, "&");
+		char **dst = NULL;
+
+		v = memchr(k, '=', (size_t)(end - k));
+		if (v != NULL && strncmp(k, "keyfile=", 8) == 0)
+			dst = &r->keyfile;
+		else if (v != NULL && strncmp(k, "known_hosts=", 12) == 0)
+			dst = &r->known_hosts;
+		else if (v != NULL && strncmp(k, "no_verify=", 10) == 0)
+			r->no_verify = v[1] == '1';
+		if (dst != NULL &&
+		    (*dst = uri_decode(v + 1, (size_t)(end - v - 1))) == NULL)
+			goto oom;
+		q = end;
+	}
+	return (0);
+bad:
+	*cause = hb_fmt("invalid URI '%s': qemu+ssh://[USER@]MACHINE[:PORT]"
+	                "/system expected",
+	    uri);
+	remote_clear(r);
+	return (-1);
+oom:
+	*cause = hb_fmt("out of memory");
+	remote_clear(r);
+	return (-1);
+}
+
+int
+remote_host(const char *host, char **cause)
+{
+	struct remote r;
+	char *uri = NULL;
+	int rv;
+
+	if (host_is_local(host))
+		return (0);
+	if (host_uri(host, &uri, cause) != 0)
+		return (-1);
+	if (host_here(uri)) {
+		free(uri);
+		return (0);
+	}
+	rv = remote_parse(uri, &r, cause) == 0 ? 1 : -1;
+	remote_clear(&r);
+	free(uri);
+	return (rv);
+}
+
+static int
+remote_of(const char *host, struct remote *r, char **cause)
+{
+	char *uri = NULL;
+	int rv;
+
+	if (host_uri(host, &uri, cause) != 0)
+		return (-1);
+	rv = remote_parse(uri, r, cause);
+	free(uri);
+	return (rv);
+}
+
+/* ---- ssh ------------------------------------------------------------------
+ */
+
+struct argv {
+	char *v[64];
+	int n;
+};
+
+static void
+av_add(struct argv *a, char *s)
+{
+	if (a->n < (int)(sizeof a->v / sizeof a->v[0]) - 1)
+		a->v[a->n++] = s;
+	a->v[a->n] = NULL;
+}
+
+static void
+av_clear(struct argv *a)
+{
+	for (int i = 0; i < a->n; i++)
+		free(a->v[i]);
+	a->n = 0;
+}
+
+/* ssh and its options for r (the command or the forwards follow). */
+static void
+ssh_base(const struct remote *r, struct argv *a)
+{
+	const char *ssh = getenv("BUREAU_SSH");
+
+	av_add(a, strdup(ssh && *ssh ? ssh : "ssh"));
+	/* never a prompt: a password or an unknown host key is an error,
+	 * said in ssh's words */
+	av_add(a, strdup("-oBatchMode=yes"));
+	av_add(a, strdup("-oConnectTimeout=10"));
+	av_add(a, strdup("-oServerAliveInterval=10"));
+	av_add(a, strdup("-oServerAliveCountMax=3"));
+	av_add(a, strdup("-oLogLevel=ERROR"));
+	if (r->port != NULL) {
+		av_add(a, strdup("-p"));
+		av_add(a, strdup(r->port));
+	}
+	if (r->user != NULL) {
+		av_add(a, strdup("-l"));
+		av_add(a, strdup(r->user));
+	}
+	if (r->keyfile != NULL) {
+		av_add(a, strdup("-i"));
+		av_add(a, strdup(r->keyfile));
+		av_add(a, strdup("-oIdentitiesOnly=yes"));
+	}
+	/* known_hosts: the machine's key is checked against that file;
+	 * no_verify=1: not checked (as libvirt's), and not written down */
+	if (r->no_verify) {
+		av_add(a, strdup("-oStrictHostKeyChecking=no"));
+		av_add(a, strdup("-oUserKnownHostsFile=/dev/null"));
+	} else if (r->known_hosts != NULL) {
+		av_add(a, hb_fmt("-oUserKnownHostsFile=%s", r->known_hosts));
+		av_add(a, strdup("-oStrictHostKeyChecking=yes"));
+	}
+}
+
+/* s quoted for the remote shell ('...', a ' as '\''). */
+static int
+sh_quote(char **buf, size_t *len, size_t *cap, const char *s)
+{
+	for (const char *c = s - 1; c == s - 1 || *c; c++) {
+		const char *piece = c == s - 1 ? " '" :
+		    *c == '\''                 ? "'\\''" :
+		                                 NULL;
+		char one[2] = { c == s - 1 ? 0 : *c, 0 };
+		size_t pl;
+
+		if (piece == NULL)
+			piece = one;
+		pl = strlen(piece);
+		if (*len + pl + 2 > *cap) {
+			size_t nc = (*cap + pl + 2) * 2;
+			char *nb = realloc(*buf, nc);
+
+			if (nb == NULL)
+				return (-1);
+			*buf = nb;
+			*cap = nc;
+		}
+		memcpy(*buf + *len, piece, pl);
+		*len += pl;
+		(*buf)[*len] = '\0';
+	}
+	(*buf)[(*len)++] = '\'';
+	(*buf)[*len] = '\0';
+	return (0);
+}
+
+/* The remote shell's command line: words quoted, the first (a program)
+ * as it is. */
+static char *
+sh_line(const char *prog, char *const *words, int n)
+{
+	size_t len = strlen(prog), cap = len + 64;
+	char *b = malloc(cap);
+
+	if (b == NULL)
+		return (NULL);
+	memcpy(b, prog, len + 1);
+	for (int i = 0; i < n; i++)
+		if (sh_quote(&b, &len, &cap, words[i]) != 0) {
+			free(b);
+			return (NULL);
+		}
+	return (b);
+}
+
+/* Replace each from[i] in line by to[i] (a remote port by this side's). */
+struct rewrite {
+	char from[2][64], to[2][64];
+	int n;
+};
+
+static void
+put_rewritten(FILE *out, const char *line, const struct rewrite *rw)
+{
+	const char *p = line;
+
+	while (*p) {
+		int hit = -1;
+
+		for (int i = 0; rw != NULL && i < rw->n && hit < 0; i++)
+			if (strncmp(p, rw->from[i], strlen(rw->from[i])) == 0 &&
+			    !(p[strlen(rw->from[i])] >= '0' &&
+			        p[strlen(rw->from[i])] <= '9'))
+				hit = i;
+		if (hit >= 0) {
+			fputs(rw->to[hit], out);
+			p += strlen(rw->from[hit]);
+		} else
+			fputc(*p++, out);
+	}
+	fflush(out);
+}
+
+/*
+ * Run `bureau WORDS...` on r's machine (words[0] the command; prog NULL:
+ * bureau, else that program). out NULL: its output here, each line
+ * rewritten by rw; else its output into *out (malloc'd). Its stderr passes
+ * through. The exit status (255: ssh failed, its message on stderr).
+ */
+static int
+remote_run(const struct remote *r, const char *prog, char *const *words, int n,
+    const struct rewrite *rw, char **out)
+{
+	struct argv a = { 0 };
+	int pfd[2] = { -1, -1 }, st = 0, rc = 255;
+	pid_t pid;
+	FILE *f;
+	char *line = NULL;
+	size_t cap = 0, olen = 0;
+	ssize_t l;
+
+	if (out != NULL)
+		*out = NULL;
+	ssh_base(r, &a);
+	av_add(&a, strdup("-T"));
+	av_add(&a, strdup("--"));
+	av_add(&a, strdup(r->machine));
+	av_add(&a, sh_line(prog ? prog : "bureau", words, n));
+	if (a.v[a.n - 1] == NULL || pipe2(pfd, O_CLOEXEC) != 0) {
+		fprintf(stderr, "bureau: out of memory or pipes\n");
+		av_clear(&a);
+		return (255);
+	}
+	fflush(NULL);
+	if ((pid = fork()) < 0) {
+		fprintf(stderr, "bureau: fork: %s\n", strerror(errno));
+		goto out;
+	}
+	if (pid == 0) {
+		int nul = open("/dev/null", O_RDONLY);
+
+		dup2(pfd[1], 1);
+		if (nul >= 0)
+			dup2(nul, 0);
+		execvp(a.v[0], a.v);
+		fprintf(stderr, "bureau: cannot run %s: %s\n", a.v[0],
+		    strerror(errno));
+		_exit(255);
+	}
+	close(pfd[1]);
+	pfd[1] = -1;
+	if ((f = fdopen(pfd[0], "r")) == NULL) {
+		kill(pid, SIGTERM);
+	} else {
+		pfd[0] = -1;
+		while ((l = getline(&line, &cap, f)) > 0) {
+			if (out == NULL) {
+				put_rewritten(stdout, line, rw);
+				continue;
+			}
+			char *nb = realloc(*out, olen + (size_t)l + 1);
+			if (nb == NULL)
+				continue;
+			*out = nb;
+			memcpy(*out + olen, line, (size_t)l + 1);
+			olen += (size_t)l;
+		}
+		fclose(f);
+	}
+	while (waitpid(pid, &st, 0) < 0 && errno == EINTR)
+		;
+	rc = WIFEXITED(st) ? WEXITSTATUS(st) : 255;
+out:
+	free(line);
+	if (pfd[0] >= 0)
+		close(pfd[0]);
+	if (pfd[1] >= 0)
+		close(pfd[1]);
+	av_clear(&a);
+	return (rc);
+}
+
+/* The value of "KEY: value" in text (malloc'd), or NULL. */
+static char *
+field(const char *text, const char *key)
+{
+	size_t kl = strlen(key);
+
+	for (const char *p = text; p != NULL && *p;
+	     p = strchr(p, '\n') ? strchr(p, '\n') + 1 : NULL)
+		if (strncmp(p, key, kl) == 0 && p[kl] == ':' &&
+		    p[kl + 1] == ' ')
+			return (
+			    strndup(p + kl + 2, strcspn(p + kl + 2, "\r\n")));
+	return (NULL);
+}
+
+int
+remote_probe(const char *uri, long long *free_bytes, char **version,
+    char **cause)
+{
+	struct remote r;
+	json_t *j = NULL;
+	char *out = NULL;
+	int rc, rv = -1;
+
+	*free_bytes = -1;
+	if (version != NULL)
+		*version = NULL;
+	if (remote_parse(uri, &r, cause) != 0)
+		return (-1);
+	{
+		char *w[] = { "host", "probe", r.ruri };
+
+		rc = remote_run(&r, NULL, w, 3, NULL, &out);
+	}
+	if (rc == 0 && out != NULL)
+		j = json_loads(out, 0, NULL);
+	if (j == NULL || !json_is_integer(json_object_get(j, "free_bytes"))) {
+		*cause = rc == 255 ?
+		    hb_fmt("ssh to %s failed (ssh's words above)", r.machine) :
+		    rc == 127 ?
+		    hb_fmt("no bureau on %s (`bureau` is not on the PATH of "
+		           "its SSH sessions): desktops there need bureau "
+		           "installed there, the host package",
+		        r.machine) :
+		    rc != 0 ?
+		    hb_fmt("on %s, `bureau host probe %s` failed (exit %d, "
+		           "said above)",
+		        r.machine, r.ruri, rc) :
+		    hb_fmt("on %s, `bureau host probe` said no free memory: a "
+		           "bureau of another version?",
+		        r.machine);
+		goto out;
+	}
+	*free_bytes = json_integer_value(json_object_get(j, "free_bytes"));
+	if (version != NULL && json_is_string(json_object_get(j, "version")) &&
+	    (*version = strdup(
+	         json_string_value(json_object_get(j, "version")))) == NULL)
+		goto out;
+	rv = 0;
+out:
+	json_decref(j);
+	free(out);
+	remote_clear(&r);
+	return (rv);
+}
+
+/* ---- the forwards' keeper -------------------------------------------------
+ */
+
+/* The keeper that holds d's forward.pid, or 0. */
+static pid_t
+fwd_pid(const struct desktop *d)
+{
+	char *p = desktop_path(d, "forward.pid"), buf[32];
+	pid_t pid = 0;
+	ssize_t n;
+	int fd = p ? open(p, O_RDONLY | O_CLOEXEC | O_NOFOLLOW) : -1;
+
+	free(p);
+	if (fd < 0)
+		return (0);
+	if (flock(fd, LOCK_SH | LOCK_NB) == 0 || errno != EWOULDBLOCK) {
+		close(fd);
+		return (0);
+	}
+	n = pread(fd, buf, sizeof buf - 1, 0);
+	close(fd);
+	buf[n > 0 ? n : 0] = '\0';
+	pid = (pid_t)strtol(buf, NULL, 10);
+	return (pid > 0 ? pid : 0);
+}
+
+/* Is d's operator socket here a listening socket (the forward is up)? */
+static int
+fwd_up(const struct desktop *d)
+{
+	char *p = desktop_path(d, "operator.sock");
+	struct stat st;
+	int up = p != NULL && stat(p, &st) == 0 && S_ISSOCK(st.st_mode);
+
+	free(p);
+	return (up);
+}
+
+/* Start d's keeper unless one runs, and wait up to FWD_UP_MS for the
+ * forwards: 0, or -1 with *cause (they may still come: the keeper goes
+ * on trying). */
+static int
+fwd_ensure(const struct desktop *d, char **cause)
+{
+	char exe[PATH_MAX], *log;
+	ssize_t n;
+	pid_t pid;
+	long long t0 = hb_now_ms();
+
+	if (fwd_pid(d) > 0 && fwd_up(d))
+		return (0);
+	if (fwd_pid(d) == 0) {
+		if ((n = readlink("/proc/self/exe", exe, sizeof exe - 1)) <=
+		    0) {
+			*cause = hb_fmt("cannot find this program: %s",
+			    strerror(errno));
+			return (-1);
+		}
+		exe[n] = '\0';
+		if ((log = desktop_path(d, "forward.log")) == NULL) {
+			*cause = hb_fmt("out of memory");
+			return (-1);
+		}
+		fflush(NULL);
+		if ((pid = fork()) < 0) {
+			*cause = hb_fmt("fork: %s", strerror(errno));
+			free(log);
+			return (-1);
+		}
+		if (pid == 0) {
+			int fd = open(log, O_WRONLY | O_CREAT | O_APPEND, 0600);
+			int nul = open("/dev/null", O_RDONLY);
+
+			setsid();
+			if (fd >= 0) {
+				dup2(fd, 1);
+				dup2(fd, 2);
+			}
+			if (nul >= 0)
+				dup2(nul, 0);
+			close_range(3, ~0U, 0);
+			/* (its own child: this command's end leaves it be) */
+			if (fork() == 0) {
+				execl(exe, "bureau", "remote-forward", d->name,
+				    (char *)NULL);
+				_exit(127);
+			}
+			_exit(0);
+		}
+		free(log);
+		while (waitpid(pid, NULL, 0) < 0 && errno == EINTR)
+			;
+	}
+	while (hb_now_ms() - t0 < FWD_UP_MS) {
+		if (fwd_pid(d) > 0 && fwd_up(d))
+			return (0);
+		usleep(50000);
+	}
+	*cause = hb_fmt("the SSH forwards of '%s' to host '%s' are not up "
+	                "after %d s (its keeper tries on; %s/forward.log says "
+	                "why)",
+	    d->name, d->host, FWD_UP_MS / 1000, d->dir);
+	return (-1);
+}
+
+/* End d's keeper (and so its forwards), if one runs. */
+static void
+fwd_stop(const struct desktop *d)
+{
+	pid_t pid = fwd_pid(d);
+	long long t0 = hb_now_ms();
+
+	if (pid <= 0)
+		return;
+	kill(pid, SIGTERM);
+	while (fwd_pid(d) > 0 && hb_now_ms() - t0 < 5000)
+		usleep(20000);
+	if ((pid = fwd_pid(d)) > 0)
+		kill(pid, SIGKILL);
+}
+
+static volatile sig_atomic_t fwd_quit;
+
+static void
+fwd_on_signal(int sig)
+{
+	(void)sig;
+	fwd_quit = 1;
+}
+
+int
+cmd_remote_forward(int argc, char **argv)
+{
+	struct desktop *d = NULL;
+	struct remote r = { 0 };
+	struct argv a = { 0 };
+	struct sigaction sa = { .sa_handler = fwd_on_signal };
+	char *cause = NULL, *p = NULL, pidbuf[32];
+	int fd = -1, backoff = 1, rc = 1;
+	pid_t child;
+
+	if (argc != 2) {
+		usage_err("remote-forward", "one NAME expected");
+		return (2);
+	}
+	if (desktop_load(argv[1], &d, &cause) != 0 ||
+	    remote_of(d->host, &r, &cause) != 0)
+		goto fail;
+	if (d->remote_dir == NULL) {
+		cause = hb_fmt("desktop '%s' is not on another machine",
+		    d->name);
+		goto fail;
+	}
+	if ((p = desktop_path(d, "forward.pid")) == NULL ||
+	    (fd = open(p, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0600)) <
+	        0) {
+		cause = hb_fmt("cannot open '%s': %s", p ? p : "forward.pid",
+		    strerror(errno));
+		goto fail;
+	}
+	if (flock(fd, LOCK_EX | LOCK_NB) != 0) {
+		rc = 0; /* one keeps them already */
+		goto out;
+	}
+	snprintf(pidbuf, sizeof pidbuf, "%d\n", (int)getpid());
+	if (ftruncate(fd, 0) != 0 ||
+	    pwrite(fd, pidbuf, strlen(pidbuf), 0) != (ssize_t)strlen(pidbuf)) {
+		cause = hb_fmt("cannot write '%s': %s", p, strerror(errno));
+		goto fail;
+	}
+	sigaction(SIGTERM, &sa, NULL);
+	sigaction(SIGINT, &sa, NULL);
+	sigaction(SIGHUP, &sa, NULL);
+	ssh_base(&r, &a);
+	av_add(&a, strdup("-N"));
+	av_add(&a, strdup("-oExitOnForwardFailure=yes"));
+	/* a socket left by an earlier forward is replaced; the new one is
+	 * this user's alone (0600), as the agent's own */
+	av_add(&a, strdup("-oStreamLocalBindUnlink=yes"));
+	av_add(&a, strdup("-oStreamLocalBindMask=0177"));
+	av_add(&a, strdup("-L"));
+	av_add(&a,
+	    hb_fmt("127.0.0.1:%d:127.0.0.1:%d", d->port, d->remote_port));
+	av_add(&a, strdup("-L"));
+	av_add(&a,
+	    hb_fmt("127.0.0.1:%d:127.0.0.1:%d", d->port + 1,
+	        d->remote_port + 1));
+	av_add(&a, strdup("-L"));
+	av_add(&a,
+	    hb_fmt("%s/operator.sock:%s/operator.sock", d->dir, d->remote_dir));
+	av_add(&a, strdup("--"));
+	av_add(&a, strdup(r.machine));
+	for (int i = 0; i < a.n; i++)
+		if (a.v[i] == NULL) {
+			cause = hb_fmt("out of memory");
+			goto fail;
+		}
+	while (!fwd_quit) {
+		char *dj = desktop_path(d, "desktop.json");
+		int st = 0, gone = dj == NULL || access(dj, F_OK) != 0;
+		long long t0 = hb_now_ms();
+
+		free(dj);
+		if (gone) /* the desktop was removed here */
+			break;
+		if ((child = fork()) == 0) {
+			execvp(a.v[0], a.v);
+			fprintf(stderr, "cannot run %s: %s\n", a.v[0],
+			    strerror(errno));
+			_exit(127);
+		}
+		if (child < 0) {
+			sleep(1);
+			continue;
+		}
+		fprintf(stderr, "%ld forwards to %s: ssh pid %d\n",
+		    (long)time(NULL), r.machine, (int)child);
+		while (waitpid(child, &st, 0) < 0) {
+			if (errno != EINTR)
+				break;
+			if (fwd_quit)
+				kill(child, SIGTERM);
+		}
+		if (fwd_quit)
+			break;
+		/* it ended (the link broke, the machine rebooted): again,
+		 * sooner when it had run a while */
+		if (hb_now_ms() - t0 > 60000)
+			backoff = 1;
+		fprintf(stderr, "%ld ssh ended (%s %d): again in %d s\n",
+		    (long)time(NULL), WIFEXITED(st) ? "status" : "signal",
+		    WIFEXITED(st) ? WEXITSTATUS(st) : WTERMSIG(st), backoff);
+		for (int i = 0; i < backoff * 10 && !fwd_quit; i++)
+			usleep(100000);
+		backoff = backoff < 8 ? backoff * 2 : 10;
+	}
+	{
+		char *s = desktop_path(d, "operator.sock");
+
+		if (s != NULL)
+			unlink(s);
+		free(s);
+	}
+	rc = 0;
+	goto out;
+fail:
+	die_cause("remote-forward", cause);
+out:
+	if (fd >= 0)
+		close(fd);
+	free(p);
+	av_clear(&a);
+	remote_clear(&r);
+	desktop_free(d);
+	return (rc);
+}
+
+/* ---- commands -------------------------------------------------------------
+ */
+
+/* The state the last command left there, for vm/remote.c to show while
+ * its agent does not answer. */
+static void
+remote_note_state(const struct desktop *d, const struct remote *r)
+{
+	char *w[] = { "status", d->name }, *out = NULL, *st, *p;
+	char *cause = NULL;
+
+	if (remote_run(r, NULL, w, 2, NULL, &out) == 0 &&
+	    (st = field(out, "state")) != NULL) {
+		if ((p = desktop_path(d, "remote-state")) != NULL &&
+		    hb_write_file(p, st, strlen(st), 0600, &cause) != 0)
+			free(cause);
+		free(p);
+		free(st);
+	}
+	free(out);
+}
+
+int
+remote_create(int argc, char **argv, const char *host, const char *name)
+{
+	struct desktop d = { 0 };
+	struct remote r = { 0 };
+	char *cause = NULL, *out = NULL, *uri = NULL, *rdir = NULL, *ep = NULL;
+	char *mem = NULL, *cpus = NULL, *image = NULL, *st = NULL, *tok = NULL;
+	char *tokp = NULL, *s = NULL, *p = NULL;
+	int lk = -1, created = 0, made = 0, rc = 1, rport;
+	json_t *cfg = NULL;
+
+	d.name = (char *)name;
+	if ((d.host = strdup(host)) == NULL ||
+	    host_uri(host, &uri, &cause) != 0 ||
+	    remote_parse(uri, &r, &cause) != 0)
+		goto fail;
+	/* its host there: the same libvirt, under the same name */
+	{
+		char *w[] = { "host", "add", (char *)host, r.ruri };
+
+		if (remote_run(&r, NULL, w, 4, NULL, &out) != 0) {
+			cause = hb_fmt("on %s, `bureau host add %s %s` "
+			               "failed (said above)",
+			    r.machine, host, r.ruri);
+			goto fail;
+		}
+		free(out);
+		out = NULL;
+	}
+	/* Its record here, under the store's lock until desktop.json names
+	 * the ports this side gave it. */
+	if (store_lock_all(&lk, &cause) != 0 ||
+	    create_dir(&d, &created, &cause) != 0 ||
+	    store_pick_port(&d.port, &cause) != 0)
+		goto fail;
+	/* the desktop there, made by bureau there: the command as given */
+	if (remote_run(&r, NULL, argv, argc, NULL, NULL) != 0) {
+		cause = hb_fmt("on %s, `bureau create` failed (said above)",
+		    r.machine);
+		goto fail;
+	}
+	made = 1;
+	{
+		char *w[] = { "status", (char *)name };
+
+		if (remote_run(&r, NULL, w, 2, NULL, &out) != 0) {
+			cause = hb_fmt("on %s, `bureau status %s` failed",
+			    r.machine, name);
+			goto fail;
+		}
+	}
+	rdir = field(out, "dir");
+	ep = field(out, "endpoint");
+	mem = field(out, "memory");
+	cpus = field(out, "cpus");
+	image = field(out, "image");
+	st = field(out, "state");
+	if (rdir == NULL || rdir[0] != '/' || ep == NULL ||
+	    sscanf(ep, "tcp://127.0.0.1:%d", &rport) != 1 || rport < 1 ||
+	    rport > 65533 || mem == NULL || cpus == NULL || image == NULL) {
+		cause = hb_fmt("on %s, `bureau status %s` said no dir, "
+		               "endpoint, memory, cpus or image: a bureau of "
+		               "another version?",
+		    r.machine, name);
+		goto fail;
+	}
+	if ((tokp = hb_fmt("%s/token", rdir)) == NULL) {
+		cause = hb_fmt("out of memory");
+		goto fail;
+	}
+	{
+		char *w[] = { "--", tokp };
+
+		if (remote_run(&r, "cat", w, 2, NULL, &tok) != 0 ||
+		    tok == NULL || strlen(tok) < 32) {
+			cause = hb_fmt("on %s, cannot read the desktop's token "
+			               "('%s')",
+			    r.machine, tokp);
+			goto fail;
+		}
+		tok[strcspn(tok, " \t\r\n")] = '\0';
+	}
+	cfg = json_pack("{s:s, s:s, s:I, s:I, s:i, s:s, s:I, s:{s:s, s:i}}",
+	    "name", name, "image", image, "memory",
+	    (json_int_t)strtol(mem, NULL, 10), "cpus",
+	    (json_int_t)strtol(cpus, NULL, 10), "port", d.port, "host", host,
+	    "created", (json_int_t)time(NULL), "remote", "dir", rdir, "port",
+	    rport);
+	if (cfg == NULL || (s = json_dumps(cfg, JSON_INDENT(2))) == NULL ||
+	    (p = desktop_path(&d, "token")) == NULL ||
+	    hb_write_file(p, tok, strlen(tok), 0600, &cause) != 0)
+		goto fail_oom;
+	free(p);
+	free(tok);
+	tok = hb_fmt("tcp://127.0.0.1:%d\n", d.port);
+	if (tok == NULL || (p = desktop_path(&d, "endpoint")) == NULL ||
+	    hb_write_file(p, tok, strlen(tok), 0644, &cause) != 0)
+		goto fail_oom;
+	free(p);
+	if ((p = desktop_path(&d, "remote-state")) == NULL ||
+	    hb_write_file(p, st ? st : "stopped", strlen(st ? st : "stopped"),
+	        0600, &cause) != 0)
+		goto fail_oom;
+	free(p);
+	if ((p = desktop_path(&d, "desktop.json")) == NULL ||
+	    hb_write_file(p, s, strlen(s), 0600, &cause) != 0)
+		goto fail_oom;
+	close(lk);
+	lk = -1;
+	{
+		struct desktop *ld = NULL;
+
+		if (desktop_load(name, &ld, &cause) != 0)
+			goto fail;
+		if (fwd_ensure(ld, &cause) != 0) {
+			fprintf(stderr, "bureau create: warning: %s\n", cause);
+			free(cause);
+			cause = NULL;
+		}
+		printf(
+		    "desktop '%s' is on host '%s' (%s): its VM and host agent "
+		    "run there; here its endpoint tcp://127.0.0.1:%d and "
+		    "operator socket are SSH forwards to the agent's (port "
+		    "%d there), kept by pid %d\n",
+		    name, host, r.machine, d.port, rport, (int)fwd_pid(ld));
+		desktop_free(ld);
+	}
+	rc = 0;
+	goto out;
+fail_oom:
+	if (cause == NULL)
+		cause = hb_fmt("out of memory");
+fail:
+	die_cause("create", cause);
+	if (made) { /* undone there too */
+		char *w[] = { "rm", "--force", (char *)name };
+		char *o2 = NULL;
+
+		remote_run(&r, NULL, w, 3, NULL, &o2);
+		free(o2);
+	}
+	if (created)
+		hb_rm_tree(d.dir);
+out:
+	if (lk >= 0)
+		close(lk);
+	json_decref(cfg);
+	free(d.host);
+	free(d.dir);
+	free(uri);
+	free(out);
+	free(rdir);
+	free(ep);
+	free(mem);
+	free(cpus);
+	free(image);
+	free(st);
+	free(tok);
+	free(tokp);
+	free(s);
+	free(p);
+	remote_clear(&r);
+	return (rc);
+}
+
+/* The commands sent there as they are. */
+static const char *const sent[] = { "start", "stop", "pause", "resume",
+	"status", "rm", "snapshot", "restore", "console", "takeover",
+	"approvals", "approve", "deny", "answer", "policy", "config", "log",
+	NULL };
+/* The commands that run here, through the forwards. */
+static const char *const here[] = { "call", "screenshot", "mcp", NULL };
+/* Options whose value is the next word (not a NAME). */
+static const char *const valued[] = { "-n", "--timeout", "--accel", "--reason",
+	"--since", "--export", "--to", "--allow", "--approve",
+	"--approve-timeout", "--net-allow", "--idle-save", "-o", "--output",
+	NULL };
+
+static int
+in(const char *const *set, const char *s)
+{
+	for (; *set != NULL; set++)
+		if (strcmp(*set, s) == 0)
+			return (1);
+	return (0);
+}
+
+int
+remote_dispatch(int argc, char **argv, int *rc)
+{
+	const char *cmd = argv[1], *name = NULL;
+	struct desktop *d = NULL;
+	struct remote r = { 0 };
+	struct rewrite rw = { 0 };
+	char *cause = NULL;
+	int fork_cmd = strcmp(cmd, "fork") == 0, force = 0;
+
+	if (!in(sent, cmd) && !in(here, cmd) && !fork_cmd &&
+	    strcmp(cmd, "move") != 0)
+		return (0);
+	for (int i = 2; i < argc && name == NULL; i++)
+		if (argv[i][0] != '-' && !in(valued, argv[i - 1]))
+			name = argv[i];
+	for (int i = 2; i < argc; i++)
+		force |= strcmp(argv[i], "--force") == 0;
+	if (name == NULL || store_valid_name(name, &cause) != 0 ||
+	    desktop_load(name, &d, &cause) != 0 || d->remote_dir == NULL) {
+		free(cause);
+		desktop_free(d);
+		return (0);
+	}
+	*rc = 1;
+	if (fork_cmd || strcmp(cmd, "move") == 0) {
+		cause = hb_fmt("desktop '%s' is on host '%s', another machine: "
+		               "%s is not supported there yet",
+		    d->name, d->host, fork_cmd ? "fork" : "move");
+		goto fail;
+	}
+	if (in(here, cmd)) {
+		if (fwd_ensure(d, &cause) != 0)
+			goto fail;
+		desktop_free(d);
+		return (0); /* the command goes on here, through them */
+	}
+	if (remote_of(d->host, &r, &cause) != 0)
+		goto fail;
+	/* the forwards first: the endpoint works once start returns */
+	if (strcmp(cmd, "start") == 0 && fwd_ensure(d, &cause) != 0) {
+		fprintf(stderr, "bureau start: warning: %s\n", cause);
+		free(cause);
+		cause = NULL;
+	}
+	/* what it prints of the agent's ports there is said of this side's */
+	snprintf(rw.from[0], sizeof rw.from[0], "tcp://127.0.0.1:%d",
+	    d->remote_port);
+	snprintf(rw.to[0], sizeof rw.to[0], "tcp://127.0.0.1:%d", d->port);
+	snprintf(rw.from[1], sizeof rw.from[1], "tcp://127.0.0.1:%d",
+	    d->remote_port + 1);
+	snprintf(rw.to[1], sizeof rw.to[1], "tcp://127.0.0.1:%d", d->port + 1);
+	rw.n = 2;
+	*rc = remote_run(&r, NULL, argv + 1, argc - 1, &rw, NULL);
+	if (*rc == 255)
+		fprintf(stderr,
+		    "bureau %s: desktop '%s' is on host '%s' (%s): "
+		    "ssh failed\n",
+		    cmd, d->name, d->host, r.machine);
+	if (strcmp(cmd, "status") == 0 && *rc == 0)
+		printf("remote: %s on %s (host '%s'); here: %s, forwards kept "
+		       "by pid %d\n",
+		    d->remote_dir, r.machine, d->host, d->dir, (int)fwd_pid(d));
+	if (strcmp(cmd, "rm") == 0) {
+		if (*rc != 0 && force) {
+			fprintf(stderr,
+			    "bureau rm: --force: removing the record "
+			    "here all the same (what is left on %s "
+			    "stays there)\n",
+			    r.machine);
+			*rc = 0;
+		}
+		if (*rc == 0) {
+			fwd_stop(d);
+			hb_rm_tree(d->dir);
+		}
+	} else if (strcmp(cmd, "start") == 0 || strcmp(cmd, "stop") == 0 ||
+	    strcmp(cmd, "pause") == 0 || strcmp(cmd, "resume") == 0 ||
+	    strcmp(cmd, "restore") == 0) {
+		remote_note_state(d, &r);
+	}
+	remote_clear(&r);
+	desktop_free(d);
+	return (1);
+fail:
+	die_cause(cmd, cause);
+	remote_clear(&r);
+	desktop_free(d);
+	return (1);
+}
