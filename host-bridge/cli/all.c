@@ -24,6 +24,7 @@
 #include <unistd.h>
 
 #include "host-bridge/cli/all.h"
+#include "host-bridge/cli/remote.h"
 #include "host-bridge/store/store.h"
 #include "host-bridge/util/util.h"
 #include "host-bridge/vm/vm.h"
@@ -76,7 +77,16 @@ all_collect(const char *name, void *arg)
 	}
 	if (d->attached)
 		take = 0;
-	else if (!l->start)
+	else if (d->remote_dir != NULL) {
+		/* on another machine, the bureau there's: start --all (this
+		 * machine's service at boot) brings back its SSH forwards */
+		take = 0;
+		if (l->start && remote_forward_launch(d, &cause) != 0) {
+			fprintf(stderr, "bureau: '%s': %s\n", name, cause);
+			free(cause);
+			cause = NULL;
+		}
+	} else if (!l->start)
 		/* running, or saved while idle by its agent, which serves
 		 * on: both are up for their users */
 		take = vm_backend_for(d)->pid(d) > 0 ||

@@ -325,6 +325,10 @@ put_rewritten(FILE *out, const char *line, const struct rewrite *rw)
 	fflush(out);
 }
 
+/* Does the command read this one's stdin (answer NAME ID -)? Else ssh's
+ * is /dev/null: it would read what a script meant for its next lines. */
+static int run_stdin;
+
 /*
  * Run `bureau WORDS...` on r's machine (words[0] the command; prog NULL:
  * bureau, else that program). out NULL: its output here, each line
@@ -361,7 +365,7 @@ remote_run(const struct remote *r, const char *prog, char *const *words, int n,
 		goto out;
 	}
 	if (pid == 0) {
-		int nul = open("/dev/null", O_RDONLY);
+		int nul = run_stdin ? -1 : open("/dev/null", O_RDONLY);
 
 		dup2(pfd[1], 1);
 		if (nul >= 0)
@@ -508,61 +512,69 @@ fwd_up(const struct desktop *d)
 	return (up);
 }
 
+int
+remote_forward_launch(const struct desktop *d, char **cause)
+{
+	char exe[PATH_MAX], *log;
+	ssize_t n;
+	pid_t pid;
+
+	if (fwd_pid(d) > 0)
+		return (0);
+	if ((n = readlink("/proc/self/exe", exe, sizeof exe - 1)) <= 0) {
+		*cause = hb_fmt("cannot find this program: %s",
+		    strerror(errno));
+		return (-1);
+	}
+	exe[n] = '\0';
+	if ((log = desktop_path(d, "forward.log")) == NULL) {
+		*cause = hb_fmt("out of memory");
+		return (-1);
+	}
+	fflush(NULL);
+	if ((pid = fork()) < 0) {
+		*cause = hb_fmt("fork: %s", strerror(errno));
+		free(log);
+		return (-1);
+	}
+	if (pid == 0) {
+		int fd = open(log, O_WRONLY | O_CREAT | O_APPEND, 0600);
+		int nul = open("/dev/null", O_RDONLY);
+
+		setsid();
+		if (fd >= 0) {
+			dup2(fd, 1);
+			dup2(fd, 2);
+		}
+		if (nul >= 0)
+			dup2(nul, 0);
+		close_range(3, ~0U, 0);
+		/* (its own child: this command's end leaves it be) */
+		if (fork() == 0) {
+			execl(exe, "bureau", "remote-forward", d->name,
+			    (char *)NULL);
+			_exit(127);
+		}
+		_exit(0);
+	}
+	free(log);
+	while (waitpid(pid, NULL, 0) < 0 && errno == EINTR)
+		;
+	return (0);
+}
+
 /* Start d's keeper unless one runs, and wait up to FWD_UP_MS for the
  * forwards: 0, or -1 with *cause (they may still come: the keeper goes
  * on trying). */
 static int
 fwd_ensure(const struct desktop *d, char **cause)
 {
-	char exe[PATH_MAX], *log;
-	ssize_t n;
-	pid_t pid;
 	long long t0 = hb_now_ms();
 
 	if (fwd_pid(d) > 0 && fwd_up(d))
 		return (0);
-	if (fwd_pid(d) == 0) {
-		if ((n = readlink("/proc/self/exe", exe, sizeof exe - 1)) <=
-		    0) {
-			*cause = hb_fmt("cannot find this program: %s",
-			    strerror(errno));
-			return (-1);
-		}
-		exe[n] = '\0';
-		if ((log = desktop_path(d, "forward.log")) == NULL) {
-			*cause = hb_fmt("out of memory");
-			return (-1);
-		}
-		fflush(NULL);
-		if ((pid = fork()) < 0) {
-			*cause = hb_fmt("fork: %s", strerror(errno));
-			free(log);
-			return (-1);
-		}
-		if (pid == 0) {
-			int fd = open(log, O_WRONLY | O_CREAT | O_APPEND, 0600);
-			int nul = open("/dev/null", O_RDONLY);
-
-			setsid();
-			if (fd >= 0) {
-				dup2(fd, 1);
-				dup2(fd, 2);
-			}
-			if (nul >= 0)
-				dup2(nul, 0);
-			close_range(3, ~0U, 0);
-			/* (its own child: this command's end leaves it be) */
-			if (fork() == 0) {
-				execl(exe, "bureau", "remote-forward", d->name,
-				    (char *)NULL);
-				_exit(127);
-			}
-			_exit(0);
-		}
-		free(log);
-		while (waitpid(pid, NULL, 0) < 0 && errno == EINTR)
-			;
-	}
+	if (remote_forward_launch(d, cause) != 0)
+		return (-1);
 	while (hb_now_ms() - t0 < FWD_UP_MS) {
 		if (fwd_pid(d) > 0 && fwd_up(d))
 			return (0);
@@ -973,6 +985,19 @@ remote_dispatch(int argc, char **argv, int *rc)
 		desktop_free(d);
 		return (0); /* the command goes on here, through them */
 	}
+	for (int i = 2; i < argc; i++)
+		if (strcmp(cmd, "log") == 0 &&
+		    strncmp(argv[i], "--export", 8) == 0) {
+			cause = hb_fmt(
+			    "desktop '%s' is on host '%s', another "
+			    "machine: its audit trail is there; "
+			    "`bureau log %s --export F` there writes "
+			    "F there",
+			    d->name, d->host, d->name);
+			goto fail;
+		}
+	run_stdin = strcmp(cmd, "answer") == 0 &&
+	    strcmp(argv[argc - 1], "-") == 0;
 	if (remote_of(d->host, &r, &cause) != 0)
 		goto fail;
 	/* the forwards first: the endpoint works once start returns */

@@ -43,6 +43,11 @@ int remote_create(int argc, char **argv, const char *host, const char *name);
  * *rc when handled, 0 when the command goes on here. */
 int remote_dispatch(int argc, char **argv, int *rc);
 
+/* Start the keeper of d's SSH forwards (d on another machine) unless one
+ * runs; it goes on in the background. 0, or -1 with *cause. */
+struct desktop;
+int remote_forward_launch(const struct desktop *d, char **cause);
+
 /* `bureau remote-forward NAME`: the keeper of a remote desktop's SSH
  * forwards (started by create and by the commands that need them). */
 int cmd_remote_forward(int argc, char **argv);

@@ -23,7 +23,9 @@
 # socket holds there (the agent there refuses the agent's request); fork
 # and move refuse; `stop` saves it there (no domain in libvirt, the state
 # in the other home), `ls` here says saved, `start` brings its process
-# back; the forwards come back after their ssh is killed; `rm` removes it
+# back; the forwards come back after their ssh is killed, and after their
+# keeper is (`start --all`, as at boot); the operator socket here is 0600;
+# `rm` removes it
 # there and here, the keeper and its ssh gone from the process table.
 # Prints the hop: a request's round trip through the forward here against
 # the agent's own endpoint there (docs/desktops.md has the figures).
@@ -56,6 +58,7 @@ cleanup() {
 		[ -e "$d/desktop.json" ] && BUREAU_HOME=$rhome "$bureau" stop --force "$(basename "$d")" >/dev/null 2>&1
 	done
 	virsh -q -c $uri destroy bureau-$r >/dev/null 2>&1
+	[ -n "${mcpid:-}" ] && kill "$mcpid" 2>/dev/null
 	[ -s "$sd/sshd.pid" ] && kill "$(cat "$sd/sshd.pid")" 2>/dev/null
 	e2e_libvirtd_end
 	BUREAU_HOME=$rhome e2e_rm_home_of "$rhome"
@@ -294,6 +297,19 @@ while [ $n -lt 100 ]; do
 	sleep 0.2; n=$((n + 1))
 done
 [ $n -lt 100 ] && pass "its ssh killed: the keeper dialed again (ssh $spid, then $s2), the endpoint answers" || fail "forwards after ssh $spid was killed"
+# this machine rebooted (the keeper and its ssh gone): start --all, as the
+# host's service runs it at boot, brings them back
+kill "$kpid" 2>/dev/null
+n=0; while ! flock -n -s "$home/$r/forward.pid" true && [ $n -lt 50 ]; do sleep 0.1; n=$((n + 1)); done
+"$bureau" start --all >"$home/out" 2>&1
+n=0
+while [ $n -lt 100 ] && [ "$(ping "tcp://127.0.0.1:$lp" "$(cat "$home/$r/token")")" != ok ]; do sleep 0.2; n=$((n + 1)); done
+k2=$(cat "$home/$r/forward.pid" 2>/dev/null | tr -dc 0-9)
+[ $n -lt 100 ] && [ -n "$k2" ] && [ "$k2" != "$kpid" ] &&
+	pass "its keeper killed: start --all started another ($k2), the endpoint answers" || { cat "$home/out"; fail "start --all: keeper '$k2'"; }
+kpid=${k2:-$kpid}
+[ "$(stat -c %a "$home/$r/operator.sock" 2>/dev/null)" = 600 ] && pass "the forwarded operator socket here is 0600" ||
+	fail "operator.sock here: mode $(stat -c %a "$home/$r/operator.sock" 2>&1)"
 
 # ---- rm -----------------------------------------------------------------------------
 "$bureau" stop --force $r >/dev/null 2>&1
