@@ -20,8 +20,9 @@
 # screenshot), a wrong token is refused through the forward; `ls` and
 # `status` here name the host and say running; Mission Control here lists
 # it under its host, and its takeover through the forwarded operator
-# socket holds there (the agent there refuses the agent's request); fork
-# and move refuse; `stop` saves it there (no domain in libvirt, the state
+# socket holds there (the agent there refuses the agent's request); the
+# agent's question is listed there and answered from stdin here; `log`
+# reads the trail there, `log --export` refuses; fork and move refuse; `stop` saves it there (no domain in libvirt, the state
 # in the other home), `ls` here says saved, `start` brings its process
 # back; the forwards come back after their ssh is killed, and after their
 # keeper is (`start --all`, as at boot); the operator socket here is 0600;
@@ -175,6 +176,23 @@ awk -v n="$r" '$1 == n { print $2, $3, $NF }' "$home/ls" | grep -qx "running far
 grep -qx "host: far" "$home/status" && grep -qx "state: running" "$home/status" &&
 	grep -qx "endpoint: tcp://127.0.0.1:$lp" "$home/status" && grep -q "^remote: $rhome/$r on 127.0.0.1" "$home/status" &&
 	pass "status (sent there): running on far, the endpoint here" || { cat "$home/status"; fail "status"; }
+# the agent asks its operator (through the endpoint here); the question,
+# listed there (`approvals` sent over SSH), answered from this stdin
+call $r '{"tool":"operator","action":"ask","message":"which way?","timeout":120}' 150 >"$home/ask" 2>&1 &
+askpid=$!
+n=0
+while [ $n -lt 100 ]; do
+	"$bureau" approvals $r --json >"$home/apr" 2>/dev/null
+	qid=$(python3 -c 'import json,sys; a=json.load(open(sys.argv[1])); print(a[0]["approval"] if a else "")' "$home/apr" 2>/dev/null)
+	[ -n "$qid" ] && break
+	sleep 0.2; n=$((n + 1))
+done
+echo "left, then up" | "$bureau" answer $r "$qid" - >"$home/out" 2>&1
+wait $askpid
+[ "$(json answer <"$home/ask")" = "left, then up" ] &&
+	pass "ask: listed there ($qid), answered from this side's stdin, the agent got the answer" || { cat "$home/apr" "$home/out" "$home/ask"; fail "ask/answer"; }
+"$bureau" log $r >"$home/log" 2>&1 && grep -q "operator" "$home/log" && pass "log (read there): $(grep -c . "$home/log") lines, the question among them" || { head "$home/log"; fail "log"; }
+refuse "log --export: the trail is there" "writes F there" "$bureau" log $r --export "$home/x.html"
 refuse "fork: not there yet" "not supported there" "$bureau" fork $r ${r}f
 refuse "move: not there yet" "not supported there" "$bureau" move $r --to local
 
