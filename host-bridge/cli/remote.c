@@ -481,23 +481,11 @@ out:
 static pid_t
 fwd_pid(const struct desktop *d)
 {
-	char *p = desktop_path(d, "forward.pid"), buf[32];
-	pid_t pid = 0;
-	ssize_t n;
-	int fd = p ? open(p, O_RDONLY | O_CLOEXEC | O_NOFOLLOW) : -1;
+	char *p = desktop_path(d, "forward.pid");
+	pid_t pid = p ? store_lock_pid(p) : 0;
 
 	free(p);
-	if (fd < 0)
-		return (0);
-	if (flock(fd, LOCK_SH | LOCK_NB) == 0 || errno != EWOULDBLOCK) {
-		close(fd);
-		return (0);
-	}
-	n = pread(fd, buf, sizeof buf - 1, 0);
-	close(fd);
-	buf[n > 0 ? n : 0] = '\0';
-	pid = (pid_t)strtol(buf, NULL, 10);
-	return (pid > 0 ? pid : 0);
+	return (pid);
 }
 
 /* Is d's operator socket here a listening socket (the forward is up)? */
@@ -538,17 +526,7 @@ remote_forward_launch(const struct desktop *d, char **cause)
 		return (-1);
 	}
 	if (pid == 0) {
-		int fd = open(log, O_WRONLY | O_CREAT | O_APPEND, 0600);
-		int nul = open("/dev/null", O_RDONLY);
-
-		setsid();
-		if (fd >= 0) {
-			dup2(fd, 1);
-			dup2(fd, 2);
-		}
-		if (nul >= 0)
-			dup2(nul, 0);
-		close_range(3, ~0U, 0);
+		hb_detach_child(log);
 		/* (its own child: this command's end leaves it be) */
 		if (fork() == 0) {
 			execl(exe, "bureau", "remote-forward", d->name,
@@ -612,16 +590,65 @@ fwd_on_signal(int sig)
 	fwd_quit = 1;
 }
 
+/*
+ * The keeper's two ssh connections. The live frames (the events port) go
+ * over one of their own: OpenSSH sets no TCP_NODELAY on a connection
+ * without a terminal (-N), and with frames streaming on the same one, a
+ * small request waited for the frames' ACKs (Nagle against delayed ACK):
+ * 46.8 ms per request instead of 5.9 while Mission Control watched
+ * (test_remote.sh's hop, one connection for both).
+ */
+struct fwd_conn {
+	struct argv a;
+	pid_t pid;
+	int backoff;
+	long long started, next; /* hb_now_ms */
+};
+
+static int
+fwd_conn_make(struct fwd_conn *c, const struct remote *r,
+    const struct desktop *d, int events)
+{
+	ssh_base(r, &c->a);
+	av_add(&c->a, strdup("-N"));
+	av_add(&c->a, strdup("-oExitOnForwardFailure=yes"));
+	av_add(&c->a, strdup("-L"));
+	if (events) {
+		av_add(&c->a,
+		    hb_fmt("127.0.0.1:%d:127.0.0.1:%d", d->port + 1,
+		        d->remote_port + 1));
+	} else {
+		av_add(&c->a,
+		    hb_fmt("127.0.0.1:%d:127.0.0.1:%d", d->port,
+		        d->remote_port));
+		/* a socket left by an earlier forward is replaced; the new
+		 * one is this user's alone (0600), as the agent's own */
+		av_add(&c->a, strdup("-oStreamLocalBindUnlink=yes"));
+		av_add(&c->a, strdup("-oStreamLocalBindMask=0177"));
+		av_add(&c->a, strdup("-L"));
+		av_add(&c->a,
+		    hb_fmt("%s/operator.sock:%s/operator.sock", d->dir,
+		        d->remote_dir));
+	}
+	av_add(&c->a, strdup("--"));
+	av_add(&c->a, strdup(r->machine));
+	c->backoff = 1;
+	for (int i = 0; i < c->a.n; i++)
+		if (c->a.v[i] == NULL)
+			return (-1);
+	return (0);
+}
+
 int
 cmd_remote_forward(int argc, char **argv)
 {
 	struct desktop *d = NULL;
 	struct remote r = { 0 };
-	struct argv a = { 0 };
+	struct fwd_conn conn[2] = { 0 };
 	struct sigaction sa = { .sa_handler = fwd_on_signal };
-	char *cause = NULL, *p = NULL, pidbuf[32];
-	int fd = -1, backoff = 1, rc = 1;
-	pid_t child;
+	char *cause = NULL, *p = NULL, *dj = NULL, pidbuf[32];
+	int fd = -1, rc = 1, st;
+	pid_t pid;
 
 	if (argc != 2) {
 		usage_err("remote-forward", "one NAME expected");
@@ -636,6 +663,7 @@ cmd_remote_forward(int argc, char **argv)
 		goto fail;
 	}
 	if ((p = desktop_path(d, "forward.pid")) == NULL ||
+	    (dj = desktop_path(d, "desktop.json")) == NULL ||
 	    (fd = open(p, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0600)) <
 	        0) {
 		cause = hb_fmt("cannot open '%s': %s", p ? p : "forward.pid",
@@ -655,69 +683,67 @@ cmd_remote_forward(int argc, char **argv)
 	sigaction(SIGTERM, &sa, NULL);
 	sigaction(SIGINT, &sa, NULL);
 	sigaction(SIGHUP, &sa, NULL);
-	ssh_base(&r, &a);
-	av_add(&a, strdup("-N"));
-	av_add(&a, strdup("-oExitOnForwardFailure=yes"));
-	/* a socket left by an earlier forward is replaced; the new one is
-	 * this user's alone (0600), as the agent's own */
-	av_add(&a, strdup("-oStreamLocalBindUnlink=yes"));
-	av_add(&a, strdup("-oStreamLocalBindMask=0177"));
-	av_add(&a, strdup("-L"));
-	av_add(&a,
-	    hb_fmt("127.0.0.1:%d:127.0.0.1:%d", d->port, d->remote_port));
-	av_add(&a, strdup("-L"));
-	av_add(&a,
-	    hb_fmt("127.0.0.1:%d:127.0.0.1:%d", d->port + 1,
-	        d->remote_port + 1));
-	av_add(&a, strdup("-L"));
-	av_add(&a,
-	    hb_fmt("%s/operator.sock:%s/operator.sock", d->dir, d->remote_dir));
-	av_add(&a, strdup("--"));
-	av_add(&a, strdup(r.machine));
-	for (int i = 0; i < a.n; i++)
-		if (a.v[i] == NULL) {
-			cause = hb_fmt("out of memory");
-			goto fail;
-		}
-	while (!fwd_quit) {
-		char *dj = desktop_path(d, "desktop.json");
-		int st = 0, gone = dj == NULL || access(dj, F_OK) != 0;
-		long long t0 = hb_now_ms();
-
-		free(dj);
-		if (gone) /* the desktop was removed here */
-			break;
-		if ((child = fork()) == 0) {
-			execvp(a.v[0], a.v);
-			fprintf(stderr, "cannot run %s: %s\n", a.v[0],
-			    strerror(errno));
-			_exit(127);
-		}
-		if (child < 0) {
-			sleep(1);
-			continue;
-		}
-		fprintf(stderr, "%ld forwards to %s: ssh pid %d\n",
-		    (long)time(NULL), r.machine, (int)child);
-		while (waitpid(child, &st, 0) < 0) {
-			if (errno != EINTR)
-				break;
-			if (fwd_quit)
-				kill(child, SIGTERM);
-		}
-		if (fwd_quit)
-			break;
-		/* it ended (the link broke, the machine rebooted): again,
-		 * sooner when it had run a while */
-		if (hb_now_ms() - t0 > 60000)
-			backoff = 1;
-		fprintf(stderr, "%ld ssh ended (%s %d): again in %d s\n",
-		    (long)time(NULL), WIFEXITED(st) ? "status" : "signal",
-		    WIFEXITED(st) ? WEXITSTATUS(st) : WTERMSIG(st), backoff);
-		for (int i = 0; i < backoff * 10 && !fwd_quit; i++)
-			usleep(100000);
-		backoff = backoff < 8 ? backoff * 2 : 10;
+	if (fwd_conn_make(&conn[0], &r, d, 0) != 0 ||
+	    fwd_conn_make(&conn[1], &r, d, 1) != 0) {
+		cause = hb_fmt("out of memory");
+		goto fail;
 	}
+	/* until stopped, or the desktop is removed here */
+	while (!fwd_quit && access(dj, F_OK) == 0) {
+		for (int i = 0; i < 2; i++) {
+			struct fwd_conn *c = &conn[i];
+
+			if (c->pid != 0 || hb_now_ms() < c->next)
+				continue;
+			if ((c->pid = fork()) == 0) {
+				execvp(c->a.v[0], c->a.v);
+				fprintf(stderr, "cannot run %s: %s\n",
+				    c->a.v[0], strerror(errno));
+				_exit(127);
+			}
+			if (c->pid < 0) {
+				c->pid = 0;
+				c->next = hb_now_ms() + 1000;
+				continue;
+			}
+			c->started = hb_now_ms();
+			fprintf(stderr, "%ld %s forward to %s: ssh pid %d\n",
+			    (long)time(NULL), i ? "events" : "endpoint",
+			    r.machine, (int)c->pid);
+		}
+		usleep(100000);
+		while ((pid = waitpid(-1, &st, WNOHANG)) > 0)
+			for (int i = 0; i < 2; i++) {
+				struct fwd_conn *c = &conn[i];
+
+				if (c->pid != pid)
+					continue;
+				/* it ended (the link broke, the machine
+				 * rebooted): again, sooner when it had run a
+				 * while */
+				c->pid = 0;
+				if (hb_now_ms() - c->started > 60000)
+					c->backoff = 1;
+				fprintf(stderr,
+				    "%ld ssh %d ended (%s %d): again in %d "
+				    "s\n",
+				    (long)time(NULL), (int)pid,
+				    WIFEXITED(st) ? "status" : "signal",
+				    WIFEXITED(st) ? WEXITSTATUS(st) :
+				                    WTERMSIG(st),
+				    c->backoff);
+				c->next = hb_now_ms() + c->backoff * 1000LL;
+				c->backoff = c->backoff < 8 ? c->backoff * 2 :
+				                              10;
+			}
+	}
+	for (int i = 0; i < 2; i++)
+		if (conn[i].pid > 0) {
+			kill(conn[i].pid, SIGTERM);
+			while (
+			    waitpid(conn[i].pid, NULL, 0) < 0 && errno == EINTR)
+				;
+		}
 	{
 		char *s = desktop_path(d, "operator.sock");
 
@@ -733,7 +759,9 @@ out:
 	if (fd >= 0)
 		close(fd);
 	free(p);
-	av_clear(&a);
+	free(dj);
+	av_clear(&conn[0].a);
+	av_clear(&conn[1].a);
 	remote_clear(&r);
 	desktop_free(d);
 	return (rc);

@@ -194,19 +194,9 @@ agent_launch(const struct desktop *d, const char *accel, pid_t *pidp,
 		return (-1);
 	}
 	if (pid == 0) {
-		int fd = open(log, O_WRONLY | O_CREAT | O_APPEND, 0600);
-		int nul = open("/dev/null", O_RDONLY);
-
-		setsid();
-		if (fd >= 0) {
-			dup2(fd, 1);
-			dup2(fd, 2);
-		}
-		if (nul >= 0)
-			dup2(nul, 0);
 		/* The agent outlives this command: it must not hold the
 		 * caller's pipes or sockets open. */
-		close_range(3, ~0U, 0);
+		hb_detach_child(log);
 		if (accel != NULL)
 			execl(exe, "bureau", "agent", d->name, "--accel", accel,
 			    (char *)NULL);

@@ -212,21 +212,17 @@ fail:
 }
 
 pid_t
-store_agent_pid(const struct desktop *d)
+store_lock_pid(const char *path)
 {
-	char *path = desktop_path(d, "agent.pid"), buf[32];
+	char buf[32];
 	pid_t pid = 0;
 	ssize_t n;
 	long v;
-	int fd;
+	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
 
-	if (path == NULL)
-		return (0);
-	fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
-	free(path);
 	if (fd < 0)
 		return (0);
-	/* A shared lock we can take means no agent holds its exclusive one. */
+	/* A shared lock we can take means no one holds the exclusive one. */
 	if (flock(fd, LOCK_SH | LOCK_NB) == 0 || errno != EWOULDBLOCK) {
 		close(fd);
 		return (0);
@@ -237,6 +233,16 @@ store_agent_pid(const struct desktop *d)
 	v = strtol(buf, NULL, 10);
 	if (v > 0 && v < (1L << 30))
 		pid = (pid_t)v;
+	return (pid);
+}
+
+pid_t
+store_agent_pid(const struct desktop *d)
+{
+	char *path = desktop_path(d, "agent.pid");
+	pid_t pid = path ? store_lock_pid(path) : 0;
+
+	free(path);
 	return (pid);
 }
 

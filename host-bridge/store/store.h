@@ -107,6 +107,10 @@ void desktop_free(struct desktop *d);
  * pid) never passes for a live agent.
  */
 pid_t store_agent_pid(const struct desktop *d);
+/* The pid written in the file at path by the process that holds an
+ * exclusive flock on it (the agent's agent.pid, a keeper's forward.pid),
+ * or 0 when none holds it. */
+pid_t store_lock_pid(const char *path);
 
 /* Call fn for every desktop under $BUREAU_HOME, in name order. */
 typedef int (*store_each_fn)(const char *name, void *arg);

@@ -419,3 +419,19 @@ hb_lock_wait(const char *path, const char *who, char **cause)
 	}
 	return (fd);
 }
+
+void
+hb_detach_child(const char *log)
+{
+	int fd = open(log, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0600);
+	int nul = open("/dev/null", O_RDONLY | O_CLOEXEC);
+
+	setsid();
+	if (fd >= 0) {
+		dup2(fd, 1);
+		dup2(fd, 2);
+	}
+	if (nul >= 0)
+		dup2(nul, 0);
+	close_range(3, ~0U, 0);
+}

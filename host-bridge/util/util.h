@@ -78,6 +78,12 @@ void hb_human(char *buf, size_t len, long long bytes);
  * or -1 with errno from the first failure. */
 int hb_rm_tree(const char *path);
 
+/* In a child that will outlive its parent's command (a host agent, a
+ * forwards keeper): a session of its own, stdin /dev/null, stdout and
+ * stderr appended to log, and no descriptor of the caller's left open
+ * (its pipes and sockets). */
+void hb_detach_child(const char *log);
+
 /* An exclusive flock on path (made if missing), waited for, saying so on
  * stderr as who when another holds it; the descriptor (held: closing it
  * unlocks), or -1. Serializes what two processes must not do at once

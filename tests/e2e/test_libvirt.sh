@@ -74,16 +74,6 @@ e2e_image
 img=$(cd "$images/minimal" && pwd -P)
 
 # ---- hosts ----------------------------------------------------------------------
-refuse() { # refuse WHAT PATTERN CMD...: fails, saying PATTERN
-	what=$1 pat=$2; shift 2
-	if "$@" >"$home/out" 2>&1; then
-		fail "$what: accepted"
-	elif grep -q "$pat" "$home/out"; then
-		pass "$what: $(head -1 "$home/out")"
-	else
-		cat "$home/out"; fail "$what: not '$pat'"
-	fi
-}
 refuse "host add: a bad name" "invalid host name" "$bureau" host add "a/b" $uri
 refuse "host add: not a URI" "invalid URI" "$bureau" host add h2 qemusystem
 refuse "host add: unreachable" "cannot reach" "$bureau" host add h2 "qemu+unix:///system?socket=$home/no.sock"

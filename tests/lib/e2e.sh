@@ -73,6 +73,19 @@ e2e_image() {
 	fi
 }
 
+# refuse WHAT PATTERN CMD...: CMD fails, saying PATTERN (its output in
+# $home/out)
+refuse() {
+	what=$1 pat=$2; shift 2
+	if "$@" >"$home/out" 2>&1; then
+		fail "$what: accepted"
+	elif grep -q "$pat" "$home/out"; then
+		pass "$what: $(head -1 "$home/out")"
+	else
+		cat "$home/out"; fail "$what: not '$pat'"
+	fi
+}
+
 call() { "$bureau" call --timeout "${3:-120}" "$1" "$2"; }
 json() {
 	python3 -c 'import json,sys
