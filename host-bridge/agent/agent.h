@@ -17,6 +17,8 @@
  *                                        tool, action, request, since}]}
  *   {"op":"decide","approval":ID,"allow":true|false,"reason":"..."}
  *   {"op":"policy"[,"allow":L][,"approve":L][,"approve_timeout":S]}
+ *   {"op":"log","since":N,"max":M}       {"lines":[audit trail lines]}
+ *   {"op":"shot","file":"N.png"}         {"png": base64 of audit/N.png}
  * Replies are {"ok":true,...} or the protocol's {"ok":false,"error":{code,
  * message}}.
  */

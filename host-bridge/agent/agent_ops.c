@@ -4,9 +4,11 @@
  * change.
  */
 #include <pthread.h>
+#include <sodium.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "host-bridge/agent/agent.h"
@@ -209,6 +211,109 @@ ag_op_state(struct agent *ag)
 	return (ag_dump(r));
 }
 
+/* ---- the audit trail, for an operator on another machine ------------- */
+
+/* The lines {"op":"log"} keeps: seq > since, the last max. */
+struct op_log {
+	long long since;
+	size_t max;
+	json_t *list;
+};
+
+static int
+ag_op_log_line(json_t *j, void *arg)
+{
+	struct op_log *t = arg;
+
+	if (json_integer_value(json_object_get(j, "seq")) > t->since) {
+		json_array_append(t->list, j);
+		if (json_array_size(t->list) > t->max)
+			json_array_remove(t->list, 0);
+	}
+	return (0);
+}
+
+#define AG_LOG_MAX 1000
+
+/* {"op":"log","since":N,"max":M}: the audit trail's lines after seq N
+ * (0: from the first), the last M (1 to 1000; 200 unless said). Mission
+ * Control on the machine of a desktop's record reads a trail kept on
+ * another machine so, through the forwarded socket (cli/remote.c). */
+static char *
+ag_op_log(struct agent *ag, json_t *req)
+{
+	json_t *js = json_object_get(req, "since"),
+	       *jm = json_object_get(req, "max");
+	struct op_log t = { 0, 200, NULL };
+
+	if (js != NULL && (!json_is_integer(js) || json_integer_value(js) < 0))
+		return (ag_error(NULL, BUREAU_EINVAL,
+		    "field 'since' must be a sequence number (0 or more)"));
+	if (jm != NULL &&
+	    (!json_is_integer(jm) || json_integer_value(jm) < 1 ||
+	        json_integer_value(jm) > AG_LOG_MAX))
+		return (ag_error(NULL, BUREAU_EINVAL,
+		    "field 'max' must be a whole number from 1 to %d",
+		    AG_LOG_MAX));
+	if (js != NULL)
+		t.since = json_integer_value(js);
+	if (jm != NULL)
+		t.max = (size_t)json_integer_value(jm);
+	if ((t.list = json_array()) == NULL)
+		return (ag_error(NULL, BUREAU_EINTERNAL, "out of memory"));
+	audit_log_each(ag->d->dir, ag_op_log_line, &t);
+	return (ag_dump(json_pack("{s:b, s:o}", "ok", 1, "lines", t.list)));
+}
+
+/* A screenshot of the trail, as the "screenshot" of its line names it:
+ * digits and letters, '.', '-', '_', nothing else. */
+#define AG_SHOT_MAX (32L << 20)
+
+/* {"op":"shot","file":"N.png"}: a settled screenshot of the audit trail
+ * (audit/N.png), base64, for the same operators as "log". */
+static char *
+ag_op_shot(struct agent *ag, json_t *req)
+{
+	const char *f = json_string_value(json_object_get(req, "file"));
+	char *p = NULL, *b64 = NULL, *reply;
+	unsigned char *buf = NULL;
+	size_t n = 0, blen;
+	struct stat st = { 0 };
+	FILE *fp;
+
+	if (f == NULL || *f == '\0' || *f == '.' || strlen(f) > 64 ||
+	    f[strspn(f,
+	        "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
+	        "0123456789._-")] != '\0')
+		return (ag_error(NULL, BUREAU_EINVAL,
+		    "field 'file' must name a screenshot of the audit trail "
+		    "(such as 12.png)"));
+	if ((p = hb_fmt("%s/audit/%s", ag->d->dir, f)) == NULL ||
+	    (fp = fopen(p, "re")) == NULL) {
+		free(p);
+		return (ag_error(NULL, BUREAU_ENOTFOUND,
+		    "no screenshot '%s' in the audit trail", f));
+	}
+	free(p);
+	if (fstat(fileno(fp), &st) == 0 && st.st_size < AG_SHOT_MAX &&
+	    (buf = malloc((size_t)st.st_size + 1)) != NULL)
+		n = fread(buf, 1, (size_t)st.st_size + 1, fp);
+	fclose(fp);
+	blen = sodium_base64_ENCODED_LEN(n, sodium_base64_VARIANT_ORIGINAL);
+	if (buf == NULL || n != (size_t)st.st_size ||
+	    (b64 = malloc(blen)) == NULL) {
+		free(buf);
+		return (ag_error(NULL, BUREAU_EINTERNAL,
+		    "screenshot '%s': unreadable, too large or out of memory",
+		    f));
+	}
+	sodium_bin2base64(b64, blen, buf, n, sodium_base64_VARIANT_ORIGINAL);
+	free(buf);
+	reply = ag_dump(json_pack("{s:b, s:s}", "ok", 1, "png", b64));
+	free(b64);
+	return (reply);
+}
+
 char *
 ag_op_handle(struct agent *ag, const char *buf, size_t len)
 {
@@ -233,6 +338,10 @@ ag_op_handle(struct agent *ag, const char *buf, size_t len)
 		reply = ag_op_answer(ag, req);
 	} else if (strcmp(op, "policy") == 0) {
 		reply = ag_op_policy(ag, req);
+	} else if (strcmp(op, "log") == 0) {
+		reply = ag_op_log(ag, req);
+	} else if (strcmp(op, "shot") == 0) {
+		reply = ag_op_shot(ag, req);
 	} else if (ops_mc_is(op)) { /* Mission Control's: ops_mc.c */
 		pthread_mutex_lock(&ag->lock);
 		int tk = ag->takeover;
@@ -241,7 +350,7 @@ ag_op_handle(struct agent *ag, const char *buf, size_t len)
 	} else {
 		reply = ag_error(NULL, BUREAU_EUNKNOWN_ACTION,
 		    "unknown op '%.64s': expected state, takeover, approvals, "
-		    "decide, answer or policy",
+		    "decide, answer, policy, log or shot",
 		    op);
 	}
 	json_decref(req);

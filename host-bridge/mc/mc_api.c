@@ -232,6 +232,42 @@ mc_thumbnail(struct mg_connection *c, const char *name)
 	return (st);
 }
 
+/* An audit screenshot of a desktop on another machine, from its agent
+ * (agent.h's "shot", through the forwarded operator socket). */
+static int
+mc_remote_shot(struct mg_connection *c, const struct desktop *d,
+    const char *file)
+{
+	json_t *r = NULL;
+	char *cause = NULL;
+	const char *b64, *code = NULL;
+	unsigned char *png = NULL;
+	size_t len = 0, blen;
+	int st;
+
+	if (mc_op(d, json_pack("{s:s, s:s}", "op", "shot", "file", file), &r,
+	        &code, &cause) != 0) {
+		st = mc_err(c, 404, bureau_error_name(BUREAU_ENOTFOUND), "%s",
+		    cause);
+		free(cause);
+		return (st);
+	}
+	b64 = json_string_value(json_object_get(r, "png"));
+	blen = b64 ? strlen(b64) : 0;
+	if (b64 == NULL || (png = malloc(blen / 4 * 3 + 3)) == NULL ||
+	    sodium_base642bin(png, blen / 4 * 3 + 3, b64, blen, NULL, &len,
+	        NULL, sodium_base64_VARIANT_ORIGINAL) != 0) {
+		json_decref(r);
+		free(png);
+		return (mc_err(c, 500, bureau_error_name(BUREAU_EINTERNAL),
+		    "the agent of '%s' sent no screenshot", d->name));
+	}
+	json_decref(r);
+	st = mc_send(c, 200, "image/png", png, len, NULL);
+	free(png);
+	return (st);
+}
+
 /* GET /api/desktops/NAME/audit/N.png: an action's settled screenshot. */
 static int
 mc_audit_shot(struct mg_connection *c, const char *name, const char *file)
@@ -242,6 +278,11 @@ mc_audit_shot(struct mg_connection *c, const char *name, const char *file)
 
 	if ((st = mc_load(c, name, &d)) != 0)
 		return (st);
+	if (d->remote_dir != NULL) { /* asked of its agent there */
+		st = mc_remote_shot(c, d, file);
+		desktop_free(d);
+		return (st);
+	}
 	dir = desktop_path(d, "audit");
 	st = dir ? mc_file(c, dir, file) : 500;
 	free(dir);

@@ -110,14 +110,47 @@ mc_log_line(json_t *j, void *arg)
 	return (0);
 }
 
+/* The trail of a desktop on another machine: its agent's lines through
+ * the forwarded operator socket (agent.h's "log"), or NULL. */
+static json_t *
+mc_remote_log(const struct desktop *d, long long since, size_t max)
+{
+	json_t *r = NULL, *lines;
+	char *cause = NULL;
+
+	if (op_call(d,
+	        json_pack("{s:s, s:I, s:I}", "op", "log", "since",
+	            (json_int_t)since, "max", (json_int_t)max),
+	        &r, &cause) != 0) {
+		free(cause);
+		return (NULL);
+	}
+	lines = json_incref(json_object_get(r, "lines"));
+	json_decref(r);
+	if (!json_is_array(lines)) {
+		json_decref(lines);
+		return (NULL);
+	}
+	return (lines);
+}
+
 /* Lines of d's audit trail (both files) with seq > since, the last max. */
 static json_t *
 mc_read_log(const struct desktop *d, long long since, size_t max)
 {
 	struct log_tail t = { d, since, max, json_array() };
+	json_t *lines, *j;
+	size_t i;
 
-	if (t.list != NULL)
+	if (t.list == NULL)
+		return (NULL);
+	if (d->remote_dir == NULL) {
 		audit_log_each(d->dir, mc_log_line, &t);
+		return (t.list);
+	}
+	if ((lines = mc_remote_log(d, since, max)) != NULL)
+		json_array_foreach(lines, i, j) mc_log_line(json_incref(j), &t);
+	json_decref(lines);
 	return (t.list);
 }
 
@@ -131,8 +164,17 @@ static json_t *
 mc_last_action(const struct desktop *d)
 {
 	const char *files[] = { AUDIT_LOG, AUDIT_LOG_OLD };
-	char *buf = malloc(MC_TAIL);
+	char *buf;
 	json_t *j = NULL;
+
+	if (d->remote_dir != NULL) { /* its agent's last line */
+		json_t *l = mc_remote_log(d, 0, 1);
+
+		j = json_incref(json_array_get(l, 0));
+		json_decref(l);
+		return (j);
+	}
+	buf = malloc(MC_TAIL);
 
 	for (int i = 0; buf != NULL && i < 2 && j == NULL; i++) {
 		char *p = desktop_path(d, files[i]), *nl;

@@ -19,7 +19,8 @@
 # requests through the endpoint here reach its guest (hostname, a drawn
 # screenshot), a wrong token is refused through the forward; `ls` and
 # `status` here name the host and say running; Mission Control here lists
-# it under its host with its agent, shows its live frames, and its
+# it under its host with its agent, shows its live frames and its audit
+# trail (read there, screenshots too), and its
 # takeover through the forwarded operator socket holds there (the agent
 # there refuses the agent's request); the agent's question is listed
 # there and answered from stdin here; `log` reads the trail there, `log
@@ -248,10 +249,8 @@ ds = j["desktops"] if isinstance(j, dict) else j
 d = [x for x in ds if x["name"] == sys.argv[2]]
 sys.exit(0 if d and d[0]["host"] == "far" and d[0]["state"] == "running" and d[0]["agent"] else 1)
 PY
-# its live view: frames from the agent there's events, through the forward
-n=0
-while [ $n -lt 60 ]; do
-	python3 - "$mcport" "$(cat "$home/mc.token")" "/api/desktops/$r/thumbnail" "$home/thumb" <<'PY' && break
+mcget() { # mcget PATH FILE: GET into FILE, fails on an HTTP error
+	python3 - "$mcport" "$(cat "$home/mc.token")" "$1" "$2" <<'PY'
 import sys, urllib.request
 port, tok, path, out = sys.argv[1:5]
 req = urllib.request.Request("http://127.0.0.1:%s%s" % (port, path), headers={"Authorization": "Bearer " + tok})
@@ -260,10 +259,29 @@ try:
 except urllib.error.HTTPError:
     sys.exit(1)
 PY
-	sleep 0.5; n=$((n + 1))
-done
+}
+# its live view: frames from the agent there's events, through the forward
+n=0
+while [ $n -lt 60 ] && ! mcget "/api/desktops/$r/thumbnail" "$home/thumb"; do sleep 0.5; n=$((n + 1)); done
 colours=$(identify -format %k "$home/thumb" 2>/dev/null || echo 0)
 [ "${colours:-0}" -gt 8 ] && pass "Mission Control's live view of $r: a drawn frame ($colours colours) through the forward" || fail "Mission Control thumbnail: $colours colours"
+# its audit trail, kept there, read through the forwarded socket: the
+# lines, and the settled screenshot of an input action (a mouse move now)
+call $r '{"tool":"computer","action":"mouse_move","coordinate":[20,20]}' 60 >/dev/null 2>&1
+mc GET "/api/desktops/$r/log" >"$home/mclog" 2>&1
+url=$(python3 -c 'import json,sys
+j = json.load(open(sys.argv[1]))
+ls = j if isinstance(j, list) else j.get("lines", j.get("log", []))
+u = [l["screenshot_url"] for l in ls if l.get("screenshot_url")]
+print(len(ls), u[-1] if u else "")' "$home/mclog" 2>/dev/null)
+set -- $url
+if [ "${1:-0}" -ge 3 ] && [ -n "${2:-}" ] && mcget "$2" "$home/ashot.png"; then
+	colours=$(identify -format %k "$home/ashot.png" 2>/dev/null || echo 0)
+	[ "${colours:-0}" -gt 8 ] && pass "Mission Control's log of $r: $1 lines from the trail there, a screenshot of it drawn ($colours colours)" ||
+		fail "audit screenshot $2: $colours colours"
+else
+	head -c 600 "$home/mclog"; fail "Mission Control's log of $r: '$url'"
+fi
 # the hop again while Mission Control takes its live frames through the
 # events forward
 set -- $(hop)
