@@ -230,7 +230,22 @@ def test_operator_bad_input():
                               ({"op": "policy", "approve": "a b!"},
                                "invalid_argument", "approve"),
                               ({"op": "policy", "approve_timeout": 0},
-                               "invalid_argument", "approve_timeout")):
+                               "invalid_argument", "approve_timeout"),
+                              ({"op": "log", "since": -1},
+                               "invalid_argument", "since"),
+                              ({"op": "log", "max": 1001},
+                               "invalid_argument", "max"),
+                              ({"op": "log", "max": "5"},
+                               "invalid_argument", "max"),
+                              ({"op": "shot"}, "invalid_argument", "file"),
+                              ({"op": "shot", "file": "../token"},
+                               "invalid_argument", "file"),
+                              ({"op": "shot", "file": "/etc/passwd"},
+                               "invalid_argument", "file"),
+                              ({"op": "shot", "file": ".."},
+                               "invalid_argument", "file"),
+                              ({"op": "shot", "file": "999999.png"},
+                               "not_found", "999999.png")):
         bt.expect_error(call(data), code, field)
     st = bt.ok(call({"op": "state"}))
     assert st["desktop"] == NAME and st["takeover"] is False
@@ -595,6 +610,22 @@ def test_log():
     assert shots and all("screenshot" not in x for x in shots)
     text = open(os.path.join(DIR, "audit.log")).read()
     assert D.token not in text and A.token not in text
+    # The same trail through the operator socket (what Mission Control on
+    # another machine reads): the lines after a sequence number, the last
+    # N, and an input action's screenshot, byte for byte.
+    op = bt.Req("ipc://" + os.path.join(DIR, "operator.sock"))
+    try:
+        got = bt.ok(json.loads(op.rpc(json.dumps(
+            {"op": "log", "since": seqs[-6], "max": 3}))))["lines"]
+        assert [x["seq"] for x in got] == seqs[-3:], got
+        assert bt.ok(json.loads(op.rpc(json.dumps(
+            {"op": "log", "since": seqs[-1]}))))["lines"] == []
+        name = os.path.basename(clicks[-1]["screenshot"])
+        b64 = bt.ok(json.loads(op.rpc(json.dumps(
+            {"op": "shot", "file": name}))))["png"]
+        assert base64.b64decode(b64) == png
+    finally:
+        op.close()
     # -f prints what comes after it started.
     p = subprocess.Popen([BUREAU, "log", "-f", NAME], env=ENV,
                          stdout=subprocess.PIPE, text=True)
