@@ -1627,6 +1627,14 @@ const struct cli_cmd cli_desktop_cmds[] = {
 	{ "host", "host add NAME URI | host ls | host rm NAME | host probe URI",
 	    cmd_host },
 	{ "move", "move NAME --to HOST", cmd_move },
+	{ "send",
+	    "send NAME   (a stopped desktop as a tar stream on stdout: one "
+	    "end of move between machines)",
+	    cmd_send },
+	{ "receive",
+	    "receive NAME --host HOST   (a desktop from stdin: the other "
+	    "end)",
+	    cmd_receive },
 	{ "remote-forward",
 	    "remote-forward NAME   (the SSH forwards of a desktop on another "
 	    "machine; create and start run it)",

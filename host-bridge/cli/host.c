@@ -423,11 +423,10 @@ cmd_move(int argc, char **argv)
 	if (host_uri(from, &furi, &cause) != 0 ||
 	    host_uri(dst, &uri, &cause) != 0)
 		goto fail;
-	if (!host_here(uri) || !host_here(furi)) {
-		cause = hb_fmt("host '%s' is on another machine: moving a "
-		               "desktop between machines is not supported yet "
-		               "(both hosts must be on this one)",
-		    host_here(uri) ? from : dst);
+	if (!host_here(uri) && !host_here(furi)) {
+		cause = hb_fmt("hosts '%s' and '%s' are both on other "
+		               "machines: move it here first, then there",
+		    from, dst);
 		goto fail;
 	}
 	/* a saved state is the backend's own: libvirt's save image or
@@ -444,7 +443,11 @@ cmd_move(int argc, char **argv)
 		    d->name, d->name);
 		goto fail;
 	}
-	if (host_set(d, host_is_local(dst) ? NULL : dst, &cause) != 0)
+	/* to or from another machine: the directory goes over SSH */
+	if (!host_here(uri) || !host_here(furi)) {
+		if (remote_move(d, dst, &cause) != 0)
+			goto fail;
+	} else if (host_set(d, host_is_local(dst) ? NULL : dst, &cause) != 0)
 		goto fail;
 	printf("moved desktop '%s' from host '%s' to '%s'%s\n", d->name, from,
 	    dst,

@@ -19,6 +19,7 @@
 #include "host-bridge/cli/remote.h"
 #include "host-bridge/store/store.h"
 #include "host-bridge/util/util.h"
+#include "host-bridge/vm/vm.h"
 
 /* How long a new forward may take to come up (an SSH connection to a far
  * machine: key exchange, authentication), and what a command waits for
@@ -789,35 +790,157 @@ remote_note_state(const struct desktop *d, const struct remote *r)
 	free(out);
 }
 
+/* Its host there: the same libvirt, under the same name (the same again
+ * is no error there). */
+static int
+remote_host_there(const struct remote *r, const char *host, char **cause)
+{
+	char *w[] = { "host", "add", (char *)host, r->ruri }, *out = NULL;
+	int rc = remote_run(r, NULL, w, 4, NULL, &out);
+
+	free(out);
+	if (rc != 0)
+		*cause = hb_fmt("on %s, `bureau host add %s %s` failed (said "
+		                "above)",
+		    r->machine, host, r->ruri);
+	return (rc != 0 ? -1 : 0);
+}
+
+/*
+ * The record here of desktop name, there on host: desktop.json ("remote":
+ * its directory and agent port there, as `bureau status` there says),
+ * its token (read there), its endpoint here (port), and the state there,
+ * written into dir. *rport: the agent's port there.
+ */
+static int
+remote_record(const struct remote *r, const char *host, const char *name,
+    const char *dir, int port, int *rport, char **cause)
+{
+	char *w[] = { "status", (char *)name }, *out = NULL, *tok = NULL;
+	char *rdir = NULL, *ep = NULL, *mem = NULL, *cpus = NULL;
+	char *image = NULL, *st = NULL, *tokp = NULL, *s = NULL, *p = NULL;
+	json_t *cfg = NULL;
+	int rv = -1;
+
+	if (remote_run(r, NULL, w, 2, NULL, &out) != 0) {
+		*cause = hb_fmt("on %s, `bureau status %s` failed", r->machine,
+		    name);
+		goto out;
+	}
+	rdir = field(out, "dir");
+	ep = field(out, "endpoint");
+	mem = field(out, "memory");
+	cpus = field(out, "cpus");
+	image = field(out, "image");
+	st = field(out, "state");
+	if (rdir == NULL || rdir[0] != '/' || ep == NULL ||
+	    sscanf(ep, "tcp://127.0.0.1:%d", rport) != 1 || *rport < 1 ||
+	    *rport > 65533 || mem == NULL || cpus == NULL || image == NULL) {
+		*cause = hb_fmt("on %s, `bureau status %s` said no dir, "
+		                "endpoint, memory, cpus or image: a bureau of "
+		                "another version?",
+		    r->machine, name);
+		goto out;
+	}
+	if ((tokp = hb_fmt("%s/token", rdir)) == NULL)
+		goto oom;
+	{
+		char *w2[] = { "--", tokp };
+
+		if (remote_run(r, "cat", w2, 2, NULL, &tok) != 0 ||
+		    tok == NULL || strlen(tok) < 32) {
+			*cause = hb_fmt("on %s, cannot read the desktop's "
+			                "token ('%s')",
+			    r->machine, tokp);
+			goto out;
+		}
+		tok[strcspn(tok, " \t\r\n")] = '\0';
+	}
+	cfg = json_pack("{s:s, s:s, s:I, s:I, s:i, s:s, s:I, s:{s:s, s:i}}",
+	    "name", name, "image", image, "memory",
+	    (json_int_t)strtol(mem, NULL, 10), "cpus",
+	    (json_int_t)strtol(cpus, NULL, 10), "port", port, "host", host,
+	    "created", (json_int_t)time(NULL), "remote", "dir", rdir, "port",
+	    *rport);
+	if (cfg == NULL || (s = json_dumps(cfg, JSON_INDENT(2))) == NULL ||
+	    (p = hb_fmt("%s/token", dir)) == NULL)
+		goto oom;
+	if (hb_write_file(p, tok, strlen(tok), 0600, cause) != 0)
+		goto out;
+	free(p);
+	free(tok);
+	if ((tok = hb_fmt("tcp://127.0.0.1:%d\n", port)) == NULL ||
+	    (p = hb_fmt("%s/endpoint", dir)) == NULL)
+		goto oom;
+	if (hb_write_file(p, tok, strlen(tok), 0644, cause) != 0)
+		goto out;
+	free(p);
+	if ((p = hb_fmt("%s/remote-state", dir)) == NULL)
+		goto oom;
+	if (hb_write_file(p, st ? st : "stopped", strlen(st ? st : "stopped"),
+	        0600, cause) != 0)
+		goto out;
+	free(p);
+	if ((p = hb_fmt("%s/desktop.json", dir)) == NULL)
+		goto oom;
+	rv = hb_write_file(p, s, strlen(s), 0600, cause);
+	goto out;
+oom:
+	*cause = hb_fmt("out of memory");
+out:
+	json_decref(cfg);
+	free(out);
+	free(tok);
+	free(rdir);
+	free(ep);
+	free(mem);
+	free(cpus);
+	free(image);
+	free(st);
+	free(tokp);
+	free(s);
+	free(p);
+	return (rv);
+}
+
+/* The keeper of name's forwards started, and what it is said. */
+static void
+remote_record_done(const char *what, const char *name, const char *host,
+    const struct remote *r)
+{
+	struct desktop *ld = NULL;
+	char *cause = NULL;
+
+	if (desktop_load(name, &ld, &cause) != 0 ||
+	    fwd_ensure(ld, &cause) != 0) {
+		fprintf(stderr, "bureau %s: warning: %s\n", what, cause);
+		free(cause);
+	}
+	if (ld != NULL)
+		printf("desktop '%s' is on host '%s' (%s): its VM and host "
+		       "agent run there; here its endpoint "
+		       "tcp://127.0.0.1:%d and operator socket are SSH "
+		       "forwards to the agent's (port %d there), kept by pid "
+		       "%d\n",
+		    name, host, r->machine, ld->port, ld->remote_port,
+		    (int)fwd_pid(ld));
+	desktop_free(ld);
+}
+
 int
 remote_create(int argc, char **argv, const char *host, const char *name)
 {
 	struct desktop d = { 0 };
 	struct remote r = { 0 };
-	char *cause = NULL, *out = NULL, *uri = NULL, *rdir = NULL, *ep = NULL;
-	char *mem = NULL, *cpus = NULL, *image = NULL, *st = NULL, *tok = NULL;
-	char *tokp = NULL, *s = NULL, *p = NULL;
+	char *cause = NULL, *uri = NULL;
 	int lk = -1, created = 0, made = 0, rc = 1, rport;
-	json_t *cfg = NULL;
 
 	d.name = (char *)name;
 	if ((d.host = strdup(host)) == NULL ||
 	    host_uri(host, &uri, &cause) != 0 ||
-	    remote_parse(uri, &r, &cause) != 0)
+	    remote_parse(uri, &r, &cause) != 0 ||
+	    remote_host_there(&r, host, &cause) != 0)
 		goto fail;
-	/* its host there: the same libvirt, under the same name */
-	{
-		char *w[] = { "host", "add", (char *)host, r.ruri };
-
-		if (remote_run(&r, NULL, w, 4, NULL, &out) != 0) {
-			cause = hb_fmt("on %s, `bureau host add %s %s` "
-			               "failed (said above)",
-			    r.machine, host, r.ruri);
-			goto fail;
-		}
-		free(out);
-		out = NULL;
-	}
 	/* Its record here, under the store's lock until desktop.json names
 	 * the ports this side gave it. */
 	if (store_lock_all(&lk, &cause) != 0 ||
@@ -831,96 +954,13 @@ remote_create(int argc, char **argv, const char *host, const char *name)
 		goto fail;
 	}
 	made = 1;
-	{
-		char *w[] = { "status", (char *)name };
-
-		if (remote_run(&r, NULL, w, 2, NULL, &out) != 0) {
-			cause = hb_fmt("on %s, `bureau status %s` failed",
-			    r.machine, name);
-			goto fail;
-		}
-	}
-	rdir = field(out, "dir");
-	ep = field(out, "endpoint");
-	mem = field(out, "memory");
-	cpus = field(out, "cpus");
-	image = field(out, "image");
-	st = field(out, "state");
-	if (rdir == NULL || rdir[0] != '/' || ep == NULL ||
-	    sscanf(ep, "tcp://127.0.0.1:%d", &rport) != 1 || rport < 1 ||
-	    rport > 65533 || mem == NULL || cpus == NULL || image == NULL) {
-		cause = hb_fmt("on %s, `bureau status %s` said no dir, "
-		               "endpoint, memory, cpus or image: a bureau of "
-		               "another version?",
-		    r.machine, name);
+	if (remote_record(&r, host, name, d.dir, d.port, &rport, &cause) != 0)
 		goto fail;
-	}
-	if ((tokp = hb_fmt("%s/token", rdir)) == NULL) {
-		cause = hb_fmt("out of memory");
-		goto fail;
-	}
-	{
-		char *w[] = { "--", tokp };
-
-		if (remote_run(&r, "cat", w, 2, NULL, &tok) != 0 ||
-		    tok == NULL || strlen(tok) < 32) {
-			cause = hb_fmt("on %s, cannot read the desktop's token "
-			               "('%s')",
-			    r.machine, tokp);
-			goto fail;
-		}
-		tok[strcspn(tok, " \t\r\n")] = '\0';
-	}
-	cfg = json_pack("{s:s, s:s, s:I, s:I, s:i, s:s, s:I, s:{s:s, s:i}}",
-	    "name", name, "image", image, "memory",
-	    (json_int_t)strtol(mem, NULL, 10), "cpus",
-	    (json_int_t)strtol(cpus, NULL, 10), "port", d.port, "host", host,
-	    "created", (json_int_t)time(NULL), "remote", "dir", rdir, "port",
-	    rport);
-	if (cfg == NULL || (s = json_dumps(cfg, JSON_INDENT(2))) == NULL ||
-	    (p = desktop_path(&d, "token")) == NULL ||
-	    hb_write_file(p, tok, strlen(tok), 0600, &cause) != 0)
-		goto fail_oom;
-	free(p);
-	free(tok);
-	tok = hb_fmt("tcp://127.0.0.1:%d\n", d.port);
-	if (tok == NULL || (p = desktop_path(&d, "endpoint")) == NULL ||
-	    hb_write_file(p, tok, strlen(tok), 0644, &cause) != 0)
-		goto fail_oom;
-	free(p);
-	if ((p = desktop_path(&d, "remote-state")) == NULL ||
-	    hb_write_file(p, st ? st : "stopped", strlen(st ? st : "stopped"),
-	        0600, &cause) != 0)
-		goto fail_oom;
-	free(p);
-	if ((p = desktop_path(&d, "desktop.json")) == NULL ||
-	    hb_write_file(p, s, strlen(s), 0600, &cause) != 0)
-		goto fail_oom;
 	close(lk);
 	lk = -1;
-	{
-		struct desktop *ld = NULL;
-
-		if (desktop_load(name, &ld, &cause) != 0)
-			goto fail;
-		if (fwd_ensure(ld, &cause) != 0) {
-			fprintf(stderr, "bureau create: warning: %s\n", cause);
-			free(cause);
-			cause = NULL;
-		}
-		printf(
-		    "desktop '%s' is on host '%s' (%s): its VM and host agent "
-		    "run there; here its endpoint tcp://127.0.0.1:%d and "
-		    "operator socket are SSH forwards to the agent's (port "
-		    "%d there), kept by pid %d\n",
-		    name, host, r.machine, d.port, rport, (int)fwd_pid(ld));
-		desktop_free(ld);
-	}
+	remote_record_done("create", name, host, &r);
 	rc = 0;
 	goto out;
-fail_oom:
-	if (cause == NULL)
-		cause = hb_fmt("out of memory");
 fail:
 	die_cause("create", cause);
 	if (made) { /* undone there too */
@@ -935,23 +975,406 @@ fail:
 out:
 	if (lk >= 0)
 		close(lk);
-	json_decref(cfg);
 	free(d.host);
 	free(d.dir);
 	free(uri);
-	free(out);
-	free(rdir);
-	free(ep);
-	free(mem);
-	free(cpus);
-	free(image);
-	free(st);
-	free(tok);
-	free(tokp);
-	free(s);
-	free(p);
 	remote_clear(&r);
 	return (rc);
+}
+
+/* ---- move between machines ------------------------------------------------
+ */
+
+/* What a desktop's directory holds of its run, not of itself: not
+ * carried (sockets, pid files and their locks, libvirt's socket
+ * directory, the forwards' keeper here). */
+#define SEND_EXCLUDES                                                          \
+	"--exclude=*.sock", "--exclude=*.pid", "--exclude=*/lock",             \
+	    "--exclude=*/lv", "--exclude=*/forward.log",                       \
+	    "--exclude=*/remote-state", "--exclude=*/run.json"
+
+/* Start `tar` writing name's directory (under home) to fd out; its pid. */
+static pid_t
+send_tar(const char *home, const char *name, int out)
+{
+	pid_t pid;
+
+	fflush(NULL);
+	if ((pid = fork()) == 0) {
+		/* posix: the files' nanosecond times go with them, which a
+		 * saved state's record checks (qemu_state.c); sparse: a RAM
+		 * file of GBs is mostly holes */
+		char *av[] = { "tar", "--format=posix", "--sparse", "-C",
+			(char *)home, SEND_EXCLUDES, "-cf", "-", (char *)name,
+			NULL };
+
+		dup2(out, 1);
+		close_range(3, ~0U, 0);
+		execvp("tar", av);
+		fprintf(stderr, "bureau: cannot run tar: %s\n",
+		    strerror(errno));
+		_exit(127);
+	}
+	return (pid);
+}
+
+static int
+wait_ok(pid_t pid)
+{
+	int st = 0;
+
+	if (pid <= 0)
+		return (0);
+	while (waitpid(pid, &st, 0) < 0)
+		if (errno != EINTR)
+			return (0);
+	return (WIFEXITED(st) && WEXITSTATUS(st) == 0);
+}
+
+/* `bureau send NAME`: a stopped desktop's directory as a tar stream on
+ * stdout (what `move` runs on the machine a desktop leaves). */
+int
+cmd_send(int argc, char **argv)
+{
+	struct desktop *d = NULL;
+	char *cause = NULL, *home = NULL;
+	int lk = -1, rc = 1;
+
+	if (argc != 2) {
+		usage_err("send", "one NAME expected");
+		return (2);
+	}
+	if (desktop_load(argv[1], &d, &cause) != 0 ||
+	    store_lock(d, "send", &lk, &cause) != 0)
+		goto fail;
+	if (d->attached || d->remote_dir != NULL ||
+	    vm_backend_for(d)->pid(d) > 0 || store_agent_pid(d) > 0) {
+		cause = hb_fmt("desktop '%s' %s", d->name,
+		    d->attached ? "is attached: no disks to send" :
+		        d->remote_dir != NULL ? "is on another machine" :
+		                                "runs: `bureau stop` it first");
+		goto fail;
+	}
+	if ((home = hb_home()) == NULL) {
+		cause = hb_fmt("out of memory");
+		goto fail;
+	}
+	rc = wait_ok(send_tar(home, d->name, 1)) ? 0 : 1;
+	if (rc != 0)
+		fprintf(stderr, "bureau send: tar failed\n");
+	goto out;
+fail:
+	die_cause("send", cause);
+out:
+	if (lk >= 0)
+		close(lk);
+	free(home);
+	desktop_free(d);
+	return (rc);
+}
+
+/*
+ * Take the directory of desktop name from the tar stream on fd in, for
+ * host (a host of this machine): extracted aside, checked (its
+ * desktop.json; its image here; a saved state this host can restore),
+ * given a port here (keep_port > 0: that one) and put in place. replace:
+ * a record of a desktop on another machine under that name is replaced
+ * (the caller ended its forwards). 0, or -1 with *cause and nothing left.
+ */
+static int
+receive_into(const char *name, const char *host, int in, int keep_port,
+    int replace, char **cause)
+{
+	char *home = hb_home(), *tmp = NULL, *got = NULL, *p = NULL;
+	char *dst = NULL, *old = NULL, *s = NULL;
+	json_t *j = NULL;
+	json_error_t err;
+	const char *img;
+	int lk = -1, rv = -1, port = keep_port, local = host_is_local(host);
+	struct stat st;
+	pid_t pid;
+
+	if (home == NULL ||
+	    (tmp = hb_fmt("%s/.receive-%s-%d", home, name, (int)getpid())) ==
+	        NULL ||
+	    (got = hb_fmt("%s/%s", tmp, name)) == NULL ||
+	    (dst = hb_fmt("%s/%s", home, name)) == NULL ||
+	    (old = hb_fmt("%s/.replaced-%s-%d", home, name, (int)getpid())) ==
+	        NULL) {
+		*cause = hb_fmt("out of memory");
+		goto out;
+	}
+	if (!replace && access(dst, F_OK) == 0) {
+		*cause = hb_fmt("desktop '%s' exists here", name);
+		goto out;
+	}
+	if (hb_mkdirs(tmp, 0700) != 0) {
+		*cause = hb_fmt("cannot create '%s': %s", tmp, strerror(errno));
+		goto out;
+	}
+	fflush(NULL);
+	if ((pid = fork()) == 0) {
+		char *av[] = { "tar", "--sparse", "-C", tmp, "-xf", "-", NULL };
+
+		dup2(in, 0);
+		close_range(3, ~0U, 0);
+		execvp("tar", av);
+		_exit(127);
+	}
+	if (!wait_ok(pid)) {
+		*cause = hb_fmt("the desktop's files did not come whole (tar "
+		                "failed, said above)");
+		goto out;
+	}
+	if ((p = hb_fmt("%s/desktop.json", got)) == NULL ||
+	    (j = json_load_file(p, 0, &err)) == NULL ||
+	    strcmp(json_string_value(json_object_get(j, "name")) ?: "", name) !=
+	        0) {
+		*cause = hb_fmt("no desktop '%s' in what came", name);
+		goto out;
+	}
+	img = json_string_value(json_object_get(j, "image"));
+	free(p);
+	if (img == NULL || (p = hb_fmt("%s/image.json", img)) == NULL ||
+	    access(p, F_OK) != 0) {
+		*cause = hb_fmt("its image '%s' is not on this machine (build "
+		                "it here: bureau image build)",
+		    img ? img : "?");
+		goto out;
+	}
+	free(p);
+	/* a saved state only the backend it was saved by restores */
+	if ((p = hb_fmt("%s/%s", got, local ? "lv.state" : "state")) == NULL)
+		goto oom;
+	if (stat(p, &st) == 0) {
+		*cause = hb_fmt("it holds a saved state of %s, which host '%s' "
+		                "cannot restore",
+		    local ? "libvirt" : "bureau's own QEMU", host);
+		goto out;
+	}
+	if (store_lock_all(&lk, cause) != 0 ||
+	    (port <= 0 && store_pick_port(&port, cause) != 0))
+		goto out;
+	if (local)
+		json_object_del(j, "host");
+	else
+		json_object_set_new(j, "host", json_string(host));
+	json_object_del(j, "remote");
+	json_object_set_new(j, "port", json_integer(port));
+	free(p);
+	if ((s = json_dumps(j, JSON_INDENT(2))) == NULL ||
+	    (p = hb_fmt("%s/desktop.json", got)) == NULL)
+		goto oom;
+	if (hb_write_file(p, s, strlen(s), 0600, cause) != 0)
+		goto out;
+	free(p);
+	free(s);
+	if ((s = hb_fmt("tcp://127.0.0.1:%d\n", port)) == NULL ||
+	    (p = hb_fmt("%s/endpoint", got)) == NULL)
+		goto oom;
+	if (hb_write_file(p, s, strlen(s), 0644, cause) != 0)
+		goto out;
+	if (replace && access(dst, F_OK) == 0 && rename(dst, old) != 0) {
+		*cause = hb_fmt("cannot rename '%s': %s", dst, strerror(errno));
+		goto out;
+	}
+	if (rename(got, dst) != 0) {
+		*cause = hb_fmt("cannot rename '%s': %s", got, strerror(errno));
+		if (replace)
+			rename(old, dst);
+		goto out;
+	}
+	if (replace)
+		hb_rm_tree(old);
+	rv = 0;
+	goto out;
+oom:
+	*cause = hb_fmt("out of memory");
+out:
+	if (lk >= 0)
+		close(lk);
+	if (tmp != NULL)
+		hb_rm_tree(tmp);
+	json_decref(j);
+	free(home);
+	free(tmp);
+	free(got);
+	free(dst);
+	free(old);
+	free(p);
+	free(s);
+	return (rv);
+}
+
+/* `bureau receive NAME --host HOST`: a desktop's directory from stdin
+ * (what `move` runs on the machine a desktop goes to). */
+int
+cmd_receive(int argc, char **argv)
+{
+	char *cause = NULL;
+
+	if (argc != 4 || strcmp(argv[2], "--host") != 0) {
+		usage_err("receive", "NAME --host HOST expected");
+		return (2);
+	}
+	if (store_valid_name(argv[1], &cause) != 0 ||
+	    host_valid_name(argv[3], &cause) != 0 ||
+	    (!host_is_local(argv[3]) && remote_host(argv[3], &cause) != 0) ||
+	    receive_into(argv[1], argv[3], 0, 0, 0, &cause) != 0) {
+		if (cause == NULL)
+			cause = hb_fmt("host '%s' is not on this machine",
+			    argv[3]);
+		die_cause("receive", cause);
+		return (1);
+	}
+	printf("received desktop '%s' on host '%s'\n", argv[1], argv[3]);
+	return (0);
+}
+
+/* Start `bureau WORDS...` on r's machine, its stdin from in and stdout to
+ * out, without waiting: its pid, or -1. */
+static pid_t
+remote_spawn(const struct remote *r, char *const *words, int n, int in, int out)
+{
+	struct argv a = { 0 };
+	pid_t pid = -1;
+
+	ssh_base(r, &a);
+	av_add(&a, strdup("-T"));
+	av_add(&a, strdup("--"));
+	av_add(&a, strdup(r->machine));
+	av_add(&a, sh_line("bureau", words, n));
+	if (a.v[a.n - 1] != NULL) {
+		fflush(NULL);
+		if ((pid = fork()) == 0) {
+			dup2(in, 0);
+			dup2(out, 1);
+			close_range(3, ~0U, 0);
+			execvp(a.v[0], a.v);
+			_exit(255);
+		}
+	}
+	av_clear(&a);
+	return (pid);
+}
+
+/*
+ * `bureau move NAME --to HOST` where NAME or HOST is on another machine:
+ * the stopped desktop's directory goes over SSH (`bureau send` and
+ * `receive` at either end), and what it leaves is removed only once it
+ * arrived. d is locked by the caller, and stopped.
+ */
+int
+remote_move(const struct desktop *d, const char *to, char **cause)
+{
+	struct remote r = { 0 };
+	char *home = hb_home(), *rec = NULL, *old = NULL;
+	int pfd[2] = { -1, -1 }, rv = -1, rport, nul = -1;
+	int there = d->remote_dir != NULL;
+	pid_t a = -1, b = -1;
+
+	if (home == NULL ||
+	    (rec = hb_fmt("%s/.record-%s-%d", home, d->name, (int)getpid())) ==
+	        NULL ||
+	    (old = hb_fmt("%s/.moved-%s-%d", home, d->name, (int)getpid())) ==
+	        NULL) {
+		*cause = hb_fmt("out of memory");
+		goto out;
+	}
+	if (remote_of(there ? d->host : to, &r, cause) != 0)
+		goto out;
+	if (!there && remote_host_there(&r, to, cause) != 0)
+		goto out;
+	if (pipe2(pfd, O_CLOEXEC) != 0 ||
+	    (nul = open("/dev/null", O_RDONLY | O_CLOEXEC)) < 0) {
+		*cause = hb_fmt("pipe: %s", strerror(errno));
+		goto out;
+	}
+	if (!there) {
+		/* here -> there: tar here | ssh bureau receive there */
+		char *w[] = { "receive", d->name, "--host", (char *)to };
+
+		a = send_tar(home, d->name, pfd[1]);
+		b = remote_spawn(&r, w, 4, pfd[0], 1);
+		close(pfd[0]);
+		close(pfd[1]);
+		pfd[0] = pfd[1] = -1;
+		int oka = wait_ok(a), okb = wait_ok(b);
+
+		if (!oka || !okb) {
+			*cause = hb_fmt("the desktop did not arrive on %s "
+			                "(said above); it is here as it was",
+			    r.machine);
+			goto out;
+		}
+		/* arrived: this directory becomes its record there */
+		if (hb_mkdirs(rec, 0700) != 0) {
+			*cause = hb_fmt("cannot create '%s': %s", rec,
+			    strerror(errno));
+			goto out;
+		}
+		if (remote_record(&r, to, d->name, rec, d->port, &rport,
+		        cause) != 0)
+			goto out;
+		if (rename(d->dir, old) != 0 || rename(rec, d->dir) != 0) {
+			*cause = hb_fmt("cannot put its record in place: %s",
+			    strerror(errno));
+			rename(old, d->dir);
+			goto out;
+		}
+		hb_rm_tree(old);
+		remote_record_done("move", d->name, to, &r);
+		rv = 0;
+		goto out;
+	}
+	/* there -> here: ssh bureau send there | receive here, into the
+	 * record's place (its forwards ended first: their socket is in it) */
+	{
+		char *w[] = { "send", d->name }, *o2 = NULL;
+		char *w2[] = { "rm", (char *)d->name };
+		int ok;
+
+		fwd_stop(d);
+		b = remote_spawn(&r, w, 2, nul, pfd[1]);
+		close(pfd[1]);
+		pfd[1] = -1;
+		ok = receive_into(d->name, to, pfd[0], d->port, 1, cause) == 0;
+		close(pfd[0]);
+		pfd[0] = -1;
+		if (!wait_ok(b) || !ok) {
+			if (*cause == NULL)
+				*cause = hb_fmt("the desktop did not come from "
+				                "%s (said above)",
+				    r.machine);
+			/* still there: its forwards again */
+			if (remote_forward_launch(d, &o2) != 0)
+				free(o2);
+			goto out;
+		}
+		/* here now, whole: gone there */
+		if (remote_run(&r, NULL, w2, 2, NULL, &o2) != 0)
+			fprintf(stderr,
+			    "bureau move: warning: on %s, `bureau rm %s` "
+			    "failed: its copy there stays (it is here "
+			    "now)\n",
+			    r.machine, d->name);
+		free(o2);
+		rv = 0;
+	}
+out:
+	if (pfd[0] >= 0)
+		close(pfd[0]);
+	if (pfd[1] >= 0)
+		close(pfd[1]);
+	if (nul >= 0)
+		close(nul);
+	if (rec != NULL)
+		hb_rm_tree(rec);
+	free(home);
+	free(rec);
+	free(old);
+	remote_clear(&r);
+	return (rv);
 }
 
 /* The commands sent there as they are. */
@@ -986,8 +1409,7 @@ remote_dispatch(int argc, char **argv, int *rc)
 	char *cause = NULL;
 	int fork_cmd = strcmp(cmd, "fork") == 0, force = 0;
 
-	if (!in(sent, cmd) && !in(here, cmd) && !fork_cmd &&
-	    strcmp(cmd, "move") != 0)
+	if (!in(sent, cmd) && !in(here, cmd) && !fork_cmd)
 		return (0);
 	for (int i = 2; i < argc && name == NULL; i++)
 		if (argv[i][0] != '-' && !in(valued, argv[i - 1]))
@@ -1001,10 +1423,10 @@ remote_dispatch(int argc, char **argv, int *rc)
 		return (0);
 	}
 	*rc = 1;
-	if (fork_cmd || strcmp(cmd, "move") == 0) {
+	if (fork_cmd) {
 		cause = hb_fmt("desktop '%s' is on host '%s', another machine: "
-		               "%s is not supported there yet",
-		    d->name, d->host, fork_cmd ? "fork" : "move");
+		               "fork is not supported there yet",
+		    d->name, d->host);
 		goto fail;
 	}
 	if (in(here, cmd)) {

@@ -48,6 +48,18 @@ int remote_dispatch(int argc, char **argv, int *rc);
 struct desktop;
 int remote_forward_launch(const struct desktop *d, char **cause);
 
+/* `bureau move NAME --to HOST` where NAME or HOST is on another machine:
+ * the stopped desktop d (locked by the caller) carried over SSH; what it
+ * leaves is removed once it arrived. 0, or -1 with *cause (it stays
+ * where it was). */
+int remote_move(const struct desktop *d, const char *to, char **cause);
+
+/* `bureau send NAME` (a stopped desktop's directory, a tar stream on
+ * stdout) and `bureau receive NAME --host HOST` (one from stdin): the two
+ * ends of a move between machines. */
+int cmd_send(int argc, char **argv);
+int cmd_receive(int argc, char **argv);
+
 /* `bureau remote-forward NAME`: the keeper of a remote desktop's SSH
  * forwards (started by create and by the commands that need them). */
 int cmd_remote_forward(int argc, char **argv);

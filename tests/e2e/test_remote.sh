@@ -24,11 +24,15 @@
 # takeover through the forwarded operator socket holds there (the agent
 # there refuses the agent's request); the agent's question is listed
 # there and answered from stdin here; `log` reads the trail there, `log
-# --export` refuses; fork and move refuse; Mission Control's Stop saves it
+# --export` refuses; fork refuses; Mission Control's Stop saves it
 # there (no domain in libvirt, the state in the other home), `ls` here
 # says saved, `start` brings its process back; the forwards come back
 # after their ssh is killed, and after their keeper is (`start --all`, as
-# at boot); the operator socket here is 0600; `rm` removes it there and
+# at boot); the operator socket here is 0600; `move` refuses it while it
+# runs and its libvirt state to local, carries it here to a libvirt host
+# of this machine (its files here, none there, its keeper ended) where
+# start restores it (its agent here, its process on), and back there
+# (start restores it there, through the forward); `rm` removes it there and
 # here, the keeper and its ssh gone from the process table.
 # Prints the hop: a request's round trip through the forward here against
 # the agent's own endpoint there (docs/desktops.md has the figures).
@@ -186,7 +190,6 @@ wait $askpid
 "$bureau" log $r >"$home/log" 2>&1 && grep -q "operator" "$home/log" && pass "log (read there): $(grep -c . "$home/log") lines, the question among them" || { head "$home/log"; fail "log"; }
 refuse "log --export: the trail is there" "writes F there" "$bureau" log $r --export "$home/x.html"
 refuse "fork: not there yet" "not supported there" "$bureau" fork $r ${r}f
-refuse "move: not there yet" "not supported there" "$bureau" move $r --to local
 
 # ---- the hop ------------------------------------------------------------------------
 # A request's round trip (system ping, 400 of each, medians) through the
@@ -348,6 +351,45 @@ kpid=${k2:-$kpid}
 [ "$(stat -c %a "$home/$r/operator.sock" 2>/dev/null)" = 600 ] && pass "the forwarded operator socket here is 0600" ||
 	fail "operator.sock here: mode $(stat -c %a "$home/$r/operator.sock" 2>&1)"
 
+# ---- move: from the other machine here, and back ------------------------------------
+# (a libvirt host here, lvh: the state saved there is a libvirt domain's)
+"$bureau" host add lvh $uri >/dev/null 2>&1 || fail "host add lvh"
+refuse "move: while it runs there" "runs" "$bureau" move $r --to lvh
+"$bureau" stop $r >/dev/null 2>&1
+refuse "move: a libvirt state to local" "cannot restore" "$bureau" move $r --to local
+t0=$(now)
+"$bureau" move $r --to lvh >"$home/move1" 2>&1 || { cat "$home/move1"; fail "move --to lvh"; }
+tmove1=$(since $t0)
+if [ ! -e "$rhome/$r" ] && [ -s "$home/$r/lv.state" ] && [ -s "$home/$r/system.qcow2" ] &&
+    grep -q '"host": "lvh"' "$home/$r/desktop.json" && ! grep -q '"remote"' "$home/$r/desktop.json"; then
+	pass "move --to lvh ($tmove1 s): its disks and saved state here, none left there: $(tail -1 "$home/move1")"
+else
+	cat "$home/move1"; ls "$home/$r" "$rhome/$r" 2>&1 | head; fail "move --to lvh: where its files are"
+fi
+st=$(ps -o stat= -p "$kpid" 2>/dev/null)
+[ -n "$st" ] && [ "${st#Z}" = "$st" ] && fail "its forwards' keeper $kpid runs on" || pass "move: its forwards' keeper ended"
+"$bureau" start $r --timeout 300 >"$home/start3" 2>&1
+grep -q "^restored desktop '$r'" "$home/start3" && [ -n "$(cat "$home/$r/agent.pid" 2>/dev/null)" ] &&
+	[ "$(gsh $r "ps -o pid= -p $sleeper | tr -d ' '")" = "$sleeper" ] &&
+	pass "start here: restored, its host agent here, the guest's process $sleeper runs on" ||
+	{ cat "$home/start3"; fail "start after move here"; }
+"$bureau" stop $r >/dev/null 2>&1
+t0=$(now)
+"$bureau" move $r --to far >"$home/move2" 2>&1 || { cat "$home/move2"; fail "move --to far"; }
+tmove2=$(since $t0)
+if [ -s "$rhome/$r/lv.state" ] && [ ! -e "$home/$r/system.qcow2" ] && grep -q '"remote"' "$home/$r/desktop.json" &&
+    grep -q '"host": "far"' "$rhome/$r/desktop.json"; then
+	pass "move --to far ($tmove2 s): there again, a record here: $(tail -1 "$home/move2")"
+else
+	cat "$home/move2"; fail "move --to far: where its files are"
+fi
+kpid=$(cat "$home/$r/forward.pid" 2>/dev/null | tr -dc 0-9)
+"$bureau" start $r --timeout 300 >"$home/start4" 2>&1
+grep -q "^restored desktop '$r'" "$home/start4" && [ "$(gsh $r "ps -o pid= -p $sleeper | tr -d ' '")" = "$sleeper" ] &&
+	pass "start there again: restored, the guest's process $sleeper runs on (through the forward)" ||
+	{ cat "$home/start4"; fail "start after move back"; }
+echo "# remote: move of a saved 1536M desktop: there to here $tmove1 s, here to there $tmove2 s"
+
 # ---- rm -----------------------------------------------------------------------------
 "$bureau" stop --force $r >/dev/null 2>&1
 "$bureau" rm $r >"$home/out" 2>&1 || { cat "$home/out"; fail "rm"; }
@@ -358,7 +400,7 @@ st=$(ps -o stat= -p "$kpid" 2>/dev/null)
 [ -n "$st" ] && [ "${st#Z}" = "$st" ] && fail "the keeper $kpid runs on ($st)" || pass "rm: the keeper $kpid is gone from the process table"
 pgrep -f "127.0.0.1:$lp:127.0.0.1:$rp" >/dev/null && fail "an ssh forward to $rp is left" || pass "rm: no ssh forward left"
 virsh -q -c $uri list --all --name | grep -qx bureau-$r && fail "domain bureau-$r left" || pass "rm: no domain left"
-"$bureau" host rm far >/dev/null 2>&1 && pass "host rm far" || fail "host rm far"
+"$bureau" host rm far >/dev/null 2>&1 && "$bureau" host rm lvh >/dev/null 2>&1 && pass "host rm far, lvh" || fail "host rm far, lvh"
 
 echo "# $passes passed, $fails failed"
 [ $fails = 0 ]
