@@ -214,7 +214,10 @@ ag_lock_pid(const struct desktop *d, char **cause)
 		return (-1);
 	}
 	fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0600);
-	if (fd < 0 || flock(fd, LOCK_EX | LOCK_NB) != 0) {
+	/* (an agent that runs holds it for good; a look at whether one runs
+	 * holds it for a moment: CI, the sanitized test_agent's attach saw
+	 * its own wait's look and gave up) */
+	if (fd < 0 || hb_flock_held_retry(fd, 2000) != 0) {
 		*cause = fd >= 0 && errno == EWOULDBLOCK ?
 		    hb_fmt("desktop '%s' already has a host agent", d->name) :
 		    hb_fmt("cannot lock '%s': %s", path, strerror(errno));

@@ -104,7 +104,7 @@ host_add(int argc, char **argv)
 		    argv[3]);
 		goto fail;
 	}
-	/* another machine: asked of the bureau there, whose its desktops
+	/* another machine: asked of the bureau there, whose desktops they
 	 * are */
 	if ((host_here(argv[3]) ?
 	            vm_host_probe(argv[3], &fb, &cause) :

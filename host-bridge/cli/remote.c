@@ -671,7 +671,7 @@ cmd_remote_forward(int argc, char **argv)
 		    strerror(errno));
 		goto fail;
 	}
-	if (flock(fd, LOCK_EX | LOCK_NB) != 0) {
+	if (hb_flock_held_retry(fd, 2000) != 0) {
 		rc = 0; /* one keeps them already */
 		goto out;
 	}

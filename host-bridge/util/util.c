@@ -435,3 +435,16 @@ hb_detach_child(const char *log)
 		dup2(nul, 0);
 	close_range(3, ~0U, 0);
 }
+
+int
+hb_flock_held_retry(int fd, int ms)
+{
+	long long end = hb_now_ms() + ms;
+
+	while (flock(fd, LOCK_EX | LOCK_NB) != 0) {
+		if (errno != EWOULDBLOCK || hb_now_ms() >= end)
+			return (-1);
+		usleep(5000);
+	}
+	return (0);
+}

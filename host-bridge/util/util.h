@@ -78,6 +78,13 @@ void hb_human(char *buf, size_t len, long long bytes);
  * or -1 with errno from the first failure. */
 int hb_rm_tree(const char *path);
 
+/* flock(fd, LOCK_EX | LOCK_NB), tried again for up to ms while the lock
+ * is held: a pid file's holder keeps it locked for its life, and whoever
+ * asks whether one lives (store_lock_pid) holds a shared lock for a
+ * moment; a new holder must not take that moment for a live one. 0, or
+ * -1 with errno (EWOULDBLOCK: held all along). */
+int hb_flock_held_retry(int fd, int ms);
+
 /* In a child that will outlive its parent's command (a host agent, a
  * forwards keeper): a session of its own, stdin /dev/null, stdout and
  * stderr appended to log, and no descriptor of the caller's left open

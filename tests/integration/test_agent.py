@@ -914,6 +914,31 @@ def test_secrets_not_printed():
     assert D.token not in log
 
 
+def test_agent_starts_while_someone_looks():
+    """Whether an agent runs is asked with a shared flock on agent.pid,
+    held for a moment; a new agent taking its lock then waits it out
+    instead of saying one already runs (CI run 46: the sanitized attach
+    gave up on its own wait's look, "already has a host agent")."""
+    name = "look"
+    p = bureau("attach", name, "--url", D.url, "--token-file", D.token_file)
+    assert p.returncode == 0, p.stderr
+    pid = int(read("agent.pid", name))
+    os.kill(pid, 9)
+    bt.wait_for(lambda: bt.proc_stat(pid) is None or
+                bt.proc_stat(pid)[0] == "Z", 10, "the agent to die")
+    with open(os.path.join(HOME, name, "agent.pid")) as f:
+        fcntl.flock(f, fcntl.LOCK_SH)  # a look, longer than most
+        t = threading.Timer(1.0, fcntl.flock, (f, fcntl.LOCK_UN))
+        t.start()
+        try:
+            p = bureau("attach", name)
+        finally:
+            t.join()
+    assert p.returncode == 0, p.stderr
+    assert int(read("agent.pid", name)) != pid
+    must("rm", name)
+
+
 def test_rm():
     pid = int(read("agent.pid"))
     assert bt.proc_stat(pid) is not None
