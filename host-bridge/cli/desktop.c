@@ -1124,7 +1124,14 @@ cmd_resume(int argc, char **argv)
 static char *
 state_of(const struct desktop *d, pid_t *pid)
 {
-	char *state = vm_backend_for(d)->state(d, pid), *s;
+	char *state, *s;
+
+	/* on another machine: its agent's word, if it answers */
+	if ((state = op_remote_state(d)) != NULL) {
+		*pid = 0;
+		return (state);
+	}
+	state = vm_backend_for(d)->state(d, pid);
 
 	if (state != NULL && strcmp(state, "saved") == 0 &&
 	    store_agent_pid(d) > 0 && (s = strdup("saved (idle)")) != NULL) {

@@ -252,15 +252,12 @@ mc_desktop(const char *name, int detail, char **cause)
 	} else {
 		struct vm_stats st;
 
-		state = vm_backend_for(d)->state(d, &pid);
 		/* on another machine: its agent answered through the SSH
-		 * forward (vm/remote.c), and its frames come through it */
-		if (d->remote_dir != NULL && state != NULL &&
-		    (strcmp(state, "running") == 0 ||
-		        strcmp(state, "idle") == 0 ||
-		        strcmp(state, "saving") == 0 ||
-		        strcmp(state, "waking") == 0))
+		 * forward, and its frames come through it */
+		if ((state = op_remote_state(d)) != NULL)
 			agent = 1;
+		else
+			state = vm_backend_for(d)->state(d, &pid);
 		/* saved by its agent while idle: the next request wakes it */
 		if (state != NULL && strcmp(state, "saved") == 0 && agent) {
 			free(state);

@@ -105,6 +105,34 @@ out:
 	return (ret);
 }
 
+/* How long a look waits for the agent there: a forward whose far end is
+ * gone answers at once (the SSH server closes it), a slow link is not
+ * worth a longer wait for one row of `ls`. */
+#define REMOTE_LOOK_MS 3000
+
+char *
+op_remote_state(const struct desktop *d)
+{
+	json_t *r = NULL;
+	char *cause = NULL, *s = NULL;
+	const char *vm;
+
+	if (d->remote_dir != NULL &&
+	    op_exchange(d, json_pack("{s:s}", "op", "state"), REMOTE_LOOK_MS,
+	        &r, &cause) == 0 &&
+	    json_is_true(json_object_get(r, "ok"))) {
+		vm = json_string_value(json_object_get(r, "vm"));
+		/* an idle save keeps the agent: "idle", as Mission Control
+		 * says of a local one */
+		s = strdup(vm == NULL            ? "running" :
+		        strcmp(vm, "saved") == 0 ? "idle" :
+		                                   vm);
+	}
+	json_decref(r);
+	free(cause);
+	return (s);
+}
+
 int
 op_call(const struct desktop *d, json_t *req, json_t **reply, char **cause)
 {

@@ -24,6 +24,14 @@ int op_exchange(const struct desktop *d, json_t *req, int timeout_ms,
     json_t **reply, char **cause);
 
 /*
+ * A desktop on another machine (d->remote_dir): its VM's state as its
+ * agent there says through the SSH forward ("running"; "idle": saved by
+ * its idle save; "saving", "waking"), or NULL when none answers (the VM
+ * backend then says what the last command there left).
+ */
+char *op_remote_state(const struct desktop *d);
+
+/*
  * Send req (stolen) to the desktop's agent; *reply is its ok reply.
  * Returns 0, -1 with *cause (an error reply as "message (code)"), or 1
  * with *cause when no agent runs.

@@ -230,6 +230,8 @@ lv_grant(const struct desktop *d, char **cause)
 	static const char *const ro[] = { "guest-token", "hostname",
 		"machine-id" };
 	char *lv = desktop_path(d, "lv"), *p;
+	DIR *dir;
+	struct dirent *e;
 	uid_t uid;
 	gid_t gid;
 	int rv = -1;
@@ -264,10 +266,44 @@ lv_grant(const struct desktop *d, char **cause)
 		}
 		free(p);
 	}
+	/* the read-only layers a fork left under the disks */
+	if ((dir = opendir(d->dir)) == NULL) {
+		*cause = hb_fmt("cannot read '%s': %s", d->dir,
+		    strerror(errno));
+		goto out;
+	}
+	while ((e = readdir(dir)) != NULL) {
+		if (!qemu_layer_name(e->d_name))
+			continue;
+		if ((p = desktop_path(d, e->d_name)) == NULL ||
+		    lv_acl(p, uid, "r--", cause) != 0) {
+			if (p == NULL)
+				*cause = hb_fmt("out of memory");
+			free(p);
+			closedir(dir);
+			goto out;
+		}
+		free(p);
+	}
+	closedir(dir);
 	rv = 0;
 out:
 	free(lv);
 	return (rv);
+}
+
+/* A file a fork makes, for libvirt's QEMU user (qemu_fork.c). */
+static int
+lv_grant_file(const struct desktop *d, const char *path, const char *perm,
+    char **cause)
+{
+	uid_t uid;
+	gid_t gid;
+
+	(void)d;
+	return (lv_user(&uid, &gid, cause) != 0 ?
+	        -1 :
+	        lv_acl(path, uid, perm, cause));
 }
 
 /* s escaped for an XML attribute or text (malloc'd). */
@@ -1086,7 +1122,7 @@ lv_save(const struct desktop *d, char **cause)
 	     *qs = desktop_path(d, "lv/qmp.sock"),
 	     *ram = desktop_path(d, "ram");
 	char *full = NULL, *series = NULL;
-	int rv = -1, stopped = 0, fd = -1;
+	int rv = -1, stopped = 0;
 
 	if (tmp == NULL || qs == NULL || ram == NULL) {
 		*cause = hb_fmt("out of memory");
@@ -1109,18 +1145,7 @@ lv_save(const struct desktop *d, char **cause)
 	    qmp_exec(q, "stop", NULL, NULL, cause) != 0)
 		goto out;
 	stopped = 1;
-	unlink(tmp);
-	if ((fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600)) <
-	    0) {
-		*cause = hb_fmt("cannot create '%s': %s", tmp, strerror(errno));
-		goto out;
-	}
-	if (qemu_set_ignore_shared(q, 1, cause) != 0 ||
-	    qemu_set_unthrottled(q, cause) != 0 ||
-	    qmp_getfd(q, "bureau-state", fd, cause) != 0 ||
-	    qmp_exec(q, "migrate", json_pack("{s:s}", "uri", "fd:bureau-state"),
-	        NULL, cause) != 0 ||
-	    qemu_migrate_wait(q, cause) != 0)
+	if (qemu_state_write_fd(q, tmp, cause) != 0)
 		goto out;
 	/* The VM is saved: from here on it must not run again. */
 	stopped = 0;
@@ -1148,8 +1173,6 @@ out:
 		qemu_state_cont(q, 1);
 	if (rv != 0 && tmp != NULL)
 		unlink(tmp);
-	if (fd >= 0)
-		close(fd);
 	qmp_close(q);
 	lv_close(c, dom);
 	free(tmp);
@@ -1375,6 +1398,30 @@ lv_clone(const struct desktop *d, const struct image *im, long long disk,
 	return (r);
 }
 
+/* A fork, as local's (qemu_fork.c), through bureau's own monitor; its
+ * state is the devices' (lv.state), its RAM file copied. libvirt does not
+ * see the disks' new top layers while the parent runs on (its next start
+ * describes them: libvirt reads the chain from the images). */
+static int
+lv_fork(const struct desktop *d, const struct desktop *c,
+    struct vm_fork_info *fi, char **cause)
+{
+	struct qemu_fork_how how = { "lv/qmp.sock", "lv.state", lv_pid(d),
+		lv_grant_file, 1 };
+	char *qs = desktop_path(d, "lv/qmp.sock");
+	int old = qs == NULL || access(qs, F_OK) != 0;
+
+	free(qs);
+	if (old) {
+		*cause = hb_fmt("desktop '%s' was started by an older bureau "
+		                "(no QMP socket of its own): stop and start it "
+		                "once, then fork it",
+		    d->name);
+		return (-1);
+	}
+	return (qemu_fork_how(d, c, &how, fi, cause));
+}
+
 const struct vm_backend vm_libvirt = {
 	.name = "libvirt",
 	.create = lv_create,
@@ -1396,6 +1443,7 @@ const struct vm_backend vm_libvirt = {
 	.warm_find = qemu_warm_find_lv,
 	.cloned = qemu_cloned,
 	.warm_token = qemu_warm_token,
+	.fork = lv_fork,
 };
 
 const struct vm_backend *

@@ -175,6 +175,59 @@ fork_unswap(struct fork_disk *k)
  * QEMU's top node moved onto that overlay, both disks in one
  * transaction. On failure the files are as they were.
  */
+/* The same with the renames after the transaction (rename_after): QEMU's
+ * new top nodes are on the new overlays' own names (NAME.new) until
+ * then; it holds them open, and names them no more. */
+static int
+fork_swap_late(struct qmp *q, struct fork_disk *k, char **cause)
+{
+	json_t *acts = json_array();
+
+	for (int n = 0; n < 2; n++) {
+		if (qmp_exec(q, "blockdev-add",
+		        json_pack("{s:s, s:s, s:s, s:{s:s, s:s}, s:n}",
+		            "driver", "qcow2", "node-name", k[n].newnode,
+		            "discard", "unmap", "file", "driver", "file",
+		            "filename", k[n].p_new, "backing"),
+		        NULL, cause) != 0)
+			goto fail;
+		json_array_append_new(acts,
+		    json_pack("{s:s, s:{s:s, s:s}}", "type",
+		        "blockdev-snapshot", "data", "node", k[n].node,
+		        "overlay", k[n].newnode));
+	}
+	if (qmp_exec(q, "transaction", json_pack("{s:o}", "actions", acts),
+	        NULL, cause) != 0) {
+		acts = NULL;
+		goto fail;
+	}
+	/* QEMU writes into the new overlays now: their files must take the
+	 * disks' names (the next start opens those), the old ones the
+	 * layers' (which the overlays name as their backing) */
+	for (int n = 0; n < 2; n++)
+		if (rename(k[n].p_file, k[n].p_layer) != 0 ||
+		    rename(k[n].p_new, k[n].p_file) != 0 ||
+		    link(k[n].p_layer, k[n].c_layer) != 0) {
+			*cause = hb_fmt(
+			    "the disks moved onto new overlays, but "
+			    "'%s' could not take its name: %s (its "
+			    "writes are in '%s' now)",
+			    k[n].p_file, strerror(errno), k[n].p_new);
+			return (-1);
+		}
+	return (0);
+fail:
+	json_decref(acts);
+	for (int n = 0; n < 2; n++) {
+		char *c2 = NULL;
+
+		qmp_exec(q, "blockdev-del",
+		    json_pack("{s:s}", "node-name", k[n].newnode), NULL, &c2);
+		free(c2);
+	}
+	return (-1);
+}
+
 static int
 fork_swap(struct qmp *q, struct fork_disk *k, char **cause)
 {
@@ -342,16 +395,36 @@ int
 qemu_fork(const struct desktop *d, const struct desktop *c,
     struct vm_fork_info *fi, char **cause)
 {
+	struct qemu_fork_how how = { "qmp.sock", NULL, qemu_pid(d), NULL, 0 };
+
+	return (qemu_fork_how(d, c, &how, fi, cause));
+}
+
+/* The new files of fork k, for the QEMU user of how (the overlay QEMU
+ * opens now, read-write; the layers it opens at a later start). */
+static int
+fork_grant(const struct desktop *d, const struct qemu_fork_how *how,
+    struct fork_disk *k, char **cause)
+{
+	for (int n = 0; how->grant != NULL && n < 2; n++)
+		if (how->grant(d, k[n].p_new, "rw-", cause) != 0)
+			return (-1);
+	return (0);
+}
+
+int
+qemu_fork_how(const struct desktop *d, const struct desktop *c,
+    const struct qemu_fork_how *how, struct vm_fork_info *fi, char **cause)
+{
 	struct fork_disk k[2] = {
 		{ .drive = "drive-sys",
 		    .file = "system.qcow2",
 		    .stem = "system" },
 		{ .drive = "drive-home", .file = "home.qcow2", .stem = "home" },
 	};
-	pid_t pid = qemu_pid(d);
+	pid_t pid = how->pid;
 	struct qmp *q = NULL;
-	char *qmps = desktop_path(d, "qmp.sock"),
-	     *tmp = desktop_path(c, "state.tmp");
+	char *qmps = desktop_path(d, how->qmp), *tmp = NULL;
 	char *full = NULL, *series = NULL, *id = NULL, *ram = NULL;
 	long long sizes[2] = { 0, 0 };
 	int rv = -1, stopped = 0, running = 0, base;
@@ -360,6 +433,8 @@ qemu_fork(const struct desktop *d, const struct desktop *c,
 	struct stat st;
 
 	memset(fi, 0, sizeof *fi);
+	tmp = how->state ? hb_fmt("%s/%s.tmp", c->dir, how->state) :
+	                   desktop_path(c, "state.tmp");
 	if (qmps == NULL || tmp == NULL ||
 	    (ram = desktop_path(d, "ram")) == NULL) {
 		*cause = hb_fmt("out of memory");
@@ -369,8 +444,11 @@ qemu_fork(const struct desktop *d, const struct desktop *c,
 		*cause = hb_fmt("desktop '%s' is not running", d->name);
 		goto out;
 	}
-	base = qemu_on_base(d);
-	if (!base && (qemu_running_warm_ram(d) || access(ram, F_OK) != 0)) {
+	/* (a QEMU bureau does not start runs on a RAM file of its own) */
+	base = how->state == NULL && qemu_on_base(d);
+	if (!base &&
+	    ((how->state == NULL && qemu_running_warm_ram(d)) ||
+	        access(ram, F_OK) != 0)) {
 		*cause = hb_fmt("desktop '%s' runs on RAM an older bureau set "
 		                "up: stop and start it once, then fork it",
 		    d->name);
@@ -385,6 +463,7 @@ qemu_fork(const struct desktop *d, const struct desktop *c,
 	    qemu_top_nodes(q, k[0].node, k[1].node, sizeof k[0].node, sizes,
 	        cause) != 0 ||
 	    fork_prepare(d, c, k, sizes, id, cause) != 0 ||
+	    fork_grant(d, how, k, cause) != 0 ||
 	    fork_link_layers(d, c, k, cause) != 0)
 		goto out;
 	/* The warm RAM and state the parent runs on: the fork's too. */
@@ -401,10 +480,12 @@ qemu_fork(const struct desktop *d, const struct desktop *c,
 		goto out;
 	stopped = 1;
 	/* The disks first: a migration (not base) leaves them inactive. */
-	if (fork_swap(q, k, cause) != 0)
+	if ((how->rename_after ? fork_swap_late(q, k, cause) :
+	                         fork_swap(q, k, cause)) != 0)
 		goto out;
-	if (qemu_state_write(c, q, pid, base, 0, tmp, &fi->ram_pages, cause) !=
-	        0 ||
+	if ((how->state != NULL ? qemu_state_write_fd(q, tmp, cause) :
+	                          qemu_state_write(c, q, pid, base, 0, tmp,
+	                              &fi->ram_pages, cause)) != 0 ||
 	    (!base && fork_copy_ram(d, c, cause) != 0))
 		goto out;
 	qemu_state_cont(q, running);
@@ -426,8 +507,10 @@ qemu_fork(const struct desktop *d, const struct desktop *c,
 	}
 	if (stat(tmp, &st) == 0)
 		fi->state_bytes = (long long)st.st_size;
-	if (qemu_state_seal(c, tmp, full, series, base, 0, fi->ram_pages,
-	        cause) != 0)
+	if ((how->state != NULL ? qemu_state_seal_as(c, how->state, tmp, full,
+	                              series, 0, 0, 0, cause) :
+	                          qemu_state_seal(c, tmp, full, series, base, 0,
+	                              fi->ram_pages, cause)) != 0)
 		goto out;
 	rv = 0;
 out:

@@ -113,9 +113,29 @@ int qemu_fsync_path(const char *path, int data_only);
 /* After a save that did not end the VM: set back for snapshots, and with
  * run it runs again. */
 void qemu_state_cont(struct qmp *q, int run);
+/* The devices' state of the stopped QEMU behind q (its RAM is shared:
+ * x-ignore-shared) into the new file tmp, through a descriptor passed
+ * over QMP (libvirt's seccomp sandbox forbids exec: URIs). */
+int qemu_state_write_fd(struct qmp *q, const char *tmp, char **cause);
 /* qemu_fork.c: see vm.h's fork. */
 int qemu_fork(const struct desktop *d, const struct desktop *c,
     struct vm_fork_info *fi, char **cause);
+/* The same for a QEMU bureau does not start itself (libvirt.c): its QMP
+ * socket (DIR/qmp), its saved state's name (state: the devices alone,
+ * its RAM file copied), and grant, which lets that QEMU's user open a
+ * file the fork makes (perm "rw-" or "r--"). */
+struct qemu_fork_how {
+	const char *qmp, *state;
+	pid_t pid;
+	int (*grant)(const struct desktop *d, const char *path,
+	    const char *perm, char **cause);
+	/* rename the disks' files only once QEMU's top nodes moved: its
+	 * file nodes are auto-read-only (libvirt's), and the one that
+	 * becomes a layer is reopened read-only by its name then */
+	int rename_after;
+};
+int qemu_fork_how(const struct desktop *d, const struct desktop *c,
+    const struct qemu_fork_how *how, struct vm_fork_info *fi, char **cause);
 /* Is name a disk layer a fork left (system.L<ID>.qcow2, home.L...)? */
 int qemu_layer_name(const char *name);
 /* The node names of the disks' top layers now (a fork puts a new one

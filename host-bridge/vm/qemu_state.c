@@ -757,3 +757,25 @@ out:
 	free(series);
 	return (rv);
 }
+
+int
+qemu_state_write_fd(struct qmp *q, const char *tmp, char **cause)
+{
+	int fd, rv = -1;
+
+	unlink(tmp);
+	if ((fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600)) <
+	    0) {
+		*cause = hb_fmt("cannot create '%s': %s", tmp, strerror(errno));
+		return (-1);
+	}
+	if (qemu_set_ignore_shared(q, 1, cause) == 0 &&
+	    qemu_set_unthrottled(q, cause) == 0 &&
+	    qmp_getfd(q, "bureau-state", fd, cause) == 0 &&
+	    qmp_exec(q, "migrate", json_pack("{s:s}", "uri", "fd:bureau-state"),
+	        NULL, cause) == 0 &&
+	    qemu_migrate_wait(q, cause) == 0)
+		rv = 0;
+	close(fd);
+	return (rv);
+}

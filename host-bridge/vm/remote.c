@@ -6,21 +6,16 @@
  * would reach this backend). What this side knows is what its agent says
  * through the SSH forward of its operator socket, and the state the last
  * command there left (DIR/remote-state): enough for `ls`, `status` and
- * Mission Control, without an SSH connection for every look.
+ * Mission Control, without an SSH connection for every look. This layer
+ * knows the files; the agent is asked above it (op_remote_state).
  */
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "host-bridge/opclient/opclient.h"
 #include "host-bridge/store/store.h"
 #include "host-bridge/util/util.h"
 #include "host-bridge/vm/vm.h"
-
-/* How long a look waits for the agent there: a forward whose far end is
- * gone answers at once (the SSH server closes it), a slow link is not
- * worth a longer wait for one row of `ls`. */
-#define REMOTE_LOOK_MS 3000
 
 static int
 rm_there(const struct desktop *d, const char *what, char **cause)
@@ -84,34 +79,17 @@ rm_last(const struct desktop *d)
 	return (s);
 }
 
-/* The agent there answers: its VM's state ("running", "idle": its idle
- * save, "saving", "waking"); else what the last command left there. */
+/* What the last command there left (saved, stopped) while no agent
+ * answers through the forward; else the machine or the forward cannot
+ * be reached now, and what runs there is not known here. (Whether its
+ * agent answers is asked above this layer: opclient's op_remote_state.) */
 static char *
 rm_state(const struct desktop *d, pid_t *pid)
 {
-	json_t *r = NULL;
-	char *cause = NULL, *s = NULL;
-	const char *vm;
+	char *s = rm_last(d);
 
 	*pid = 0;
-	if (op_exchange(d, json_pack("{s:s}", "op", "state"), REMOTE_LOOK_MS,
-	        &r, &cause) == 0 &&
-	    json_is_true(json_object_get(r, "ok"))) {
-		vm = json_string_value(json_object_get(r, "vm"));
-		/* an idle save keeps the agent: "idle", as Mission Control
-		 * says of a local one */
-		s = strdup(vm == NULL            ? "running" :
-		        strcmp(vm, "saved") == 0 ? "idle" :
-		                                   vm);
-	}
-	json_decref(r);
-	free(cause);
-	if (s != NULL)
-		return (s);
-	/* No agent answers: the last command's word, when it leaves none
-	 * (saved, stopped); else the machine or the forward cannot be
-	 * reached now, and what runs there is not known here. */
-	if ((s = rm_last(d)) != NULL && strncmp(s, "saved", 5) != 0 &&
+	if (s != NULL && strncmp(s, "saved", 5) != 0 &&
 	    strcmp(s, "stopped") != 0) {
 		free(s);
 		s = strdup("unreachable");

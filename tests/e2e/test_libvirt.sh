@@ -16,8 +16,9 @@
 # libvirt started (its pid file), as user libvirt-qemu, the guest reachable only through the host agent (its
 # name and network as on local: 10.0.2.15, and the host's loopback out of
 # its reach); pause and resume show in virsh; a live snapshot restored
-# brings back both disks as they were; fork says it is not on libvirt
-# hosts yet; `stop` saves it (the domain gone from
+# brings back both disks as they were; a fork (a domain of its own,
+# the parent's process and files as they were, its own name, the parent
+# running on, the layers shared); `stop` saves it (the domain gone from
 # libvirt, QEMU gone from the process table, lv.state written with the
 # devices alone: under 64 MB, the RAM in the RAM file, its pages on disk)
 # and `ls` says saved; `start` restores it (a process started before runs
@@ -160,7 +161,24 @@ out=$(gsh $a 'cat ~/snap.txt /var/tmp/snap.txt')
 [ "$(echo "$out" | tr '\n' ' ')" = "one sys-one " ] && [ "$(virsh -q -c $uri domstate bureau-$a)" = running ] &&
 	! grep -q warning "$home/snap" &&
 	pass "restore: $(cat "$home/snap"), the home and system disks as they were" || fail "snapshot restored: $out"
-refuse "fork: not yet" "cannot fork yet" "$bureau" fork $a lvb
+# a fork on a libvirt host, as on local: the parent stands still while
+# its disks get new top layers and its devices and RAM are copied, and
+# runs on; the fork, a domain of its own, has the parent's process and
+# files as they were, its own name, and not the parent's later writes
+fpid=$(gsh $a 'echo before > ~/fork.txt; sync; setsid sleep 100001 >/dev/null 2>&1 < /dev/null & echo $!' | tr -dc 0-9)
+f=${a}f
+t0=$(now)
+"$bureau" fork $a $f >"$home/fork" 2>&1 || { cat "$home/fork"; tail -5 "$home/$f/agent.log" 2>/dev/null; fail "fork $a $f"; }
+tfork=$(since $t0)
+gsh $a 'echo after > ~/fork.txt; sync' >/dev/null
+got=$(gsh $f "hostname; ps -o comm= -p $fpid; cat ~/fork.txt")
+[ "$(echo "$got" | tr '\n' ' ')" = "$f sleep before " ] && [ "$(gsh $a 'cat ~/fork.txt')" = after ] &&
+	[ "$(virsh -q -c $uri domstate bureau-$f 2>&1)" = running ] && [ "$(virsh -q -c $uri domstate bureau-$a 2>&1)" = running ] &&
+	pass "fork ($tfork s): $f runs as a domain of its own with $a's process and its file as it was; $a runs on: $(grep -h forked "$home/fork" | cut -c1-160)" ||
+	{ cat "$home/fork"; fail "fork: in $f '$got'"; }
+ls "$home/$a"/system.L*.qcow2 >/dev/null 2>&1 && ls "$home/$f"/system.L*.qcow2 >/dev/null 2>&1 &&
+	pass "fork: the disks' layers shared ($(ls "$home/$a" | grep -c '\.L'))" || fail "fork: no layers"
+"$bureau" stop --force $f >/dev/null 2>&1; "$bureau" rm $f >/dev/null 2>&1
 
 # ---- stop saves, start restores -------------------------------------------------
 sleeper=$(gsh $a 'setsid sleep 100000 >/dev/null 2>&1 < /dev/null & echo $!')
