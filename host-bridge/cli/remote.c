@@ -1386,7 +1386,7 @@ static const char *const sent[] = { "start", "stop", "pause", "resume",
 static const char *const here[] = { "call", "screenshot", "mcp", NULL };
 /* Options whose value is the next word (not a NAME). */
 static const char *const valued[] = { "-n", "--timeout", "--accel", "--reason",
-	"--since", "--export", "--to", "--allow", "--approve",
+	"--net", "--since", "--export", "--to", "--allow", "--approve",
 	"--approve-timeout", "--net-allow", "--idle-save", "-o", "--output",
 	NULL };
 
@@ -1397,6 +1397,83 @@ in(const char *const *set, const char *s)
 		if (strcmp(*set, s) == 0)
 			return (1);
 	return (0);
+}
+
+/*
+ * `bureau fork NAME NEW ...` of a desktop on another machine: forked there
+ * by the bureau there (NEW is a desktop there too), and NEW's record made
+ * here, with forwards of its own. An ephemeral fork's record goes when a
+ * stop here ends it (the bureau there discards it then).
+ */
+static int
+remote_fork(const struct desktop *d, int argc, char **argv)
+{
+	struct desktop c = { 0 };
+	struct remote r = { 0 };
+	const char *newname = NULL;
+	char *cause = NULL, *p = NULL;
+	int lk = -1, created = 0, rport, n = 0, eph = 0, rc = 1;
+
+	for (int i = 2; i < argc; i++) {
+		eph |= strcmp(argv[i], "--ephemeral") == 0;
+		if (argv[i][0] != '-' && !in(valued, argv[i - 1]) && ++n == 2 &&
+		    newname == NULL)
+			newname = argv[i];
+	}
+	if (newname == NULL) {
+		usage_err("fork", "NAME NEW expected");
+		return (2);
+	}
+	c.name = (char *)newname;
+	if (store_valid_name(newname, &cause) != 0 ||
+	    remote_of(d->host, &r, &cause) != 0 ||
+	    store_lock_all(&lk, &cause) != 0 ||
+	    create_dir(&c, &created, &cause) != 0 ||
+	    store_pick_port(&c.port, &cause) != 0)
+		goto fail;
+	/* forked there, as asked; its output passed through */
+	if (remote_run(&r, NULL, argv + 1, argc - 1, NULL, NULL) != 0) {
+		cause = hb_fmt("on %s, `bureau fork` failed (said above)",
+		    r.machine);
+		goto fail;
+	}
+	if (remote_record(&r, d->host, newname, c.dir, c.port, &rport,
+	        &cause) != 0)
+		goto fail;
+	if (eph) { /* the record says so: its stop here removes it */
+		json_t *j = NULL;
+		char *s = NULL;
+
+		if ((p = desktop_path(&c, "desktop.json")) == NULL ||
+		    (j = json_load_file(p, 0, NULL)) == NULL ||
+		    json_object_set_new(j, "ephemeral", json_true()) != 0 ||
+		    (s = json_dumps(j, JSON_INDENT(2))) == NULL ||
+		    hb_write_file(p, s, strlen(s), 0600, &cause) != 0) {
+			json_decref(j);
+			free(s);
+			if (cause == NULL)
+				cause = hb_fmt("out of memory");
+			goto fail;
+		}
+		json_decref(j);
+		free(s);
+	}
+	close(lk);
+	lk = -1;
+	remote_record_done("fork", newname, d->host, &r);
+	rc = 0;
+	goto out;
+fail:
+	die_cause("fork", cause);
+	if (created)
+		hb_rm_tree(c.dir);
+out:
+	if (lk >= 0)
+		close(lk);
+	free(c.dir);
+	free(p);
+	remote_clear(&r);
+	return (rc);
 }
 
 int
@@ -1424,10 +1501,9 @@ remote_dispatch(int argc, char **argv, int *rc)
 	}
 	*rc = 1;
 	if (fork_cmd) {
-		cause = hb_fmt("desktop '%s' is on host '%s', another machine: "
-		               "fork is not supported there yet",
-		    d->name, d->host);
-		goto fail;
+		*rc = remote_fork(d, argc, argv);
+		desktop_free(d);
+		return (1);
 	}
 	if (in(here, cmd)) {
 		if (fwd_ensure(d, &cause) != 0)
@@ -1487,6 +1563,11 @@ remote_dispatch(int argc, char **argv, int *rc)
 			fwd_stop(d);
 			hb_rm_tree(d->dir);
 		}
+	} else if (strcmp(cmd, "stop") == 0 && *rc == 0 && d->ephemeral) {
+		/* an ephemeral fork: discarded there by its stop */
+		fwd_stop(d);
+		hb_rm_tree(d->dir);
+		printf("its record here is removed too\n");
 	} else if (strcmp(cmd, "start") == 0 || strcmp(cmd, "stop") == 0 ||
 	    strcmp(cmd, "pause") == 0 || strcmp(cmd, "resume") == 0 ||
 	    strcmp(cmd, "restore") == 0) {

@@ -24,7 +24,7 @@
 # takeover through the forwarded operator socket holds there (the agent
 # there refuses the agent's request); the agent's question is listed
 # there and answered from stdin here; `log` reads the trail there, `log
-# --export` refuses; fork refuses; Mission Control's Stop saves it
+# --export` refuses; Mission Control's Stop saves it
 # there (no domain in libvirt, the state in the other home), `ls` here
 # says saved, `start` brings its process back; the forwards come back
 # after their ssh is killed, and after their keeper is (`start --all`, as
@@ -32,7 +32,9 @@
 # runs and its libvirt state to local, carries it here to a libvirt host
 # of this machine (its files here, none there, its keeper ended) where
 # start restores it (its agent here, its process on), and back there
-# (start restores it there, through the forward); `rm` removes it there and
+# (start restores it there, through the forward); a fork there gets a
+# record here and forwards of its own, an ephemeral fork's stop here
+# discards it there and here; `rm` removes it there and
 # here, the keeper and its ssh gone from the process table.
 # Prints the hop: a request's round trip through the forward here against
 # the agent's own endpoint there (docs/desktops.md has the figures).
@@ -189,7 +191,6 @@ wait $askpid
 	pass "ask: listed there ($qid), answered from this side's stdin, the agent got the answer" || { cat "$home/apr" "$home/out" "$home/ask"; fail "ask/answer"; }
 "$bureau" log $r >"$home/log" 2>&1 && grep -q "operator" "$home/log" && pass "log (read there): $(grep -c . "$home/log") lines, the question among them" || { head "$home/log"; fail "log"; }
 refuse "log --export: the trail is there" "writes F there" "$bureau" log $r --export "$home/x.html"
-refuse "fork: not there yet" "not supported there" "$bureau" fork $r ${r}f
 
 # ---- the hop ------------------------------------------------------------------------
 # A request's round trip (system ping, 400 of each, medians) through the
@@ -389,6 +390,24 @@ grep -q "^restored desktop '$r'" "$home/start4" && [ "$(gsh $r "ps -o pid= -p $s
 	pass "start there again: restored, the guest's process $sleeper runs on (through the forward)" ||
 	{ cat "$home/start4"; fail "start after move back"; }
 echo "# remote: move of a saved 1536M desktop: there to here $tmove1 s, here to there $tmove2 s"
+
+# ---- fork there -----------------------------------------------------------------------
+# forked by the bureau there (its libvirt fork), a record here with
+# forwards of its own; an ephemeral one's stop here discards it there and
+# its record here
+"$bureau" fork $r ${r}g >"$home/fork" 2>&1 || { cat "$home/fork"; fail "fork $r ${r}g"; }
+got=$(gsh ${r}g "hostname; ps -o comm= -p $sleeper")
+got=$(echo "$got" | tr '\n' ' ')
+[ -s "$rhome/${r}g/desktop.json" ] && grep -q '"remote"' "$home/${r}g/desktop.json" &&
+	[ "$got" = "${r}g sleep " ] && [ "$(virsh -q -c $uri domstate bureau-${r}g 2>&1)" = running ] &&
+	pass "fork there: ${r}g, a domain there, reached through its own forward here, runs $r's process $sleeper" ||
+	{ cat "$home/fork"; ls "$rhome/${r}g" "$home/${r}g"; virsh -q -c $uri domstate bureau-${r}g; fail "fork there: in it '$got'"; }
+"$bureau" fork $r ${r}e --ephemeral >"$home/fork2" 2>&1 && [ "$(gsh ${r}e hostname)" = "${r}e" ] &&
+	"$bureau" stop ${r}e >"$home/out" 2>&1 && [ ! -e "$rhome/${r}e" ] && [ ! -e "$home/${r}e" ] &&
+	pass "an ephemeral fork there: stopped here, gone there and here" ||
+	{ cat "$home/fork2" "$home/out"; fail "ephemeral fork there"; }
+"$bureau" stop --force ${r}g >/dev/null 2>&1; "$bureau" rm ${r}g >/dev/null 2>&1
+[ ! -e "$rhome/${r}g" ] && [ ! -e "$home/${r}g" ] || fail "rm ${r}g"
 
 # ---- rm -----------------------------------------------------------------------------
 "$bureau" stop --force $r >/dev/null 2>&1
