@@ -51,6 +51,7 @@ struct fork_disk {
 	char *p_file, *p_layer, *p_new;  /* in the parent's directory */
 	char *c_file, *c_layer;          /* in the fork's */
 	int renamed, linked;
+	int used; /* QEMU's top node is on p_new (a late swap): kept */
 };
 
 int
@@ -168,27 +169,59 @@ fork_unswap(struct fork_disk *k)
 	}
 }
 
+/* k's file renamed to its layer, the new overlay put at its name, the
+ * layer linked into the fork; on failure as far as fork_unswap undoes. */
+static int
+fork_rename(struct fork_disk *k, char **cause)
+{
+	if (rename(k->p_file, k->p_layer) != 0) {
+		*cause = hb_fmt("cannot rename '%s': %s", k->p_file,
+		    strerror(errno));
+		return (-1);
+	}
+	k->renamed = 1;
+	if (rename(k->p_new, k->p_file) != 0) {
+		*cause = hb_fmt("cannot rename '%s': %s", k->p_new,
+		    strerror(errno));
+		rename(k->p_layer, k->p_file);
+		k->renamed = 0;
+		return (-1);
+	}
+	if (link(k->p_layer, k->c_layer) != 0) {
+		*cause = hb_fmt("cannot link '%s' into the fork: %s (are the "
+		                "desktops on one file system?)",
+		    k->p_layer, strerror(errno));
+		return (-1);
+	}
+	k->linked = 1;
+	return (0);
+}
+
 /*
  * While the parent stands still: each disk's file renamed to its layer
  * (QEMU keeps writing through its descriptor, i.e. nowhere now: it is
  * stopped), linked into the fork, the new overlay put at its name, and
  * QEMU's top node moved onto that overlay, both disks in one
  * transaction. On failure the files are as they were.
+ *
+ * late (rename_after): the renames after the transaction instead. QEMU's
+ * new top nodes are on the new overlays' own names (NAME.new) until then;
+ * it holds them open, and names them no more.
  */
-/* The same with the renames after the transaction (rename_after): QEMU's
- * new top nodes are on the new overlays' own names (NAME.new) until
- * then; it holds them open, and names them no more. */
 static int
-fork_swap_late(struct qmp *q, struct fork_disk *k, char **cause)
+fork_swap(struct qmp *q, struct fork_disk *k, int late, char **cause)
 {
 	json_t *acts = json_array();
 
 	for (int n = 0; n < 2; n++) {
+		if (!late && fork_rename(&k[n], cause) != 0)
+			goto fail;
 		if (qmp_exec(q, "blockdev-add",
 		        json_pack("{s:s, s:s, s:s, s:{s:s, s:s}, s:n}",
 		            "driver", "qcow2", "node-name", k[n].newnode,
 		            "discard", "unmap", "file", "driver", "file",
-		            "filename", k[n].p_new, "backing"),
+		            "filename", late ? k[n].p_new : k[n].p_file,
+		            "backing"),
 		        NULL, cause) != 0)
 			goto fail;
 		json_array_append_new(acts,
@@ -204,74 +237,19 @@ fork_swap_late(struct qmp *q, struct fork_disk *k, char **cause)
 	/* QEMU writes into the new overlays now: their files must take the
 	 * disks' names (the next start opens those), the old ones the
 	 * layers' (which the overlays name as their backing) */
-	for (int n = 0; n < 2; n++)
-		if (rename(k[n].p_file, k[n].p_layer) != 0 ||
-		    rename(k[n].p_new, k[n].p_file) != 0 ||
-		    link(k[n].p_layer, k[n].c_layer) != 0) {
-			*cause = hb_fmt(
-			    "the disks moved onto new overlays, but "
-			    "'%s' could not take its name: %s (its "
-			    "writes are in '%s' now)",
-			    k[n].p_file, strerror(errno), k[n].p_new);
+	for (int n = 0; late && n < 2; n++)
+		k[n].used = 1;
+	for (int n = 0; late && n < 2; n++)
+		if (fork_rename(&k[n], cause) != 0) {
+			char *c2 = hb_fmt("the disks moved onto new overlays, "
+			                  "but %s (the writes since are in "
+			                  "'%s')",
+			    *cause, k[n].p_new);
+
+			free(*cause);
+			*cause = c2;
 			return (-1);
 		}
-	return (0);
-fail:
-	json_decref(acts);
-	for (int n = 0; n < 2; n++) {
-		char *c2 = NULL;
-
-		qmp_exec(q, "blockdev-del",
-		    json_pack("{s:s}", "node-name", k[n].newnode), NULL, &c2);
-		free(c2);
-	}
-	return (-1);
-}
-
-static int
-fork_swap(struct qmp *q, struct fork_disk *k, char **cause)
-{
-	json_t *acts = json_array();
-
-	for (int n = 0; n < 2; n++) {
-		if (rename(k[n].p_file, k[n].p_layer) != 0) {
-			*cause = hb_fmt("cannot rename '%s': %s", k[n].p_file,
-			    strerror(errno));
-			goto fail;
-		}
-		k[n].renamed = 1;
-		if (rename(k[n].p_new, k[n].p_file) != 0) {
-			*cause = hb_fmt("cannot rename '%s': %s", k[n].p_new,
-			    strerror(errno));
-			rename(k[n].p_layer, k[n].p_file);
-			k[n].renamed = 0;
-			goto fail;
-		}
-		if (link(k[n].p_layer, k[n].c_layer) != 0) {
-			*cause = hb_fmt(
-			    "cannot link '%s' into the fork: %s "
-			    "(are the desktops on one file system?)",
-			    k[n].p_layer, strerror(errno));
-			goto fail;
-		}
-		k[n].linked = 1;
-		if (qmp_exec(q, "blockdev-add",
-		        json_pack("{s:s, s:s, s:s, s:{s:s, s:s}, s:n}",
-		            "driver", "qcow2", "node-name", k[n].newnode,
-		            "discard", "unmap", "file", "driver", "file",
-		            "filename", k[n].p_file, "backing"),
-		        NULL, cause) != 0)
-			goto fail;
-		json_array_append_new(acts,
-		    json_pack("{s:s, s:{s:s, s:s}}", "type",
-		        "blockdev-snapshot", "data", "node", k[n].node,
-		        "overlay", k[n].newnode));
-	}
-	if (qmp_exec(q, "transaction", json_pack("{s:o}", "actions", acts),
-	        NULL, cause) != 0) {
-		acts = NULL;
-		goto fail;
-	}
 	return (0);
 fail:
 	json_decref(acts);
@@ -480,8 +458,7 @@ qemu_fork_how(const struct desktop *d, const struct desktop *c,
 		goto out;
 	stopped = 1;
 	/* The disks first: a migration (not base) leaves them inactive. */
-	if ((how->rename_after ? fork_swap_late(q, k, cause) :
-	                         fork_swap(q, k, cause)) != 0)
+	if (fork_swap(q, k, how->rename_after, cause) != 0)
 		goto out;
 	if ((how->state != NULL ? qemu_state_write_fd(q, tmp, cause) :
 	                          qemu_state_write(c, q, pid, base, 0, tmp,
@@ -525,7 +502,7 @@ out:
 	qmp_close(q);
 	json_decref(status);
 	for (int n = 0; n < 2; n++) {
-		if (rv != 0 && k[n].p_new != NULL)
+		if (rv != 0 && k[n].p_new != NULL && !k[n].used)
 			unlink(k[n].p_new);
 		fork_disk_free(&k[n]);
 	}
