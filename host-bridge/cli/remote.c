@@ -247,36 +247,40 @@ ssh_base(const struct remote *r, struct argv *a)
 	}
 }
 
-/* s quoted for the remote shell ('...', a ' as '\''). */
+/* piece appended to the growing string *buf. */
+static int
+sh_append(char **buf, size_t *len, size_t *cap, const char *piece)
+{
+	size_t pl = strlen(piece);
+
+	if (*len + pl + 1 > *cap) {
+		size_t nc = (*len + pl + 1) * 2;
+		char *nb = realloc(*buf, nc);
+
+		if (nb == NULL)
+			return (-1);
+		*buf = nb;
+		*cap = nc;
+	}
+	memcpy(*buf + *len, piece, pl + 1);
+	*len += pl;
+	return (0);
+}
+
+/* " 's'" appended: s quoted for the remote shell (a ' as '\''). */
 static int
 sh_quote(char **buf, size_t *len, size_t *cap, const char *s)
 {
-	for (const char *c = s - 1; c == s - 1 || *c; c++) {
-		const char *piece = c == s - 1 ? " '" :
-		    *c == '\''                 ? "'\\''" :
-		                                 NULL;
-		char one[2] = { c == s - 1 ? 0 : *c, 0 };
-		size_t pl;
+	char one[2] = { 0, 0 };
 
-		if (piece == NULL)
-			piece = one;
-		pl = strlen(piece);
-		if (*len + pl + 2 > *cap) {
-			size_t nc = (*cap + pl + 2) * 2;
-			char *nb = realloc(*buf, nc);
-
-			if (nb == NULL)
-				return (-1);
-			*buf = nb;
-			*cap = nc;
-		}
-		memcpy(*buf + *len, piece, pl);
-		*len += pl;
-		(*buf)[*len] = '\0';
+	if (sh_append(buf, len, cap, " '") != 0)
+		return (-1);
+	for (; *s != '\0'; s++) {
+		one[0] = *s;
+		if (sh_append(buf, len, cap, *s == '\'' ? "'\\''" : one) != 0)
+			return (-1);
 	}
-	(*buf)[(*len)++] = '\'';
-	(*buf)[*len] = '\0';
-	return (0);
+	return (sh_append(buf, len, cap, "'"));
 }
 
 /* The remote shell's command line: words quoted, the first (a program)

@@ -175,20 +175,32 @@ grep -qx "host: far" "$home/status" && grep -qx "state: running" "$home/status" 
 	grep -qx "endpoint: tcp://127.0.0.1:$lp" "$home/status" && grep -q "^remote: $rhome/$r on 127.0.0.1" "$home/status" &&
 	pass "status (sent there): running on far, the endpoint here" || { cat "$home/status"; fail "status"; }
 # the agent asks its operator (through the endpoint here); the question,
-# listed there (`approvals` sent over SSH), answered from this stdin
-call $r '{"tool":"operator","action":"ask","message":"which way?","timeout":120}' 150 >"$home/ask" 2>&1 &
-askpid=$!
-n=0
-while [ $n -lt 100 ]; do
-	"$bureau" approvals $r --json >"$home/apr" 2>/dev/null
-	qid=$(python3 -c 'import json,sys; a=json.load(open(sys.argv[1])); print(a[0]["approval"] if a else "")' "$home/apr" 2>/dev/null)
-	[ -n "$qid" ] && break
-	sleep 0.2; n=$((n + 1))
-done
-echo "left, then up" | "$bureau" answer $r "$qid" - >"$home/out" 2>&1
-wait $askpid
-[ "$(json answer <"$home/ask")" = "left, then up" ] &&
-	pass "ask: listed there ($qid), answered from this side's stdin, the agent got the answer" || { cat "$home/apr" "$home/out" "$home/ask"; fail "ask/answer"; }
+# listed there (`approvals` sent over SSH), answered: once with an
+# argument that the shell there must leave as it is, once from this
+# side's stdin
+ask_answer() { # ask_answer HOW TEXT: prints the answer the agent got
+	call $r '{"tool":"operator","action":"ask","message":"which way?","timeout":120}' 150 >"$home/ask" 2>&1 &
+	askpid=$!
+	n=0 qid=
+	while [ $n -lt 100 ]; do
+		"$bureau" approvals $r --json >"$home/apr" 2>/dev/null
+		qid=$(python3 -c 'import json,sys; a=json.load(open(sys.argv[1])); print(a[0]["approval"] if a else "")' "$home/apr" 2>/dev/null)
+		[ -n "$qid" ] && break
+		sleep 0.2; n=$((n + 1))
+	done
+	if [ "$1" = stdin ]; then
+		printf '%s\n' "$2" | "$bureau" answer $r "$qid" - >"$home/out" 2>&1
+	else
+		"$bureau" answer $r "$qid" "$2" >"$home/out" 2>&1
+	fi
+	wait $askpid
+	json answer <"$home/ask"
+}
+tricky="it's \"left\"; \$HOME \\ \`id\` & up"
+[ "$(ask_answer arg "$tricky")" = "$tricky" ] &&
+	pass "ask: answered with an argument sent there as it is: $tricky" || { cat "$home/apr" "$home/out" "$home/ask"; fail "ask/answer (argument)"; }
+[ "$(ask_answer stdin "left, then up")" = "left, then up" ] &&
+	pass "ask: listed there, answered from this side's stdin, the agent got the answer" || { cat "$home/apr" "$home/out" "$home/ask"; fail "ask/answer (stdin)"; }
 "$bureau" log $r >"$home/log" 2>&1 && grep -q "operator" "$home/log" && pass "log (read there): $(grep -c . "$home/log") lines, the question among them" || { head "$home/log"; fail "log"; }
 refuse "log --export: the trail is there" "writes F there" "$bureau" log $r --export "$home/x.html"
 
