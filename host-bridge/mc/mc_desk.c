@@ -278,7 +278,8 @@ mc_desktop(const char *name, int detail, char **cause)
 		}
 	}
 	ep = hb_fmt("tcp://127.0.0.1:%d", d->port);
-	last = mc_last_action(d);
+	/* (on another machine: asked of its agent, when it answered) */
+	last = d->remote_dir != NULL && !agent ? NULL : mc_last_action(d);
 	j = json_pack("{s:s, s:s, s:s, s:o, s:o, s:o, s:o, s:o, s:s?, s:O?, "
 	              "s:b, s:I}",
 	    "name", d->name, "kind", d->attached ? "attached" : "vm", "state",
