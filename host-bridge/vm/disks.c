@@ -163,6 +163,50 @@ out:
 	return (rv);
 }
 
+json_t *
+disks_chain(const struct desktop *d, const char *file, char **cause)
+{
+	json_t *names = json_array();
+	char *path = desktop_path(d, file);
+
+	if (names == NULL || path == NULL ||
+	    json_array_append_new(names, json_string(file)) != 0)
+		goto oom;
+	for (int depth = 0;; depth++) {
+		char backing[1024];
+		unsigned nsnap = 0;
+
+		if (qcow2_head(path, backing, sizeof backing, &nsnap) != 0) {
+			*cause = hb_fmt("'%s' is not a readable qcow2 file",
+			    path);
+			goto fail;
+		}
+		if (backing[0] == '\0')
+			break;
+		if (depth >= 64) {
+			*cause = hb_fmt("the backing chain of '%s' is deeper "
+			                "than 64",
+			    file);
+			goto fail;
+		}
+		if (json_array_append_new(names, json_string(backing)) != 0)
+			goto oom;
+		free(path);
+		path = backing[0] == '/' ? strdup(backing) :
+		                           desktop_path(d, backing);
+		if (path == NULL)
+			goto oom;
+	}
+	free(path);
+	return (names);
+oom:
+	*cause = hb_fmt("out of memory");
+fail:
+	json_decref(names);
+	free(path);
+	return (NULL);
+}
+
 int
 disks_collapse(const struct desktop *d, int (*is_layer)(const char *),
     char **cause)

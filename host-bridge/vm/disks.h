@@ -5,6 +5,8 @@
 #ifndef BUREAU_HB_DISKS_H
 #define BUREAU_HB_DISKS_H
 
+#include <jansson.h>
+
 #include "host-bridge/store/store.h"
 
 /* system.qcow2 (an overlay on the image's base disk, disk_bytes) and
@@ -29,5 +31,14 @@ int disks_snapshot(const struct desktop *d, const char *tag, int restore,
  */
 int disks_collapse(const struct desktop *d, int (*is_layer)(const char *),
     char **cause);
+
+/*
+ * The backing chain of d's disk file (system.qcow2 or home.qcow2) as the
+ * qcow2 headers name it, the file first: ["system.qcow2",
+ * "system.L1f2e.qcow2", "/…/base.qcow2"] (a new reference), or NULL with
+ * *cause. A saved state records it: the state fits only the disks it was
+ * saved on.
+ */
+json_t *disks_chain(const struct desktop *d, const char *file, char **cause);
 
 #endif

@@ -1067,7 +1067,7 @@ lv_snapshot(const struct desktop *d, const char *tag, int restore, int *live,
 
 	*live = tag != NULL && lv_pid(d) != 0;
 	if (!*live) {
-		rv = disks_snapshot(d, tag, restore, cause);
+		rv = qemu_snapshot_offline(d, tag, restore, "lv.state", cause);
 		/* Disks reverted under a saved state would not be the disks
 		 * its memory knew: the next start boots. */
 		if (rv == 0 && tag != NULL && restore)
@@ -1121,7 +1121,7 @@ lv_save(const struct desktop *d, char **cause)
 	char *tmp = desktop_path(d, "lv.state.tmp"),
 	     *qs = desktop_path(d, "lv/qmp.sock"),
 	     *ram = desktop_path(d, "ram");
-	char *full = NULL, *series = NULL;
+	char *full = NULL, *series = NULL, *c2 = NULL;
 	int rv = -1, stopped = 0;
 
 	if (tmp == NULL || qs == NULL || ram == NULL) {
@@ -1168,9 +1168,14 @@ lv_save(const struct desktop *d, char **cause)
 		goto out;
 	rv = 0;
 out:
-	if (rv != 0 && stopped)
-		/* Not saved: the desktop runs on as it was. */
-		qemu_state_cont(q, 1);
+	if (rv != 0 && stopped && qemu_state_cont(q, 1, &c2) != 0) {
+		/* Not saved: the desktop runs on as it was, or says why not. */
+		char *m = hb_fmt("%s; and it did not run again: %s", *cause,
+		    c2 ? c2 : "?");
+		free(*cause);
+		*cause = m;
+	}
+	free(c2);
 	if (rv != 0 && tmp != NULL)
 		unlink(tmp);
 	qmp_close(q);
@@ -1407,7 +1412,7 @@ lv_fork(const struct desktop *d, const struct desktop *c,
     struct vm_fork_info *fi, char **cause)
 {
 	struct qemu_fork_how how = { "lv/qmp.sock", "lv.state", lv_pid(d),
-		lv_grant_file, 1 };
+		lv_grant_file };
 	char *qs = desktop_path(d, "lv/qmp.sock");
 	int old = qs == NULL || access(qs, F_OK) != 0;
 

@@ -1098,7 +1098,7 @@ qemu_snapshot(const struct desktop *d, const char *tag, int restore, int *live,
 
 	*live = tag != NULL && qemu_pid(d) != 0;
 	if (!*live) {
-		rv = disks_snapshot(d, tag, restore, cause);
+		rv = qemu_snapshot_offline(d, tag, restore, "state", cause);
 		/* Disks reverted under a saved state would not be the disks
 		 * its memory knew: the next start boots. */
 		if (rv == 0 && tag != NULL && restore)

@@ -51,7 +51,8 @@ struct fork_disk {
 	char *p_file, *p_layer, *p_new;  /* in the parent's directory */
 	char *c_file, *c_layer;          /* in the fork's */
 	int renamed, linked;
-	int used; /* QEMU's top node is on p_new (a late swap): kept */
+	int fdset; /* QEMU's fd set of p_new, -1 before add-fd */
+	int used;  /* QEMU's top node is on p_new: kept */
 };
 
 int
@@ -198,30 +199,64 @@ fork_rename(struct fork_disk *k, char **cause)
 }
 
 /*
- * While the parent stands still: each disk's file renamed to its layer
- * (QEMU keeps writing through its descriptor, i.e. nowhere now: it is
- * stopped), linked into the fork, the new overlay put at its name, and
- * QEMU's top node moved onto that overlay, both disks in one
- * transaction. On failure the files are as they were.
- *
- * late (rename_after): the renames after the transaction instead. QEMU's
- * new top nodes are on the new overlays' own names (NAME.new) until then;
- * it holds them open, and names them no more.
+ * p_new handed to QEMU as a new fd set (read-write and read-only
+ * descriptors of it): QEMU opens "/dev/fdset/ID" by duplicating one of
+ * them, so when this overlay later becomes a layer and QEMU reopens it
+ * read-only, it reopens this file, whatever its name is by then.
  */
 static int
-fork_swap(struct qmp *q, struct fork_disk *k, int late, char **cause)
+fork_fdset(struct qmp *q, struct fork_disk *k, char **cause)
+{
+	int rw = open(k->p_new, O_RDWR | O_CLOEXEC);
+	int ro = open(k->p_new, O_RDONLY | O_CLOEXEC);
+	int rv = -1;
+
+	if (rw < 0 || ro < 0)
+		*cause = hb_fmt("cannot open '%s': %s", k->p_new,
+		    strerror(errno));
+	else if (qmp_add_fd(q, -1, rw, &k->fdset, cause) == 0 &&
+	    qmp_add_fd(q, k->fdset, ro, NULL, cause) == 0)
+		rv = 0;
+	if (rw >= 0)
+		close(rw);
+	if (ro >= 0)
+		close(ro);
+	return (rv);
+}
+
+/*
+ * While the parent stands still: QEMU's top node of each disk moved onto
+ * the new overlay, both disks in one transaction; then each disk's file
+ * renamed to its layer, linked into the fork, and the new overlay put at
+ * its name. On failure before the transaction the files are as they were.
+ *
+ * Nothing QEMU knows by a name is renamed before QEMU is done with that
+ * name. QEMU reopens a file by the name it opened it by when its mode
+ * changes: blockdev-snapshot reopens the old top read-only, and the
+ * migration of a save or a fork reopens what it deactivated. A disk's
+ * file renamed before the transaction had QEMU reopen the new overlay in
+ * place of the layer (seen: the layer's node reading the overlay's file,
+ * the guest's ext4 then "group descriptors corrupted", and after a
+ * migration "Failed to get write lock", the parent stuck in
+ * postmigrate). So the renames come after the transaction (the old top
+ * is reopened under its own name while it still has it), and the new
+ * overlay is given to QEMU as an fd set (fork_fdset), never by a name.
+ */
+static int
+fork_swap(struct qmp *q, struct fork_disk *k, char **cause)
 {
 	json_t *acts = json_array();
+	char fdpath[32];
 
 	for (int n = 0; n < 2; n++) {
-		if (!late && fork_rename(&k[n], cause) != 0)
+		if (fork_fdset(q, &k[n], cause) != 0)
 			goto fail;
+		snprintf(fdpath, sizeof fdpath, "/dev/fdset/%d", k[n].fdset);
 		if (qmp_exec(q, "blockdev-add",
 		        json_pack("{s:s, s:s, s:s, s:{s:s, s:s}, s:n}",
 		            "driver", "qcow2", "node-name", k[n].newnode,
 		            "discard", "unmap", "file", "driver", "file",
-		            "filename", late ? k[n].p_new : k[n].p_file,
-		            "backing"),
+		            "filename", fdpath, "backing"),
 		        NULL, cause) != 0)
 			goto fail;
 		json_array_append_new(acts,
@@ -237,9 +272,9 @@ fork_swap(struct qmp *q, struct fork_disk *k, int late, char **cause)
 	/* QEMU writes into the new overlays now: their files must take the
 	 * disks' names (the next start opens those), the old ones the
 	 * layers' (which the overlays name as their backing) */
-	for (int n = 0; late && n < 2; n++)
+	for (int n = 0; n < 2; n++)
 		k[n].used = 1;
-	for (int n = 0; late && n < 2; n++)
+	for (int n = 0; n < 2; n++)
 		if (fork_rename(&k[n], cause) != 0) {
 			char *c2 = hb_fmt("the disks moved onto new overlays, "
 			                  "but %s (the writes since are in "
@@ -255,9 +290,16 @@ fail:
 	json_decref(acts);
 	for (int n = 0; n < 2; n++) {
 		char *c2 = NULL;
-		/* (an overlay added and not put in use: dropped) */
+		/* (an overlay added and not put in use: dropped, and QEMU's
+		 * descriptors of it) */
 		qmp_exec(q, "blockdev-del",
 		    json_pack("{s:s}", "node-name", k[n].newnode), NULL, &c2);
+		free(c2);
+		c2 = NULL;
+		if (k[n].fdset >= 0)
+			qmp_exec(q, "remove-fd",
+			    json_pack("{s:i}", "fdset-id", k[n].fdset), NULL,
+			    &c2);
 		free(c2);
 	}
 	fork_unswap(k);
@@ -373,7 +415,7 @@ int
 qemu_fork(const struct desktop *d, const struct desktop *c,
     struct vm_fork_info *fi, char **cause)
 {
-	struct qemu_fork_how how = { "qmp.sock", NULL, qemu_pid(d), NULL, 0 };
+	struct qemu_fork_how how = { "qmp.sock", NULL, qemu_pid(d), NULL };
 
 	return (qemu_fork_how(d, c, &how, fi, cause));
 }
@@ -397,13 +439,17 @@ qemu_fork_how(const struct desktop *d, const struct desktop *c,
 	struct fork_disk k[2] = {
 		{ .drive = "drive-sys",
 		    .file = "system.qcow2",
-		    .stem = "system" },
-		{ .drive = "drive-home", .file = "home.qcow2", .stem = "home" },
+		    .stem = "system",
+		    .fdset = -1 },
+		{ .drive = "drive-home",
+		    .file = "home.qcow2",
+		    .stem = "home",
+		    .fdset = -1 },
 	};
 	pid_t pid = how->pid;
 	struct qmp *q = NULL;
 	char *qmps = desktop_path(d, how->qmp), *tmp = NULL;
-	char *full = NULL, *series = NULL, *id = NULL, *ram = NULL;
+	char *full = NULL, *series = NULL, *id = NULL, *ram = NULL, *c2 = NULL;
 	long long sizes[2] = { 0, 0 };
 	int rv = -1, stopped = 0, running = 0, base;
 	json_t *status = NULL;
@@ -458,15 +504,20 @@ qemu_fork_how(const struct desktop *d, const struct desktop *c,
 		goto out;
 	stopped = 1;
 	/* The disks first: a migration (not base) leaves them inactive. */
-	if (fork_swap(q, k, how->rename_after, cause) != 0)
+	if (fork_swap(q, k, cause) != 0)
 		goto out;
 	if ((how->state != NULL ? qemu_state_write_fd(q, tmp, cause) :
 	                          qemu_state_write(c, q, pid, base, 0, tmp,
 	                              &fi->ram_pages, cause)) != 0 ||
 	    (!base && fork_copy_ram(d, c, cause) != 0))
 		goto out;
-	qemu_state_cont(q, running);
 	stopped = 0;
+	if (qemu_state_cont(q, running, &c2) != 0) {
+		*cause = hb_fmt("desktop '%s' did not %s again after its "
+		                "state was written: %s",
+		    d->name, running ? "run" : "take its disks back", c2);
+		goto out;
+	}
 	fi->paused_ms = hb_now_ms() - t0;
 	fi->ram_copied = !base;
 	/* The fork's state, on disk (a copied RAM file too) before its
@@ -494,9 +545,15 @@ out:
 	if (stopped) {
 		/* The parent runs on, on its new overlays if the swap was
 		 * done (they hold what the layers held: nothing is lost). */
-		qemu_state_cont(q, running);
+		if (qemu_state_cont(q, running, &c2) != 0) {
+			char *m = hb_fmt("%s; and '%s' did not run again: %s",
+			    *cause, d->name, c2 ? c2 : "?");
+			free(*cause);
+			*cause = m;
+		}
 		fi->paused_ms = hb_now_ms() - t0;
 	}
+	free(c2);
 	if (rv != 0 && tmp != NULL)
 		unlink(tmp);
 	qmp_close(q);

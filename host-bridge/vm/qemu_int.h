@@ -87,6 +87,17 @@ int qemu_state_seal(const struct desktop *d, const char *tmp, const char *full,
 int qemu_state_seal_as(const struct desktop *d, const char *name,
     const char *tmp, const char *full, const char *series, int base, int inram,
     size_t changed, char **cause);
+/*
+ * A snapshot of the stopped d's disks (disks_snapshot: tag, restore as
+ * there) that keeps its saved state (name: "state", libvirt's
+ * "lv.state") restorable: taking one changes no disk's contents, only
+ * the qcow2 files' snapshot tables, so when the state fitted the disks
+ * before, its record of them is taken anew. Restoring one under a saved
+ * state makes that state useless: the caller discards it (and `bureau
+ * restore` says so before).
+ */
+int qemu_snapshot_offline(const struct desktop *d, const char *tag, int restore,
+    const char *name, char **cause);
 /* Does j (a name.json in dir) still describe d's files and dir/name? */
 int qemu_state_fits(const struct desktop *d, const char *dir, const char *name,
     json_t *j, char **cause);
@@ -111,8 +122,10 @@ int qemu_state_loaded(const struct desktop *d, struct qmp *q, char **cause);
 /* fsync (data_only: fdatasync) the file at path: 0, or -1 with errno. */
 int qemu_fsync_path(const char *path, int data_only);
 /* After a save that did not end the VM: set back for snapshots, and with
- * run it runs again. */
-void qemu_state_cont(struct qmp *q, int run);
+ * run it runs again; without, it stands still paused, its disks active
+ * again (a migration left them inactive: "postmigrate"). -1 with *cause
+ * when QEMU would not take its disks back. */
+int qemu_state_cont(struct qmp *q, int run, char **cause);
 /* The devices' state of the stopped QEMU behind q (its RAM is shared:
  * x-ignore-shared) into the new file tmp, through a descriptor passed
  * over QMP (libvirt's seccomp sandbox forbids exec: URIs). */
@@ -129,10 +142,6 @@ struct qemu_fork_how {
 	pid_t pid;
 	int (*grant)(const struct desktop *d, const char *path,
 	    const char *perm, char **cause);
-	/* rename the disks' files only once QEMU's top nodes moved: its
-	 * file nodes are auto-read-only (libvirt's), and the one that
-	 * becomes a layer is reopened read-only by its name then */
-	int rename_after;
 };
 int qemu_fork_how(const struct desktop *d, const struct desktop *c,
     const struct qemu_fork_how *how, struct vm_fork_info *fi, char **cause);

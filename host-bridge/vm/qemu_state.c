@@ -313,18 +313,33 @@ out:
 	return (rv);
 }
 
-void
-qemu_state_cont(struct qmp *q, int run)
+int
+qemu_state_cont(struct qmp *q, int run, char **cause)
 {
+	json_t *st = NULL;
 	char *c2 = NULL;
+	int post, rv = 0;
 
 	/* (snapshot-save must include the RAM again) */
 	qemu_set_ignore_shared(q, 0, &c2);
 	free(c2);
 	c2 = NULL;
 	if (run)
-		qmp_exec(q, "cont", NULL, NULL, &c2);
-	free(c2);
+		return (qmp_exec(q, "cont", NULL, NULL, cause));
+	/* Paused after a migration, its disks are inactive: a later save,
+	 * snapshot or fork would fail ("Can't migrate the vm that was
+	 * paused due to previous migration"). QEMU 7.2 activates them only
+	 * in cont, so it runs for a moment and stops again. */
+	if (qmp_exec(q, "query-status", NULL, &st, cause) != 0)
+		return (-1);
+	post = strcmp(json_string_value(json_object_get(st, "status")) ?: "",
+	           "postmigrate") == 0;
+	json_decref(st);
+	if (post &&
+	    (qmp_exec(q, "cont", NULL, NULL, cause) != 0 ||
+	        qmp_exec(q, "stop", NULL, NULL, cause) != 0))
+		rv = -1;
+	return (rv);
 }
 
 /*
@@ -333,6 +348,94 @@ qemu_state_cont(struct qmp *q, int run)
  * the QEMU, machine, memory, cpus; its hash; the stamps of the files it
  * goes with), renamed to state.
  */
+/* j's "chains": each disk's backing chain as its qcow2 headers name it
+ * (disks.c), which the state fits only while they do. */
+static int
+state_chains(const struct desktop *d, json_t *j, char **cause)
+{
+	json_t *sys = disks_chain(d, "system.qcow2", cause), *home = NULL;
+
+	if (sys == NULL ||
+	    (home = disks_chain(d, "home.qcow2", cause)) == NULL ||
+	    json_object_set_new(j, "chains",
+	        json_pack("{s:o, s:o}", "system", sys, "home", home)) != 0) {
+		if (sys != NULL && home == NULL) {
+			json_decref(sys);
+			return (-1);
+		}
+		if (sys == NULL)
+			return (-1);
+		*cause = hb_fmt("out of memory");
+		return (-1);
+	}
+	return (0);
+}
+
+/* The stamps of d's disks in j taken anew (their sizes and times, their
+ * chains): see qemu_snapshot_offline. */
+static int
+state_restamp(const struct desktop *d, const char *name, char **cause)
+{
+	char *mn = hb_fmt("%s/%s.json", d->dir, name), *s = NULL;
+	char *sys = file_stamp(d, "system.qcow2"),
+	     *home = file_stamp(d, "home.qcow2");
+	json_error_t jerr;
+	json_t *j = NULL;
+	int rv = -1;
+
+	if (mn == NULL || sys == NULL || home == NULL) {
+		*cause = hb_fmt("out of memory");
+		goto out;
+	}
+	if ((j = json_load_file(mn, 0, &jerr)) == NULL) {
+		*cause = hb_fmt("unreadable '%s': %s", mn, jerr.text);
+		goto out;
+	}
+	if (json_object_set_new(j, "system", json_string(sys)) != 0 ||
+	    json_object_set_new(j, "home", json_string(home)) != 0 ||
+	    state_chains(d, j, cause) != 0 ||
+	    (s = json_dumps(j, JSON_INDENT(2))) == NULL) {
+		if (*cause == NULL)
+			*cause = hb_fmt("out of memory");
+		goto out;
+	}
+	rv = hb_write_file(mn, s, strlen(s), 0600, cause);
+out:
+	json_decref(j);
+	free(mn);
+	free(s);
+	free(sys);
+	free(home);
+	return (rv);
+}
+
+int
+qemu_snapshot_offline(const struct desktop *d, const char *tag, int restore,
+    const char *name, char **cause)
+{
+	json_t *j = NULL;
+	char *c2 = NULL;
+	int fits = 0;
+
+	if (tag != NULL && !restore) {
+		j = qemu_state_meta(d, d->dir, name, NULL, &c2);
+		fits = j != NULL;
+		json_decref(j);
+		free(c2);
+	}
+	if (disks_snapshot(d, tag, restore, cause) != 0)
+		return (-1);
+	if (fits && state_restamp(d, name, &c2) != 0) {
+		*cause = hb_fmt("snapshot '%s' taken, but the saved state's "
+		                "record of the disks was not updated (%s): the "
+		                "next start boots",
+		    tag, c2 ? c2 : "?");
+		free(c2);
+		return (-1);
+	}
+	return (0);
+}
+
 int
 qemu_state_seal(const struct desktop *d, const char *tmp, const char *full,
     const char *series, int base, int inram, size_t changed, char **cause)
@@ -384,7 +487,9 @@ qemu_state_seal_as(const struct desktop *d, const char *name, const char *tmp,
 		*cause = hb_fmt("out of memory");
 		goto out;
 	}
-	if (j == NULL || (s = json_dumps(j, JSON_INDENT(2))) == NULL) {
+	if (j == NULL || state_chains(d, j, cause) != 0)
+		goto out;
+	if ((s = json_dumps(j, JSON_INDENT(2))) == NULL) {
 		*cause = hb_fmt("out of memory");
 		goto out;
 	}
@@ -480,9 +585,14 @@ qemu_save(const struct desktop *d, char **cause)
 		qemu_warm_forget(d);
 	rv = 0;
 out:
-	if (rv != 0 && stopped)
-		/* Not saved: the desktop runs on as it was. */
-		qemu_state_cont(q, 1);
+	if (rv != 0 && stopped && qemu_state_cont(q, 1, &c2) != 0) {
+		/* Not saved: the desktop runs on as it was, or says why not. */
+		char *m = hb_fmt("%s; and it did not run again: %s", *cause,
+		    c2 ? c2 : "?");
+		free(*cause);
+		*cause = m;
+	}
+	free(c2);
 	if (rv != 0 && tmp != NULL)
 		unlink(tmp);
 	qmp_close(q);
@@ -537,6 +647,24 @@ qemu_state_fits(const struct desktop *d, const char *dir, const char *name,
 		if (!ok) {
 			*cause = hb_fmt("'%s' changed since it was saved",
 			    file);
+			return (-1);
+		}
+	}
+	/* the disks' chains as saved (a state of a desktop's own: a warm
+	 * state's were another desktop's) */
+	if (strcmp(dir, d->dir) == 0 && json_object_get(j, "chains") != NULL) {
+		json_t *chains = json_object_get(j, "chains");
+		json_t *now = json_object();
+		char *c2 = NULL;
+
+		ok = now != NULL && state_chains(d, now, &c2) == 0 &&
+		    json_equal(chains, json_object_get(now, "chains"));
+		json_decref(now);
+		if (!ok) {
+			*cause = hb_fmt("its disks' backing chains are not "
+			                "those it was saved on%s%s",
+			    c2 ? ": " : "", c2 ? c2 : "");
+			free(c2);
 			return (-1);
 		}
 	}

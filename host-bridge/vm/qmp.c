@@ -203,11 +203,14 @@ fail:
 	return -1;
 }
 
-int
-qmp_getfd(struct qmp *q, const char *name, int fd, char **cause)
+/* Run cmd with args (stolen), the descriptor fd passed with it
+ * (SCM_RIGHTS): *ret as qmp_exec's. */
+static int
+qmp_exec_fd(struct qmp *q, const char *cmd, json_t *args, int fd, json_t **ret,
+    char **cause)
 {
-	json_t *req = json_pack("{s:s, s:{s:s}}", "execute", "getfd",
-	    "arguments", "fdname", name);
+	json_t *req = json_pack("{s:s, s:o}", "execute", cmd, "arguments",
+	    args);
 	char *s = req ? json_dumps(req, JSON_COMPACT) : NULL;
 	union {
 		struct cmsghdr h;
@@ -244,9 +247,38 @@ qmp_getfd(struct qmp *q, const char *name, int fd, char **cause)
 		goto out;
 	}
 	if (qmp_send(q, s + 1, strlen(s + 1), cause) == 0)
-		rv = qmp_reply(q, "getfd", NULL, cause);
+		rv = qmp_reply(q, cmd, ret, cause);
 out:
 	free(s);
+	return rv;
+}
+
+int
+qmp_getfd(struct qmp *q, const char *name, int fd, char **cause)
+{
+	return (qmp_exec_fd(q, "getfd", json_pack("{s:s}", "fdname", name), fd,
+	    NULL, cause));
+}
+
+int
+qmp_add_fd(struct qmp *q, int set, int fd, int *set_out, char **cause)
+{
+	json_t *r = NULL;
+	int rv;
+
+	rv = qmp_exec_fd(q, "add-fd",
+	    set < 0 ? json_object() : json_pack("{s:i}", "fdset-id", set), fd,
+	    &r, cause);
+	if (rv == 0 && set_out != NULL) {
+		json_t *id = json_object_get(r, "fdset-id");
+		if (!json_is_integer(id)) {
+			*cause = hb_fmt("qmp: add-fd gave no fdset-id");
+			rv = -1;
+		} else {
+			*set_out = (int)json_integer_value(id);
+		}
+	}
+	json_decref(r);
 	return rv;
 }
 
