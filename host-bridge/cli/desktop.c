@@ -1174,6 +1174,15 @@ vm_agent_status(const struct desktop *d, pid_t qemu)
 	     *ep = desktop_path(d, "exit.json");
 	json_t *e = NULL;
 
+	/* a start that had to boot says so where the user looks, not only
+	 * in a log */
+	if (rp != NULL && (e = json_load_file(rp, 0, NULL)) != NULL &&
+	    json_is_string(json_object_get(e, "restore_failed")))
+		printf("last start: booted instead of restoring its saved "
+		       "state (%s): the programs it ran were gone\n",
+		    json_string_value(json_object_get(e, "restore_failed")));
+	json_decref(e);
+	e = NULL;
 	if (agent != 0) {
 		printf("agent pid: %d\n", (int)agent);
 		if (qemu == 0 && vm_backend_for(d)->saved(d))
@@ -1441,8 +1450,14 @@ snapshot_cmd(int argc, char **argv, int restore)
 	struct desktop *d = NULL;
 	char *cause = NULL;
 	const char *cmd = argv[0], *tag;
-	int live = 0, lk = -1, rc = 1;
+	int live = 0, lk = -1, rc = 1, discard = 0, saved;
 
+	if (restore && argc > 1 && strcmp(argv[1], "--discard-saved") == 0) {
+		discard = 1;
+		argv[1] = argv[0];
+		argc--;
+		argv++;
+	}
 	if (argc != 3 && !(argc == 2 && !restore)) {
 		usage_err(cmd,
 		    restore ? "NAME and TAG expected" :
@@ -1455,14 +1470,33 @@ snapshot_cmd(int argc, char **argv, int restore)
 	    (tag != NULL && valid_tag(tag, &cause) != 0) ||
 	    (tag != NULL && store_lock(d, cmd, &lk, &cause) != 0))
 		goto fail;
+	saved = tag != NULL && vm_backend_for(d)->pid(d) == 0 &&
+	    vm_backend_for(d)->saved(d);
+	/* Disks taken back under a saved state are not the disks its
+	 * memory knew: the state goes, with the programs it ran. Said
+	 * before, not after. */
+	if (restore && saved && !discard) {
+		cause = hb_fmt("desktop '%s' is saved: restoring '%s' to its "
+		               "disks discards its saved state (the programs "
+		               "it runs are lost); bureau restore "
+		               "--discard-saved %s %s does that, or start it "
+		               "and restore '%s' live",
+		    d->name, tag, d->name, tag, tag);
+		goto fail;
+	}
 	if (vm_backend_for(d)->snapshot(d, tag, restore, &live, &cause) != 0)
 		goto fail;
 	if (tag == NULL)
 		;
 	else if (!live)
-		printf("%s desktop '%s' %s '%s' (disks)\n",
+		printf("%s desktop '%s' %s '%s' (disks%s)\n",
 		    restore ? "restored" : "snapshot of", d->name,
-		    restore ? "to" : "saved as", tag);
+		    restore ? "to" : "saved as", tag,
+		    !saved      ? "" :
+		        restore ? "; its saved state discarded: the next "
+		                  "start boots" :
+		                  "; its saved state stays: the next start "
+		                  "restores it");
 	else if (!restore)
 		printf("snapshot of desktop '%s' saved as '%s' (live: disks "
 		       "and memory)\n",
@@ -1629,7 +1663,7 @@ const struct cli_cmd cli_desktop_cmds[] = {
 	{ "ls", "ls", cmd_ls },
 	{ "rm", "rm [--force] NAME", cmd_rm },
 	{ "snapshot", "snapshot NAME [TAG]   (no TAG: list)", cmd_snapshot },
-	{ "restore", "restore NAME TAG", cmd_restore },
+	{ "restore", "restore [--discard-saved] NAME TAG", cmd_restore },
 	{ "console", "console [-f] [-n LINES] NAME", cmd_console },
 	{ "host", "host add NAME URI | host ls | host rm NAME | host probe URI",
 	    cmd_host },
