@@ -137,6 +137,29 @@ int store_lock(const struct desktop *d, const char *what, int *fd,
  * is created, so two creates never pick the same name or ports. */
 int store_lock_all(int *fd, char **cause);
 
+/*
+ * The directory's writes (store_write.c). store_create_dir: d->dir (from
+ * d->name when NULL), 0700, under a home made if need be; *created once it
+ * is there. store_secrets: the agent's token, the guest's token, the
+ * guest's machine-id and the endpoint file of d->port.
+ */
+int store_create_dir(struct desktop *d, int *created, char **cause);
+int store_secrets(const struct desktop *d, char **cause);
+/*
+ * desktop.json has one writer: these. store_save writes cfg whole (a new
+ * desktop's, or one the caller holds the desktop's lock for);
+ * store_update reads it, lets fn change it (fn returns 0, or -1 with
+ * *cause to leave it as it was) and writes it, under an flock of the
+ * directory, so that writers in other processes never lose each other's
+ * changes. store_save_in: the same into another directory (a desktop
+ * being received).
+ */
+typedef int (*store_change_fn)(json_t *cfg, void *arg, char **cause);
+int store_save(const struct desktop *d, json_t *cfg, char **cause);
+int store_save_in(const char *dir, json_t *cfg, char **cause);
+int store_update(const struct desktop *d, store_change_fn fn, void *arg,
+    char **cause);
+
 /* image.json of the image directory dir into *im (image_clear it). */
 int image_load(const char *dir, struct image *im, char **cause);
 void image_clear(struct image *im);
