@@ -94,6 +94,7 @@ L_OBJ := $(L_SRC:%.c=$(OBJ)/%.o)
 C_SRC := $(wildcard host-bridge/cli/*.c host-bridge/util/*.c \
 	host-bridge/store/*.c host-bridge/vm/*.c host-bridge/agent/*.c \
 	host-bridge/opclient/*.c host-bridge/mc/*.c host-bridge/mcp/*.c \
+	host-bridge/desk/*.c \
 	common/*.c)
 C_OBJ := $(C_SRC:%.c=$(OBJ)/%.o)
 

@@ -23,7 +23,7 @@
 #include "host-bridge/agent/agent.h"
 #include "host-bridge/agent/agent_int.h"
 #include "host-bridge/agent/audit.h"
-#include "host-bridge/agent/policy.h"
+#include "host-bridge/store/policy.h"
 #include "host-bridge/include/bureau.h"
 #include "host-bridge/store/store.h"
 #include "host-bridge/util/util.h"
@@ -292,6 +292,7 @@ ag_init(struct agent *ag, const char *name, const char *accel, char **guest,
 
 	umask(077);
 	pthread_mutex_init(&ag->lock, NULL);
+	pthread_mutex_init(&ag->vm_op, NULL);
 	/* Approvals time out on the monotonic clock: a wall clock stepped
 	 * (NTP, date -s) neither cuts nor stretches the wait. */
 	pthread_condattr_init(&cattr);

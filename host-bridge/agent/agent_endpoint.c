@@ -14,7 +14,7 @@
 #include "common/token.h"
 #include "host-bridge/agent/agent_int.h"
 #include "host-bridge/agent/audit.h"
-#include "host-bridge/agent/policy.h"
+#include "host-bridge/store/policy.h"
 #include "host-bridge/include/bureau.h"
 #include "host-bridge/lib/relay.h"
 

@@ -87,23 +87,15 @@ ag_idle_back(struct agent *ag)
 	pthread_mutex_unlock(&ag->lock);
 }
 
+/* Save it, with the VM's change lock and the desktop's lock file held
+ * (lk): the guest syncs, then the backend saves and QEMU quits; the main
+ * thread records that (ag_idle_saved), and this waits for it. */
 static void
-ag_idle_save(struct agent *ag)
+ag_idle_save(struct agent *ag, int lk)
 {
 	long long t0 = hb_now_ms();
 	char *cause = NULL;
-	int lk = -1;
 
-	/* Not while a command holds the desktop (bureau fork pausing it, a
-	 * stop, a snapshot): it is in use, the next idle period will do. */
-	if (store_lock(ag->d, "idle save", &lk, &cause) != 0) {
-		fprintf(stderr,
-		    "bureau agent: desktop '%s': no idle save now: %s\n",
-		    ag->d->name, cause ? cause : "?");
-		free(cause);
-		ag_idle_back(ag);
-		return;
-	}
 	if (vm_guest_sync(ag->guest, &cause) != 0) {
 		fprintf(stderr,
 		    "bureau agent: desktop '%s': the guest did not sync "
@@ -118,15 +110,51 @@ ag_idle_save(struct agent *ag)
 		    "%s; it runs on\n",
 		    ag->d->name, cause ? cause : "?");
 		free(cause);
-		close(lk);
 		ag_idle_back(ag);
+		ag_vm_end(ag, lk);
 		return;
 	}
-	close(lk);
+	pthread_mutex_lock(&ag->lock);
+	while (ag->vm == AG_VM_SAVING)
+		pthread_cond_wait(&ag->vm_changed, &ag->lock);
+	pthread_mutex_unlock(&ag->lock);
+	ag_vm_end(ag, lk);
 	fprintf(stderr,
 	    "bureau agent: desktop '%s': saved after %ld s idle (%.1f s); "
 	    "the next request restores it\n",
 	    ag->d->name, ag->idle_save, (hb_now_ms() - t0) / 1000.0);
+}
+
+/* The idle save, when it is due: not while an op changes the VM (a fork
+ * pausing it, a stop, a snapshot) or a command holds the desktop's lock:
+ * it is in use, and the next idle period will do. */
+static void
+ag_idle_try(struct agent *ag)
+{
+	char *cause = NULL;
+	int lk = -1, due;
+
+	if (ag_vm_begin(ag, "idle save", 0, &lk, &cause) != 0) {
+		fprintf(stderr,
+		    "bureau agent: desktop '%s': no idle save now: %s\n",
+		    ag->d->name, cause ? cause : "?");
+		free(cause);
+		/* (ag->vm is the op's now: only the clock starts again) */
+		pthread_mutex_lock(&ag->lock);
+		ag->active_ms = hb_now_ms();
+		pthread_mutex_unlock(&ag->lock);
+		return;
+	}
+	pthread_mutex_lock(&ag->lock);
+	if ((due = ag_idle_due(ag, hb_now_ms())) != 0) {
+		ag->vm = AG_VM_SAVING;
+		pthread_cond_broadcast(&ag->vm_changed);
+	}
+	pthread_mutex_unlock(&ag->lock);
+	if (due)
+		ag_idle_save(ag, lk);
+	else
+		ag_vm_end(ag, lk);
 }
 
 static void *
@@ -136,13 +164,11 @@ ag_idle_main(void *arg)
 
 	for (;;) {
 		struct timespec ts = { 1, 0 };
-		long long now;
 		int due;
 
 		nanosleep(&ts, NULL);
-		now = hb_now_ms();
 		pthread_mutex_lock(&ag->lock);
-		due = ag_idle_due(ag, now);
+		due = ag_idle_due(ag, hb_now_ms());
 		pthread_mutex_unlock(&ag->lock);
 		if (!due)
 			continue;
@@ -153,14 +179,7 @@ ag_idle_main(void *arg)
 			pthread_mutex_unlock(&ag->lock);
 			continue;
 		}
-		pthread_mutex_lock(&ag->lock);
-		if ((due = ag_idle_due(ag, hb_now_ms())) != 0) {
-			ag->vm = AG_VM_SAVING;
-			pthread_cond_broadcast(&ag->vm_changed);
-		}
-		pthread_mutex_unlock(&ag->lock);
-		if (due)
-			ag_idle_save(ag);
+		ag_idle_try(ag);
 	}
 	return (NULL);
 }
@@ -243,23 +262,61 @@ ag_wake(struct agent *ag, char **cause)
 }
 
 int
+ag_wake_owned(struct agent *ag, char **cause)
+{
+	int rv;
+
+	pthread_mutex_lock(&ag->lock);
+	if (ag->vm != AG_VM_SAVED) {
+		rv = ag->vm == AG_VM_UP ? 0 : -1;
+		if (rv != 0)
+			*cause = hb_fmt("desktop '%s' is stopping",
+			    ag->d->name);
+		pthread_mutex_unlock(&ag->lock);
+		return (rv);
+	}
+	ag->vm = AG_VM_WAKING;
+	pthread_cond_broadcast(&ag->vm_changed);
+	pthread_mutex_unlock(&ag->lock);
+	rv = ag_wake(ag, cause);
+	pthread_mutex_lock(&ag->lock);
+	ag->vm = rv == 0 ? AG_VM_UP : AG_VM_SAVED;
+	pthread_cond_broadcast(&ag->vm_changed);
+	pthread_mutex_unlock(&ag->lock);
+	return (rv);
+}
+
+/*
+ * The wake holds the VM's change lock and the desktop's lock file as any
+ * change does (agent_life.c): a `bureau snapshot` or `stop` of the saved
+ * desktop is either done before the restore or waits for it.
+ */
+int
 ag_vm_enter(struct agent *ag, int *woke, char **cause)
 {
-	int rv = 0;
+	int rv = 0, lk = -1;
 
 	*woke = 0;
 	pthread_mutex_lock(&ag->lock);
 	ag->active_ms = hb_now_ms();
-	while (ag->vm == AG_VM_SAVING || ag->vm == AG_VM_WAKING)
-		pthread_cond_wait(&ag->vm_changed, &ag->lock);
-	if (ag->vm == AG_VM_SAVED) {
-		ag->vm = AG_VM_WAKING;
+	for (;;) {
+		while (ag->vm == AG_VM_SAVING || ag->vm == AG_VM_WAKING)
+			pthread_cond_wait(&ag->vm_changed, &ag->lock);
+		if (ag->vm != AG_VM_SAVED)
+			break;
 		pthread_mutex_unlock(&ag->lock);
-		rv = ag_wake(ag, cause);
-		pthread_mutex_lock(&ag->lock);
-		ag->vm = rv == 0 ? AG_VM_UP : AG_VM_SAVED;
-		pthread_cond_broadcast(&ag->vm_changed);
+		if (ag_vm_begin(ag, "wake", 1, &lk, cause) != 0)
+			return (-1);
+		rv = ag_wake_owned(ag, cause);
+		ag_vm_end(ag, lk);
 		*woke = rv == 0;
+		pthread_mutex_lock(&ag->lock);
+		if (rv != 0)
+			break;
+	}
+	if (rv == 0 && ag->vm == AG_VM_STOPPED) {
+		*cause = hb_fmt("desktop '%s' was stopped", ag->d->name);
+		rv = -1;
 	}
 	if (rv == 0)
 		ag->inflight++;

@@ -10,6 +10,8 @@
  *   agent_events.c    the daemon's events, sealed again for subscribers
  *   agent_vm.c        the VM the agent owns (a desktop bureau runs)
  *   agent_fork.c      system fork: the agent loop forks its desktop
+ *   agent_life.c      the VM's one owner: stop, pause, resume, snapshot,
+ *                     restore and fork ops, one at a time (ag->vm_op)
  *
  * Threads: the workers of both sockets run the handlers at once; what
  * struct agent holds below its lock is read and written under it.
@@ -26,7 +28,7 @@
 
 #include "common/token.h"
 #include "host-bridge/agent/audit.h"
-#include "host-bridge/agent/policy.h"
+#include "host-bridge/store/policy.h"
 #include "host-bridge/include/bureau.h"
 #include "host-bridge/store/store.h"
 
@@ -88,6 +90,11 @@ struct agent {
 	 * (ag_vm_watch), as an adopted one's. Under lock. */
 	int foster;
 
+	/* Held by whoever changes the VM (agent_life.c): an op, the idle
+	 * save, a wake; one at a time. Taken before lock, never while
+	 * holding it. */
+	pthread_mutex_t vm_op;
+
 	pthread_mutex_t lock; /* everything below */
 	pthread_cond_t decided;
 	struct policy_list allow, approve;
@@ -106,9 +113,10 @@ struct agent {
 	int inflight;        /* endpoint requests at the daemon now */
 };
 
-/* ag->vm: the VM runs; the idle save is writing it; it is saved while
- * the agent serves on; the next request is restoring it. */
-enum { AG_VM_UP, AG_VM_SAVING, AG_VM_SAVED, AG_VM_WAKING };
+/* ag->vm: the VM runs; the idle save (or a stop) is writing it; it is
+ * saved while the agent serves on; the next request is restoring it; a
+ * stop ended it and the agent is ending (requests are refused). */
+enum { AG_VM_UP, AG_VM_SAVING, AG_VM_SAVED, AG_VM_WAKING, AG_VM_STOPPED };
 
 /* ---- agent.c ---- */
 
@@ -225,6 +233,33 @@ void ag_vm_stop(struct agent *ag, pid_t qemu, pid_t net, int sig);
 /* The agent could not start: QEMU killed, and exit.json says why. */
 void ag_vm_abort(struct agent *ag, pid_t qemu, pid_t net);
 
+/* The VM ended by an op or a save: exit.json says how (clean: by a
+ * command, not a crash), and the files of its run are removed. */
+void ag_vm_record(struct agent *ag, const char *how, int clean);
+
+/* ---- agent_life.c ---- */
+
+struct desk_fork_opts;
+struct desk_fork_res;
+struct desk_err;
+
+/* The VM's change lock (ag->vm_op, waited for unless !wait) and the
+ * desktop's lock file (waited for up to 10 s): 0 with *lk, else -1 with
+ * *cause (busy). ag_vm_end lets both go. */
+int ag_vm_begin(struct agent *ag, const char *what, int wait, int *lk,
+    char **cause);
+void ag_vm_end(struct agent *ag, int lk);
+/* Is op one of the VM's (stop, pause, resume, snapshot, restore, fork)?
+ * ag_life_op: its reply. */
+int ag_life_is(const char *op);
+char *ag_life_op(struct agent *ag, const char *op, json_t *req);
+/* An error reply of the lifecycle's (desk.h's codes by name). */
+char *ag_life_error(int code, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
+/* Fork the VM this agent owns into o->newname (made, not started). */
+int ag_life_fork(struct agent *ag, const struct desk_fork_opts *o,
+    struct desk_fork_res *r, struct desk_err *e);
+
 /* ---- agent_idle.c ---- */
 
 /* Start the idle saver's thread (a VM desktop; with idle_save 0 it only
@@ -243,5 +278,9 @@ void ag_vm_leave(struct agent *ag);
 /* QEMU ended (the main thread reaped it or saw it go): 1 when that was
  * the idle save's end, now recorded (the agent serves on), else 0. */
 int ag_idle_saved(struct agent *ag, pid_t qemu);
+
+/* Restore the VM the idle save saved, with ag->vm_op held (by an op
+ * that needs it running: a fork). */
+int ag_wake_owned(struct agent *ag, char **cause);
 
 #endif

@@ -14,51 +14,44 @@
 #include "host-bridge/agent/agent.h"
 #include "host-bridge/agent/agent_int.h"
 #include "host-bridge/agent/ops_mc.h"
-#include "host-bridge/agent/policy.h"
+#include "host-bridge/store/policy.h"
 #include "host-bridge/store/store.h"
 #include "host-bridge/util/util.h"
 #include "host-bridge/vm/vm.h"
 
+/* What ag_persist writes into desktop.json (store_update's change). */
+static int
+ag_persist_change(json_t *j, void *arg, char **cause)
+{
+	struct agent *ag = arg;
+	char *al = policy_format(&ag->allow), *ap = policy_format(&ag->approve);
+	int rv = 0;
+
+	if (al == NULL || ap == NULL ||
+	    json_object_set_new(j, "allow", json_string(al)) != 0 ||
+	    json_object_set_new(j, "approve", json_string(ap)) != 0 ||
+	    json_object_set_new(j, "approve_timeout",
+	        json_integer(ag->approve_timeout)) != 0 ||
+	    json_object_set_new(j, "takeover", json_boolean(ag->takeover)) !=
+	        0 ||
+	    (!ag->d->attached &&
+	        json_object_set_new(j, "idle_save",
+	            json_integer(ag->idle_save)) != 0) ||
+	    (ag->d->net_allow != NULL &&
+	        json_object_set_new(j, "net_allow",
+	            json_string(ag->d->net_allow)) != 0)) {
+		*cause = hb_fmt("out of memory");
+		rv = -1;
+	}
+	free(al);
+	free(ap);
+	return (rv);
+}
+
 int
 ag_persist(struct agent *ag, char **cause)
 {
-	char *path = desktop_path(ag->d, "desktop.json"), *s = NULL;
-	char *al = policy_format(&ag->allow), *ap = policy_format(&ag->approve);
-	json_error_t jerr;
-	json_t *j = NULL;
-	int rv = -1;
-
-	if (path == NULL || al == NULL || ap == NULL) {
-		*cause = hb_fmt("out of memory");
-		goto out;
-	}
-	if ((j = json_load_file(path, 0, &jerr)) == NULL) {
-		*cause = hb_fmt("cannot read '%s': %s", path, jerr.text);
-		goto out;
-	}
-	json_object_set_new(j, "allow", json_string(al));
-	json_object_set_new(j, "approve", json_string(ap));
-	json_object_set_new(j, "approve_timeout",
-	    json_integer(ag->approve_timeout));
-	json_object_set_new(j, "takeover", json_boolean(ag->takeover));
-	if (!ag->d->attached)
-		json_object_set_new(j, "idle_save",
-		    json_integer(ag->idle_save));
-	if (ag->d->net_allow != NULL)
-		json_object_set_new(j, "net_allow",
-		    json_string(ag->d->net_allow));
-	if ((s = json_dumps(j, JSON_INDENT(2))) == NULL) {
-		*cause = hb_fmt("out of memory");
-		goto out;
-	}
-	rv = hb_write_file(path, s, strlen(s), 0600, cause);
-out:
-	json_decref(j);
-	free(s);
-	free(al);
-	free(ap);
-	free(path);
-	return (rv);
+	return (store_update(ag->d, ag_persist_change, ag, cause));
 }
 
 json_t *
@@ -205,6 +198,7 @@ ag_op_state(struct agent *ag)
 		    json_string(ag->vm == AG_VM_SAVED ? "saved" :
 		            ag->vm == AG_VM_SAVING    ? "saving" :
 		            ag->vm == AG_VM_WAKING    ? "waking" :
+		            ag->vm == AG_VM_STOPPED   ? "stopped" :
 		                                        "running"));
 	}
 	pthread_mutex_unlock(&ag->lock);
@@ -342,6 +336,8 @@ ag_op_handle(struct agent *ag, const char *buf, size_t len)
 		reply = ag_op_log(ag, req);
 	} else if (strcmp(op, "shot") == 0) {
 		reply = ag_op_shot(ag, req);
+	} else if (ag_life_is(op)) { /* the VM's: agent_life.c */
+		reply = ag_life_op(ag, op, req);
 	} else if (ops_mc_is(op)) { /* Mission Control's: ops_mc.c */
 		pthread_mutex_lock(&ag->lock);
 		int tk = ag->takeover;
@@ -350,7 +346,8 @@ ag_op_handle(struct agent *ag, const char *buf, size_t len)
 	} else {
 		reply = ag_error(NULL, BUREAU_EUNKNOWN_ACTION,
 		    "unknown op '%.64s': expected state, takeover, approvals, "
-		    "decide, answer, policy, log or shot",
+		    "decide, answer, policy, log, shot, stop, pause, resume, "
+		    "snapshot, restore or fork",
 		    op);
 	}
 	json_decref(req);

@@ -329,6 +329,12 @@ ag_vm_ended(struct agent *ag, int st, const char *why, pid_t net)
 		kill(net, SIGKILL);
 		ag_reap(net, 3000, &pst);
 	}
+	ag_vm_record(ag, how, clean);
+}
+
+void
+ag_vm_record(struct agent *ag, const char *how, int clean)
+{
 	ag_write(ag->d, "exit.json",
 	    json_pack("{s:f, s:s, s:b}", "time", ag_unix_now(), "how", how,
 	        "clean", clean));

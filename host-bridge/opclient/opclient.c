@@ -200,16 +200,23 @@ last_line(const char *log)
 	return (r);
 }
 
+/*
+ * The agent is started in a grandchild, so that whoever starts it (a
+ * command, Mission Control, another desktop's agent forking its desktop)
+ * never has a child of its own to reap: the agent belongs to init (or the
+ * service manager) from its first moment. Its pid comes back on a pipe.
+ */
 int
 agent_launch(const struct desktop *d, const char *accel, pid_t *pidp,
     char **cause)
 {
 	char exe[PATH_MAX], *log = desktop_path(d, "agent.log");
 	ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
-	pid_t pid;
+	int p[2] = { -1, -1 }, st;
+	pid_t pid, agent = 0;
 
-	if (n <= 0 || log == NULL) {
-		*cause = hb_fmt("cannot find this program: %s",
+	if (n <= 0 || log == NULL || pipe2(p, O_CLOEXEC) != 0) {
+		*cause = hb_fmt("cannot start the host agent: %s",
 		    strerror(errno));
 		free(log);
 		return (-1);
@@ -219,9 +226,22 @@ agent_launch(const struct desktop *d, const char *accel, pid_t *pidp,
 	if ((pid = fork()) < 0) {
 		*cause = hb_fmt("fork: %s", strerror(errno));
 		free(log);
+		close(p[0]);
+		close(p[1]);
 		return (-1);
 	}
 	if (pid == 0) {
+		sigset_t none;
+
+		/* (an agent forking its desktop blocks the signals it
+		 * sigwaits for: the new agent starts with none blocked) */
+		sigemptyset(&none);
+		sigprocmask(SIG_SETMASK, &none, NULL);
+		signal(SIGPIPE, SIG_DFL);
+		if ((agent = fork()) != 0) {
+			(void)!write(p[1], &agent, sizeof agent);
+			_exit(agent > 0 ? 0 : 1);
+		}
 		/* The agent outlives this command: it must not hold the
 		 * caller's pipes or sockets open. */
 		hb_detach_child(log);
@@ -234,8 +254,19 @@ agent_launch(const struct desktop *d, const char *accel, pid_t *pidp,
 		    strerror(errno));
 		_exit(127);
 	}
+	close(p[1]);
+	while (waitpid(pid, &st, 0) < 0 && errno == EINTR)
+		;
+	if (read(p[0], &agent, sizeof agent) != (ssize_t)sizeof agent ||
+	    agent <= 0) {
+		*cause = hb_fmt("cannot start the host agent: fork failed");
+		close(p[0]);
+		free(log);
+		return (-1);
+	}
+	close(p[0]);
 	free(log);
-	*pidp = pid;
+	*pidp = agent;
 	return (0);
 }
 
@@ -247,7 +278,7 @@ agent_wait(const struct desktop *d, pid_t pid, long wait_ms, int ping,
 	char *tokp = desktop_path(d, "token"), *token = NULL, *url = NULL;
 	bureau_client *bc = NULL;
 	long long deadline = hb_now_ms() + wait_ms;
-	int rv = AGENT_WAIT_TIMEOUT, last = BUREAU_ECONNECT, st;
+	int rv = AGENT_WAIT_TIMEOUT, last = BUREAU_ECONNECT;
 	json_t *r = NULL;
 
 	if (log == NULL || tokp == NULL ||
@@ -259,7 +290,7 @@ agent_wait(const struct desktop *d, pid_t pid, long wait_ms, int ping,
 	}
 	token[strcspn(token, "\r\n")] = '\0';
 	while (hb_now_ms() < deadline) {
-		if (waitpid(pid, &st, WNOHANG) == pid) {
+		if (!hb_pid_running(pid)) {
 			*cause = last_line(log);
 			rv = AGENT_WAIT_EXITED;
 			goto out;

@@ -43,12 +43,13 @@ int op_call(const struct desktop *d, json_t *req, json_t **reply, char **cause);
 int agent_stop(const struct desktop *d, char **cause);
 
 /* Start `bureau agent NAME [--accel A]` (A for a VM desktop, NULL for an
- * attached one) in its own session, output in NAME/agent.log. */
+ * attached one) in its own session, output in NAME/agent.log: not this
+ * process's child (init's), so no caller has it to reap. */
 int agent_launch(const struct desktop *d, const char *accel, pid_t *pid,
     char **cause);
 
 /*
- * Wait up to wait_ms for the agent pid (a child of this process): ping 1,
+ * Wait up to wait_ms for the agent pid (agent_launch's): ping 1,
  * until a `system ping` answers through its endpoint (the daemon is up);
  * ping 0, until its operator socket answers (it serves). 0 when it does;
  * else *cause and AGENT_WAIT_EXITED (the agent ended: its log's last

@@ -1,12 +1,12 @@
 #!/usr/bin/env bash
 # The layers hold: every #include "folder/..." of the tree's C sources
 # points down or sideways into an allowed folder, never up (DESIGN.md,
-# "Layout"; issue 24). The daemon: runtime -> tools -> x11 -> capture,
-# common/ shared. The host side: cli/ on top; Mission Control and the host
-# agent below it; the operator-socket client, the VM backend, the client
-# library, the store and util under them; common/ shared. Neither side
-# reaches into the other's folders. Prints PASS/FAIL per folder, as
-# tests/run.sh counts.
+# "Layout"; issues 24 and 39). The daemon: runtime -> tools -> x11 ->
+# capture, common/ shared. The host side: cli/ on top; Mission Control and
+# the host agent below it; the lifecycle library (desk/) under those; the
+# operator-socket client, the VM backend, the client library, the store
+# and util under it; common/ shared. Neither side reaches into the other's
+# folders. Prints PASS/FAIL per folder, as tests/run.sh counts.
 #
 #   test_layers.sh [BUILD_DIR]   (the argument is ignored: no build needed)
 set -u
@@ -26,10 +26,11 @@ declare -A allow=(
 	[host-bridge/lib]="host-bridge/include common"
 	[host-bridge/vm]="host-bridge/store host-bridge/util host-bridge/include common"
 	[host-bridge/opclient]="host-bridge/store host-bridge/util host-bridge/include common"
-	[host-bridge/agent]="host-bridge/lib host-bridge/vm host-bridge/store host-bridge/util host-bridge/include common"
-	[host-bridge/mc]="host-bridge/opclient host-bridge/vm host-bridge/store host-bridge/util host-bridge/include common"
+	[host-bridge/desk]="host-bridge/opclient host-bridge/lib host-bridge/vm host-bridge/store host-bridge/util host-bridge/include common"
+	[host-bridge/agent]="host-bridge/desk host-bridge/lib host-bridge/vm host-bridge/store host-bridge/util host-bridge/include common"
+	[host-bridge/mc]="host-bridge/desk host-bridge/opclient host-bridge/vm host-bridge/store host-bridge/util host-bridge/include common"
 	[host-bridge/mcp]="host-bridge/include common"
-	[host-bridge/cli]="host-bridge/mcp host-bridge/mc host-bridge/agent host-bridge/opclient host-bridge/lib host-bridge/vm host-bridge/store host-bridge/util host-bridge/include common"
+	[host-bridge/cli]="host-bridge/mcp host-bridge/mc host-bridge/agent host-bridge/desk host-bridge/opclient host-bridge/lib host-bridge/vm host-bridge/store host-bridge/util host-bridge/include common"
 )
 
 # The folder a path "a/b/c.h" names: host-bridge/X for host-bridge/X/...,

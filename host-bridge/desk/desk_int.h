@@ -1,0 +1,83 @@
+/*
+ * host-bridge/desk/desk_int.h: what desk/'s files share, and the owner's
+ * steps (desk_own.c) that the host agent runs on the VM it owns.
+ */
+#ifndef BUREAU_HB_DESK_INT_H
+#define BUREAU_HB_DESK_INT_H
+
+#include <jansson.h>
+
+#include "host-bridge/desk/desk.h"
+#include "host-bridge/include/bureau.h"
+#include "host-bridge/store/store.h"
+
+/* desktop_load as a desk error (DESK_ENOTFOUND). */
+int desk_load(const char *name, struct desktop **d, struct desk_err *e);
+/* -1 (DESK_ENOTAPPLY) for an attached desktop: what does not apply. */
+int desk_not_attached(const struct desktop *d, const char *what,
+    struct desk_err *e);
+/* store_lock as a desk error (DESK_EBUSY). */
+int desk_lock(const struct desktop *d, const char *what, int *lk,
+    struct desk_err *e);
+
+/*
+ * Who changes d now: DESK_BY_AGENT (its host agent runs: send it the op),
+ * DESK_REMOTE (on another machine, its agent there does not answer: the
+ * bureau there, desk_remote_run), or DESK_HERE with *lk the desktop's
+ * lock, taken for the caller (no agent runs, and none can start while it
+ * is held); -1 with e (busy).
+ */
+enum { DESK_HERE = 1, DESK_BY_AGENT = 2, DESK_REMOTE = 3 };
+int desk_owner(const struct desktop *d, const char *what, int *lk,
+    struct desk_err *e);
+
+/* d on another machine, its agent there not answering: `bureau WORDS...`
+ * there through the transport (desk_set_remote); 0 with *said, else -1
+ * with e (what it said, or that there is no transport). */
+int desk_remote_run(const struct desktop *d, char *const *words, int n,
+    char **said, struct desk_err *e);
+/* d on another machine: the state its last command there left, for `ls`
+ * while its agent does not answer (vm/remote.c reads it). */
+void desk_remote_note(const struct desktop *d, const char *state);
+
+/* An operator op (req, stolen) to d's host agent: 0 with *reply its ok
+ * reply, else -1 with e (its error's code, or DESK_EUNREACH). */
+int desk_op(const struct desktop *d, json_t *req, int timeout_ms,
+    json_t **reply, struct desk_err *e);
+
+/* ---- desk_own.c: the owner's steps on a desktop's VM -----------------------
+ *
+ * Run by the host agent on the VM it owns (under its one-op-at-a-time
+ * lock and the desktop's lock), and by this library on a VM that has no
+ * agent (under the desktop's lock). guest is a client of the guest's
+ * daemon (the agent's own), or NULL: one is made when needed.
+ */
+
+/* Stop a running VM as how says (DESK_STOP_*); r->how and r->seconds say
+ * what was done. Save: the guest's file systems synced first; on failure
+ * the VM runs on. */
+int desk_own_stop(const struct desktop *d, bureau_client *guest, int how,
+    long timeout_s, struct desk_stop_res *r, struct desk_err *e);
+int desk_own_pause(const struct desktop *d, struct desk_err *e);
+/* Resumed, its clock stepped (r->warning when it was not). */
+int desk_own_resume(const struct desktop *d, bureau_client *guest,
+    struct desk_resume_res *r, struct desk_err *e);
+/* Save (restore 0) or apply tag: live while the VM runs, else the disks
+ * (a saved state kept restorable; applied under one, it is discarded). */
+int desk_own_snapshot(const struct desktop *d, bureau_client *guest,
+    const char *tag, int restore, struct desk_snap_res *r, struct desk_err *e);
+/* The fork o->newname of the running d made and forked into: its
+ * directory, desktop.json, secrets, and its saved state. On failure
+ * nothing of it is left. */
+int desk_own_fork(const struct desktop *d, const struct desk_fork_opts *o,
+    struct desk_fork_res *r, struct desk_err *e);
+/* A fork's options as an op carries them ({"name", "ephemeral", "net",
+ * "net_allow", "allow", "approve"}), and back. */
+json_t *desk_fork_opts_json(const struct desk_fork_opts *o);
+int desk_fork_opts_of(json_t *req, struct desk_fork_opts *o,
+    struct desk_err *e);
+/* The fork's result as an op's reply carries it, and back. */
+json_t *desk_fork_res_json(const struct desk_fork_res *r);
+int desk_fork_res_of(json_t *reply, struct desk_fork_res *r);
+
+#endif
