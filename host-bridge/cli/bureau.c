@@ -9,6 +9,7 @@
 
 #include "host-bridge/cli/cli.h"
 #include "host-bridge/cli/remote.h"
+#include "host-bridge/desk/desk.h"
 #include "host-bridge/include/bureau.h"
 #include "host-bridge/mc/mc.h"
 
@@ -129,7 +130,10 @@ main(int argc, char **argv)
 		    name);
 		return (2);
 	}
-	/* a desktop on another machine: the command runs there (remote.c) */
+	/* a desktop on another machine: the command runs there (remote.c);
+	 * the lifecycle library (Mission Control's, an agent's) reaches
+	 * the bureau there through the same transport */
+	desk_set_remote(remote_desk_run);
 	{
 		int rc;
 

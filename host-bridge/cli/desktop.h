@@ -22,13 +22,6 @@ int image_warm(const char *dir, const struct warm_size *sz, char **cause);
 
 struct desktop;
 
-/* desktop.c, for fork.c: a new desktop's directory (d->dir, made from
- * d->name when NULL; *created once it is there), its tokens, machine-id
- * and endpoint file; `bureau start` (argv[0] "start"). */
-int create_dir(struct desktop *d, int *created, char **cause);
-int create_secrets(const struct desktop *d, char **cause);
-int cmd_start(int argc, char **argv);
-
 /* desktop.c: "bureau WHAT: CAUSE" on stderr (cause freed); the error and
  * the usage line of desktop command cmd. */
 void die_cause(const char *what, char *cause);

@@ -353,30 +353,23 @@ host_pick(const char *want, char **cause)
 
 /* desktop.json's "host" set to host (NULL: local, the key removed). */
 static int
-host_set(const struct desktop *d, const char *host, char **cause)
+host_set_change(json_t *j, void *arg, char **cause)
 {
-	char *p = desktop_path(d, "desktop.json"), *s = NULL;
-	json_error_t err;
-	json_t *j = p ? json_load_file(p, 0, &err) : NULL;
-	int rv = -1;
+	const char *host = arg;
 
-	if (j == NULL) {
-		*cause = hb_fmt("cannot read '%s'", p ? p : "desktop.json");
-		goto out;
-	}
 	if (host == NULL)
 		json_object_del(j, "host");
-	else
-		json_object_set_new(j, "host", json_string(host));
-	if ((s = json_dumps(j, JSON_INDENT(2))) == NULL)
+	else if (json_object_set_new(j, "host", json_string(host)) != 0) {
 		*cause = hb_fmt("out of memory");
-	else
-		rv = hb_write_file(p, s, strlen(s), 0600, cause);
-out:
-	json_decref(j);
-	free(p);
-	free(s);
-	return (rv);
+		return (-1);
+	}
+	return (0);
+}
+
+static int
+host_set(const struct desktop *d, const char *host, char **cause)
+{
+	return (store_update(d, host_set_change, (void *)host, cause));
 }
 
 int

@@ -19,9 +19,10 @@
 
 #include "host-bridge/agent/agent.h"
 #include "host-bridge/agent/audit.h"
-#include "host-bridge/agent/policy.h"
+#include "host-bridge/store/policy.h"
 #include "host-bridge/cli/cli.h"
 #include "host-bridge/cli/operator.h"
+#include "host-bridge/desk/desk.h"
 #include "host-bridge/cli/replay.h"
 #include "host-bridge/cli/safeprint.h"
 #include "host-bridge/opclient/opclient.h"
@@ -149,18 +150,19 @@ attach_register(struct desktop *d, const char *guest_token,
 	    write_secret(d, "endpoint", s, 0644, cause) != 0)
 		goto out;
 	free(s);
+	s = NULL;
 	a1 = policy_format(al);
 	a2 = policy_format(ap);
 	cfg = json_pack("{s:s, s:s, s:s, s:i, s:s, s:s, s:I, s:I}", "name",
 	    d->name, "kind", "attached", "url", d->url, "port", d->port,
 	    "allow", a1 ? a1 : "", "approve", a2 ? a2 : "", "approve_timeout",
 	    (json_int_t)timeout, "created", (json_int_t)time(NULL));
-	if ((s = cfg ? json_dumps(cfg, JSON_INDENT(2)) : NULL) == NULL) {
+	if (cfg == NULL) {
 		*cause = hb_fmt("out of memory");
 		goto out;
 	}
 	/* Written last: a desktop exists for the store once this does. */
-	if (write_secret(d, "desktop.json", s, 0600, cause) != 0)
+	if (store_save(d, cfg, cause) != 0)
 		goto out;
 	rv = 0;
 out:
@@ -780,37 +782,6 @@ print_policy(json_t *p)
 		printf("idle-save: off\n");
 }
 
-/* No agent runs: change desktop.json, which the next agent reads. */
-static int
-policy_offline(const struct desktop *d, json_t *req, char **cause)
-{
-	char *path = desktop_path(d, "desktop.json"), *s = NULL;
-	json_t *j = path ? json_load_file(path, 0, NULL) : NULL;
-	const char *key;
-	json_t *v;
-	int rv = -1;
-
-	if (j == NULL) {
-		*cause = hb_fmt("cannot read the settings of '%s'", d->name);
-		goto out;
-	}
-	json_object_foreach(req, key, v) if (strcmp(key, "op") != 0)
-	    json_object_set(j, key, v);
-	if ((s = json_dumps(j, JSON_INDENT(2))) == NULL) {
-		*cause = hb_fmt("out of memory");
-		goto out;
-	}
-	if (hb_write_file(path, s, strlen(s), 0600, cause) != 0)
-		goto out;
-	print_policy(j);
-	rv = 0;
-out:
-	json_decref(j);
-	free(s);
-	free(path);
-	return (rv);
-}
-
 static int
 cmd_policy(int argc, char **argv)
 {
@@ -827,10 +798,11 @@ cmd_policy(int argc, char **argv)
 	const char *cmd = argv[0];
 	struct policy_list l = { 0 };
 	struct desktop *d = NULL;
-	json_t *req = json_pack("{s:s}", "op", "policy"), *r = NULL;
+	json_t *req = json_object(), *r = NULL;
+	struct desk_err e = { 0 };
 	char *cause = NULL;
 	long timeout;
-	int c, rc = 1, rv, lk = -1;
+	int c, rc = 1;
 
 	if (req == NULL)
 		return (1);
@@ -887,32 +859,14 @@ cmd_policy(int argc, char **argv)
 	}
 	if (load_or_fail(cmd, argv[optind], &d) != 0)
 		goto out;
-	json_incref(req);
-	rv = op_call(d, req, &r, &cause);
-	if (rv == 1) {
-		/* No agent: change desktop.json under the desktop's lock, so
-		 * a start or attach (which hold it while they write it and
-		 * start an agent) cannot lose the change; asked again once
-		 * locked, as an agent may have come up meanwhile. */
-		free(cause);
-		cause = NULL;
-		if (store_lock(d, cmd, &lk, &cause) != 0)
-			goto fail;
-		json_incref(req);
-		rv = op_call(d, req, &r, &cause);
-		if (rv == 1) {
-			free(cause);
-			cause = NULL;
-			rv = policy_offline(d, req, &cause);
-		} else if (rv == 0)
-			print_policy(r);
-		close(lk);
-		if (rv != 0)
-			goto fail;
-	} else if (rv != 0) {
+	/* its agent applies it at once when one runs, else desktop.json
+	 * takes it for the next start (the lifecycle library decides) */
+	if (desk_config(d->name, req, &r, &e) != 0) {
+		cause = e.cause;
+		e.cause = NULL;
 		goto fail;
-	} else
-		print_policy(r);
+	}
+	print_policy(r);
 	rc = 0;
 	goto out;
 usage:

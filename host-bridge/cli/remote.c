@@ -884,10 +884,7 @@ remote_record(const struct remote *r, const char *host, const char *name,
 	if (hb_write_file(p, st ? st : "stopped", strlen(st ? st : "stopped"),
 	        0600, cause) != 0)
 		goto out;
-	free(p);
-	if ((p = hb_fmt("%s/desktop.json", dir)) == NULL)
-		goto oom;
-	rv = hb_write_file(p, s, strlen(s), 0600, cause);
+	rv = store_save_in(dir, cfg, cause);
 	goto out;
 oom:
 	*cause = hb_fmt("out of memory");
@@ -948,7 +945,7 @@ remote_create(int argc, char **argv, const char *host, const char *name)
 	/* Its record here, under the store's lock until desktop.json names
 	 * the ports this side gave it. */
 	if (store_lock_all(&lk, &cause) != 0 ||
-	    create_dir(&d, &created, &cause) != 0 ||
+	    store_create_dir(&d, &created, &cause) != 0 ||
 	    store_pick_port(&d.port, &cause) != 0)
 		goto fail;
 	/* the desktop there, made by bureau there: the command as given */
@@ -1409,6 +1406,18 @@ in(const char *const *set, const char *s)
  * here, with forwards of its own. An ephemeral fork's record goes when a
  * stop here ends it (the bureau there discards it then).
  */
+/* store_update's change: an ephemeral fork's record. */
+static int
+remote_mark_ephemeral(json_t *j, void *arg, char **cause)
+{
+	(void)arg;
+	if (json_object_set_new(j, "ephemeral", json_true()) != 0) {
+		*cause = hb_fmt("out of memory");
+		return (-1);
+	}
+	return (0);
+}
+
 static int
 remote_fork(const struct desktop *d, int argc, char **argv)
 {
@@ -1432,7 +1441,7 @@ remote_fork(const struct desktop *d, int argc, char **argv)
 	if (store_valid_name(newname, &cause) != 0 ||
 	    remote_of(d->host, &r, &cause) != 0 ||
 	    store_lock_all(&lk, &cause) != 0 ||
-	    create_dir(&c, &created, &cause) != 0 ||
+	    store_create_dir(&c, &created, &cause) != 0 ||
 	    store_pick_port(&c.port, &cause) != 0)
 		goto fail;
 	/* forked there, as asked; its output passed through */
@@ -1444,24 +1453,9 @@ remote_fork(const struct desktop *d, int argc, char **argv)
 	if (remote_record(&r, d->host, newname, c.dir, c.port, &rport,
 	        &cause) != 0)
 		goto fail;
-	if (eph) { /* the record says so: its stop here removes it */
-		json_t *j = NULL;
-		char *s = NULL;
-
-		if ((p = desktop_path(&c, "desktop.json")) == NULL ||
-		    (j = json_load_file(p, 0, NULL)) == NULL ||
-		    json_object_set_new(j, "ephemeral", json_true()) != 0 ||
-		    (s = json_dumps(j, JSON_INDENT(2))) == NULL ||
-		    hb_write_file(p, s, strlen(s), 0600, &cause) != 0) {
-			json_decref(j);
-			free(s);
-			if (cause == NULL)
-				cause = hb_fmt("out of memory");
-			goto fail;
-		}
-		json_decref(j);
-		free(s);
-	}
+	/* the record says so: its stop here removes it */
+	if (eph && store_update(&c, remote_mark_ephemeral, NULL, &cause) != 0)
+		goto fail;
 	close(lk);
 	lk = -1;
 	remote_record_done("fork", newname, d->host, &r);
@@ -1585,4 +1579,78 @@ fail:
 	remote_clear(&r);
 	desktop_free(d);
 	return (1);
+}
+
+/* start --all (this machine's service at boot): a desktop on another
+ * machine is the bureau's there, its SSH forwards here come back. */
+static int
+remote_forward_each(const char *name, void *arg)
+{
+	struct desktop *d = NULL;
+	char *cause = NULL;
+
+	(void)arg;
+	if (desktop_load(name, &d, &cause) == 0 && d->remote_dir != NULL &&
+	    remote_forward_launch(d, &cause) != 0)
+		fprintf(stderr, "bureau: '%s': %s\n", name, cause);
+	free(cause);
+	desktop_free(d);
+	return (0);
+}
+
+void
+remote_forwards_all(void)
+{
+	store_each(remote_forward_each, NULL);
+}
+
+/*
+ * The lifecycle library's transport to a desktop on another machine whose
+ * agent there does not answer (desk_set_remote): `bureau WORDS...` there,
+ * its output into *said with the agent's ports there said as this side's,
+ * the state it left noted here. The exit status (255: ssh failed).
+ */
+int
+remote_desk_run(const struct desktop *d, char *const *words, int n, char **said)
+{
+	struct remote r = { 0 };
+	struct rewrite rw = { 0 };
+	char *cause = NULL, *out = NULL, *line, *save = NULL;
+	size_t len = 0;
+	FILE *m;
+	int rc;
+
+	*said = NULL;
+	if (remote_of(d->host, &r, &cause) != 0) {
+		*said = cause;
+		return (1);
+	}
+	if (strcmp(words[0], "start") == 0 && fwd_ensure(d, &cause) != 0) {
+		fprintf(stderr, "bureau start: warning: %s\n", cause);
+		free(cause);
+		cause = NULL;
+	}
+	snprintf(rw.from[0], sizeof rw.from[0], "tcp://127.0.0.1:%d",
+	    d->remote_port);
+	snprintf(rw.to[0], sizeof rw.to[0], "tcp://127.0.0.1:%d", d->port);
+	snprintf(rw.from[1], sizeof rw.from[1], "tcp://127.0.0.1:%d",
+	    d->remote_port + 1);
+	snprintf(rw.to[1], sizeof rw.to[1], "tcp://127.0.0.1:%d", d->port + 1);
+	rw.n = 2;
+	rc = remote_run(&r, NULL, words, n, &rw, &out);
+	if ((m = open_memstream(said, &len)) != NULL) {
+		for (line = out ? strtok_r(out, "\n", &save) : NULL;
+		     line != NULL; line = strtok_r(NULL, "\n", &save)) {
+			char *l = hb_fmt("%s\n", line);
+			if (l != NULL)
+				put_rewritten(m, l, &rw);
+			free(l);
+		}
+		fclose(m);
+	}
+	free(out);
+	if (rc == 0)
+		remote_note_state(d, &r);
+	remote_clear(&r);
+	return (rc);
 }

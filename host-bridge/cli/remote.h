@@ -48,6 +48,15 @@ int remote_dispatch(int argc, char **argv, int *rc);
 struct desktop;
 int remote_forward_launch(const struct desktop *d, char **cause);
 
+/* The lifecycle library's transport to a desktop there whose agent does
+ * not answer (desk_set_remote's). */
+int remote_desk_run(const struct desktop *d, char *const *words, int n,
+    char **said);
+
+/* Every desktop on another machine: its forwards' keeper started unless
+ * one runs (start --all); errors said on stderr. */
+void remote_forwards_all(void);
+
 /* `bureau move NAME --to HOST` where NAME or HOST is on another machine:
  * the stopped desktop d (locked by the caller) carried over SSH; what it
  * leaves is removed once it arrived. 0, or -1 with *cause (it stays

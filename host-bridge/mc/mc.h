@@ -104,10 +104,6 @@ json_t *mc_approvals(void);
 /* The audit trail of name after seq since: [{seq, time, ...}]. */
 json_t *mc_log(const char *name, long long since, char **cause);
 
-/* Run `bureau ARGV...` (this program) and wait; 0 when it exited 0. Its
- * output in *out (malloc'd). */
-int mc_run_self(char *const argv[], char **out);
-
 /* ---- mc_live.c ---- */
 
 /* One desktop's live frames, made once and kept for the process's life. */

@@ -11,6 +11,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "host-bridge/desk/desk.h"
 #include "host-bridge/mc/mc.h"
 #include "host-bridge/util/util.h"
 
@@ -86,44 +87,88 @@ mc_events(struct mg_connection *c)
 	return (200);
 }
 
+/* The HTTP status of a lifecycle error (desk.h's codes). */
+static int
+mc_desk_status(int code)
+{
+	switch (code) {
+	case DESK_EINVAL:
+		return (400);
+	case DESK_ENOTFOUND:
+		return (404);
+	case DESK_EEXIST:
+	case DESK_EBUSY:
+	case DESK_ENOTAPPLY:
+		return (409);
+	case DESK_EQUOTA:
+		return (429);
+	case DESK_EUNREACH:
+		return (502);
+	default:
+		return (500);
+	}
+}
+
+/* POST /api/desktops/NAME/start|stop|pause|resume|snapshot: the
+ * lifecycle library's call, its result in words ("output", as the CLI
+ * says it). */
 static int
 mc_lifecycle(struct mg_connection *c, const char *name, const char *what)
 {
+	struct desk_err e = { 0 };
+	struct desk_start_res sr = { 0 };
+	struct desk_stop_res pr = { 0 };
+	struct desk_snap_res nr = { 0 };
+	struct desk_resume_res rr = { 0 };
+	const char *tag = NULL;
+	char *out = NULL;
 	json_t *body;
-	char *argv[6], *out = NULL;
-	int n = 0, st, rv;
+	int st, rv;
 
 	if ((body = mc_body(c, &st)) == NULL)
 		return (st);
-	argv[n++] = (char *)what;
-	if (strcmp(what, "stop") == 0 &&
-	    json_is_true(json_object_get(body, "shutdown")))
-		argv[n++] = "--shutdown";
-	argv[n++] = (char *)name;
 	if (strcmp(what, "snapshot") == 0) {
-		const char *tag = json_string_value(
-		    json_object_get(body, "tag"));
+		tag = json_string_value(json_object_get(body, "tag"));
 		if (tag == NULL || *tag == '\0' || *tag == '-') {
 			json_decref(body);
 			return (mc_err(c, 400, bureau_error_name(BUREAU_EINVAL),
 			    "field 'tag' must be a snapshot name (a string)"));
 		}
-		argv[n++] = (char *)tag;
 	}
-	argv[n] = NULL;
-	rv = mc_run_self(argv, &out);
-	json_decref(body);
-	if (rv != 0) {
-		st = mc_err(c, out && strstr(out, "does not apply") ? 409 : 500,
-		    out && strstr(out, "does not apply") ? "not_applicable" :
-		                                           "failed",
-		    "bureau %s %s: %s", what, name, out ? out : "failed");
-		free(out);
-		return (st);
+	if (strcmp(what, "start") == 0) {
+		rv = desk_start(name, NULL, &sr, &e);
+		out = rv == 0 ? desk_start_text(name, 0, &sr) : NULL;
+	} else if (strcmp(what, "stop") == 0) {
+		rv = desk_stop(name,
+		    json_is_true(json_object_get(body, "shutdown")) ?
+		        DESK_STOP_SHUTDOWN :
+		        DESK_STOP_SAVE,
+		    120, &pr, &e);
+		out = rv == 0 ? desk_stop_text(name, &pr) : NULL;
+	} else if (strcmp(what, "pause") == 0) {
+		rv = desk_pause(name, &e);
+		out = rv == 0 ? hb_fmt("paused desktop '%s'", name) : NULL;
+	} else if (strcmp(what, "resume") == 0) {
+		rv = desk_resume(name, &rr, &e);
+		out = rv == 0 ? hb_fmt("resumed desktop '%s'", name) : NULL;
+	} else {
+		rv = desk_snapshot(name, tag, &nr, &e);
+		out = rv == 0 ? desk_snap_text(name, tag, 0, &nr) : NULL;
 	}
-	st = mc_json(c, 200,
-	    json_pack("{s:b, s:s}", "ok", 1, "output", out ? out : ""));
+	if (rv != 0)
+		st = mc_err(c, mc_desk_status(e.code), desk_err_name(e.code),
+		    "%s", e.cause ? e.cause : "failed");
+	else
+		st = mc_json(c, 200,
+		    json_pack("{s:b, s:s}", "ok", 1, "output", out ? out : ""));
 	free(out);
+	desk_err_clear(&e);
+	desk_start_res_clear(&sr);
+	desk_stop_res_clear(&pr);
+	desk_snap_res_clear(&nr);
+	free(rr.warning);
+	free(rr.said);
+	json_decref(body);
 	return (st);
 }
 
