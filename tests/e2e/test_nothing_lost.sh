@@ -214,7 +214,7 @@ boot "the end"
 verify "after the final power-off and boot"
 # (the guest's kernel logs to its serial console: console.log, and the
 # boot before in console.log.1)
-errs=$(cat "$home"/d/console.log* | grep -aiE 'EXT4-fs (error|warning)|corrupt|I/O error|cannot mount' | head -3)
+errs=$(cat "$home"/d/console.log* | grep -aE 'EXT4-fs (error|warning)|EXT4-fs \([a-z0-9]+\): .*corrupt|I/O error|cannot mount' | head -3)
 [ -z "$errs" ] && [ -s "$home/d/console.log" ] &&
 	pass "the guest's kernel logged no file system error on its console" ||
 	fail "the guest's console: $errs"
