@@ -6,7 +6,7 @@
 #include <string.h>
 
 #include "common/action.h"
-#include "host-bridge/agent/policy.h"
+#include "host-bridge/store/policy.h"
 #include "host-bridge/util/util.h"
 
 void

@@ -1,5 +1,6 @@
 /*
- * host-bridge/agent/policy: what the host agent lets a request do. Pure
+ * host-bridge/store/policy: what a desktop's host agent lets a request do
+ * (desktop.json's allow and approve lists, which the store keeps). Pure
  * functions over jansson values, shared by the agent and the CLI (which
  * checks a policy before sending it).
  *
