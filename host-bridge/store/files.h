@@ -1,0 +1,44 @@
+/*
+ * host-bridge/store/files: the names a desktop's directory holds (store.h
+ * says what each is), in one table, and the names at the top of the store
+ * ($BUREAU_HOME) that are bureau's own files, never a desktop's name.
+ *
+ * `bureau send` carries the entries marked SF_SENT and leaves the others
+ * out; `bureau receive` takes nothing else (cli/remote.c): a directory
+ * from elsewhere holds only these names, as regular files or directories.
+ */
+#ifndef BUREAU_HB_FILES_H
+#define BUREAU_HB_FILES_H
+
+enum {
+	SF_DIR = 1 << 0,   /* a directory (else a regular file) */
+	SF_SENT = 1 << 1,  /* carried by send, taken by receive */
+	SF_QCOW2 = 1 << 2, /* a qcow2 disk: its backing chain is checked */
+	SF_LAYER = 1 << 3, /* a read-only disk layer a fork left */
+	SF_RUN = 1 << 4,   /* there while it runs only (a socket, a pid) */
+};
+
+struct store_file {
+	/* The name in the directory: exact, or with <hex> (one or more of
+	 * 0-9a-f) or <n> (1 to 19 digits) standing for a part of it. */
+	const char *name;
+	int flags;
+	const char *what;
+};
+
+/* Every entry, then one whose name is NULL. */
+extern const struct store_file store_files[];
+
+/* The entry whose name matches rel (a path under the desktop's
+ * directory: "desktop.json", "audit", "audit/12.png"), or NULL. */
+const struct store_file *store_file_find(const char *rel);
+
+/* Does name match pattern (as store_file's name)? */
+int store_file_match(const char *pattern, const char *name);
+
+/* Is name one of the store's own files at the top of $BUREAU_HOME
+ * (images, hosts.json, the Mission Control token...), which no desktop
+ * may be named? */
+int store_own_name(const char *name);
+
+#endif
