@@ -41,4 +41,23 @@ int store_file_match(const char *pattern, const char *name);
  * may be named? */
 int store_own_name(const char *name);
 
+/*
+ * A desktop's directory that came from elsewhere (bureau receive), checked
+ * and made ours: every entry in it (and in its audit/) is one of the
+ * table's that send carries, of its kind (a directory, or a regular file
+ * of one link), owned by us; then each is made 0600 (a directory 0700),
+ * whatever modes it came with. 0, or -1 with *cause naming the entry.
+ */
+int store_files_check(const char *dir, char **cause);
+
+/*
+ * The same directory's qcow2 disks (SF_QCOW2): each is a qcow2 image with
+ * no external data file, whose backing file is none, a layer of its own
+ * disk in this directory (system.qcow2 and system.L*: a system.L<hex>.qcow2
+ * there, by its relative name; home.* the same), or for a system disk
+ * base, the image's base disk; no chain loops. 0, or -1 with *cause
+ * naming the disk and its backing.
+ */
+int store_disks_check(const char *dir, const char *base, char **cause);
+
 #endif
