@@ -354,6 +354,31 @@ def test_config_refused():
                        0o600, 0)], "state.json", "ram_file")
 
 
+def test_stream_format_refused():
+    """What tar would read otherwise than the scan before it: a header
+    whose checksum is wrong (tar skips to the next that adds up), GNU
+    long names (not POSIX), a global pax header (applies to all after)."""
+    data = bytearray(stream(good()))
+    i = data.index(b"recv/token")  # its ustar name, in its header
+    data[i + 5:i + 10] = b"tokeX"
+    p = receive(bytes(data))
+    assert p.returncode != 0 and b"checksum" in p.stderr, p.stderr
+    assert not os.path.lexists(os.path.join(HOME, NAME))
+    for fmt, pax, why in ((tarfile.GNU_FORMAT, None, b"not POSIX"),
+                          (tarfile.PAX_FORMAT, {"comment": "x"},
+                           b"global pax header")):
+        buf = io.BytesIO()
+        kw = {"pax_headers": pax} if pax else {}
+        with tarfile.open(fileobj=buf, mode="w", format=fmt, **kw) as t:
+            i = tarfile.TarInfo(NAME)
+            i.type = tarfile.DIRTYPE
+            t.addfile(i)
+        p = receive(buf.getvalue())
+        assert p.returncode != 0 and why in p.stderr, p.stderr
+        assert not os.path.lexists(os.path.join(HOME, NAME))
+    assert [x for x in os.listdir(HOME) if x.startswith(".receive")] == []
+
+
 def test_cut_short_refused():
     data = stream(good())
     p = receive(data[:len(data) // 2])
