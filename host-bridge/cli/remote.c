@@ -1425,15 +1425,19 @@ recv_refs(const char *dir, const char *name, const char *image, char **cause)
 			    name);
 			rv = -1;
 		}
-		json_object_foreach(j, key, v) if (rv == 0 &&
-		    strcmp(key, "warm") != 0 &&
-		    !(strcmp(key, "state_blake2b") == 0 ?
-		            json_is_string(v) :
-		            recv_int(v, 0, 1LL << 50)))
+		json_object_foreach(j, key, v)
 		{
-			*cause = hb_fmt("refused '%s/warm-from': field '%s'",
-			    name, key);
-			rv = -1;
+			int ok = strcmp(key, "warm") == 0 ||
+			    (strcmp(key, "state_blake2b") == 0 ?
+			            json_is_string(v) :
+			            recv_int(v, 0, 1LL << 50));
+
+			if (rv == 0 && !ok) {
+				*cause = hb_fmt("refused '%s/warm-from': "
+				                "field '%s'",
+				    name, key);
+				rv = -1;
+			}
 		}
 		json_decref(j);
 	}

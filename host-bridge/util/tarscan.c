@@ -256,9 +256,7 @@ ts_header(struct tarscan *t, char **cause)
 	    strcmp(t->sparse_name, t->path) != 0)
 		return (ts_refuse(t, cause, t->sparse_name,
 		    "a member with two names"));
-	if (t->sparse_name != NULL || t->path != NULL) {
-		nm = strdup(t->sparse_name ? t->sparse_name : t->path);
-	} else {
+	{
 		size_t pl = strnlen((const char *)h + 345, 155);
 		size_t nl = strnlen((const char *)h, 100);
 
@@ -268,8 +266,15 @@ ts_header(struct tarscan *t, char **cause)
 			name[n++] = '/';
 		memcpy(name + n, h, nl);
 		name[n + nl] = '\0';
-		nm = strdup(name);
 	}
+	if (t->sparse_name != NULL || t->path != NULL) {
+		/* the pax name is the one; a tar that read the ustar one
+		 * instead would still find it harmless */
+		if ((why = ts_bad_name(name)) != NULL)
+			return (ts_refuse(t, cause, name, why));
+		nm = strdup(t->sparse_name ? t->sparse_name : t->path);
+	} else
+		nm = strdup(name);
 	free(t->path);
 	free(t->sparse_name);
 	t->path = t->sparse_name = NULL;

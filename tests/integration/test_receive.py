@@ -243,6 +243,22 @@ def test_layer_taken():
     rm()
 
 
+def test_warm_clone_taken():
+    """A clone not started yet: its warm-from names its image's warm
+    state, taken; one naming another directory is refused (below)."""
+    os.makedirs(os.path.join(IMAGE, "warm"), exist_ok=True)
+    mark = {"warm": os.path.join(IMAGE, "warm"), "home": 16 << 20,
+            "warm_home": 16 << 20, "disk": 64 << 20, "warm_disk": 64 << 20,
+            "state_blake2b": "ab" * 32}
+    taken(good() + [(NAME + "/warm-from", "file",
+                     json.dumps(mark).encode(), 0o600, 0),
+                    (NAME + "/warm-token", "file", b"w" * 64, 0o600, 0)])
+    rm()
+    mark["warm"] = IMAGE + "/warm/../../outside"
+    refused(good() + [(NAME + "/warm-from", "file",
+                       json.dumps(mark).encode(), 0o600, 0)], "warm-from")
+
+
 def test_modes_and_owners_not_taken():
     """Modes 0777 (and setuid) and a foreign owner came: taken as plain
     files of ours, 0600, in a 0700 directory."""
