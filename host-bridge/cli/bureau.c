@@ -87,7 +87,9 @@ usage(FILE *f)
 	fprintf(f, "  bureau help [COMMAND]\n  bureau --version\n");
 	fprintf(f,
 	    "\nA desktop NAME resolves through $BUREAU_HOME/NAME "
-	    "(default ~/.local/share/bureau/NAME).\n");
+	    "(default ~/.local/share/bureau/NAME).\nA new desktop's NAME "
+	    "is its guest's hostname: lowercase letters, digits and '-',\n"
+	    "1 to 63, not starting or ending with '-'.\n");
 }
 
 int

@@ -632,8 +632,17 @@ cmd_approvals(int argc, char **argv)
 		return (1);
 	}
 	if (json) {
+		/* The agent chose the requests' text: jansson escapes C0
+		 * controls but leaves C1 (U+009B is a terminal's CSI) and
+		 * DEL raw, legal in JSON strings; they go out as the same
+		 * JSON escapes, as the plain view shows them. */
+		struct sp_state sp = { .style = SP_JSON };
 		char *s = json_dumps(acc.list, JSON_INDENT(2));
-		printf("%s\n", s ? s : "[]");
+		const char *t = s ? s : "[]";
+
+		sp_write(&sp, stdout, t, strlen(t));
+		sp_flush(&sp, stdout);
+		putchar('\n');
 		free(s);
 	} else {
 		if (json_array_size(acc.list) == 0)

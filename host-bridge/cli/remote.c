@@ -15,9 +15,13 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "host-bridge/agent/agent.h"
+#include "host-bridge/agent/policy.h"
 #include "host-bridge/cli/desktop.h"
 #include "host-bridge/cli/remote.h"
+#include "host-bridge/store/files.h"
 #include "host-bridge/store/store.h"
+#include "host-bridge/util/tarscan.h"
 #include "host-bridge/util/util.h"
 #include "host-bridge/vm/vm.h"
 
@@ -988,7 +992,8 @@ out:
 
 /* What a desktop's directory holds of its run, not of itself: not
  * carried (sockets, pid files and their locks, libvirt's socket
- * directory, the forwards' keeper here). */
+ * directory, the forwards' keeper here), and with them every name of
+ * store/files.c's table that send does not carry (temporaries). */
 #define SEND_EXCLUDES                                                          \
 	"--exclude=*.sock", "--exclude=*.pid", "--exclude=*/lock",             \
 	    "--exclude=*/lv", "--exclude=*/forward.log",                       \
@@ -1004,11 +1009,24 @@ send_tar(const char *home, const char *name, int out)
 	if ((pid = fork()) == 0) {
 		/* posix: the files' nanosecond times go with them, which a
 		 * saved state's record checks (qemu_state.c); sparse: a RAM
-		 * file of GBs is mostly holes */
-		char *av[] = { "tar", "--format=posix", "--sparse", "-C",
-			(char *)home, SEND_EXCLUDES, "-cf", "-", (char *)name,
-			NULL };
+		 * file of GBs is mostly holes; hard links as files (the far
+		 * end takes no link) */
+		char *av[128] = { "tar", "--format=posix", "--sparse",
+			"--hard-dereference", "-C", (char *)home,
+			SEND_EXCLUDES };
+		int n = 0;
 
+		while (av[n] != NULL)
+			n++;
+		for (const struct store_file *f = store_files;
+		     f->name != NULL && n < 120; f++)
+			if (!(f->flags & SF_SENT))
+				av[n++] = hb_fmt("--exclude=%s/%s", name,
+				    f->name);
+		av[n++] = "-cf";
+		av[n++] = "-";
+		av[n++] = (char *)name;
+		av[n] = NULL;
 		dup2(out, 1);
 		close_range(3, ~0U, 0);
 		execvp("tar", av);
@@ -1074,80 +1092,449 @@ out:
 	return (rc);
 }
 
+/* ---- receive: nothing received is trusted (DESIGN.md, v4) -------------- */
+
+/* A received member: NAME itself, or NAME/ENTRY of store/files.c's table
+ * that send carries, of its kind. */
+static int
+recv_member(void *arg, const char *member, int type, char **cause)
+{
+	const char *name = arg, *rel;
+	const struct store_file *f;
+	size_t n = strlen(name);
+
+	if (strcmp(member, name) == 0 && type == TARSCAN_DIR)
+		return (0);
+	if (strncmp(member, name, n) != 0 || member[n] != '/') {
+		*cause = hb_fmt("refused '%s': not in desktop '%s''s "
+		                "directory",
+		    member, name);
+		return (-1);
+	}
+	rel = member + n + 1;
+	if ((f = store_file_find(rel)) == NULL)
+		*cause = hb_fmt("refused '%s': no such file is in a "
+		                "desktop's directory",
+		    member);
+	else if (!(f->flags & SF_SENT))
+		*cause = hb_fmt("refused '%s': a desktop's directory holds "
+		                "it only while it runs or a command writes "
+		                "it: never sent",
+		    member);
+	else if ((type == TARSCAN_DIR) != !!(f->flags & SF_DIR))
+		*cause = hb_fmt("refused '%s': a %s where a %s belongs", member,
+		    type == TARSCAN_DIR ? "directory" : "file",
+		    f->flags & SF_DIR ? "directory" : "file");
+	else
+		return (0);
+	return (-1);
+}
+
+/*
+ * The stream on fd in, extracted into dir (new, 0700) by tar as it
+ * passes, each member's header checked before tar reads it (util/
+ * tarscan.c): a member that is no regular file or directory of a
+ * desktop's directory stops it there (tar killed, said in *cause).
+ * tar takes no owner, mode, ACL or attribute from the stream.
+ */
+static int
+recv_extract(const char *dir, const char *name, int in, char **cause)
+{
+	static char buf[256 * 1024];
+	struct sigaction ign = { .sa_handler = SIG_IGN }, old;
+	struct tarscan ts;
+	int p[2], rv = -1, refused = 0, ok;
+	pid_t pid;
+
+	if (pipe2(p, O_CLOEXEC) != 0) {
+		*cause = hb_fmt("pipe: %s", strerror(errno));
+		return (-1);
+	}
+	fflush(NULL);
+	if ((pid = fork()) == 0) {
+		char *av[] = { "tar", "--sparse", "--no-same-owner",
+			"--no-same-permissions", "--no-acls", "--no-selinux",
+			"--no-xattrs", "-C", (char *)dir, "-xf", "-", NULL };
+
+		umask(077);
+		dup2(p[0], 0);
+		close_range(3, ~0U, 0);
+		execvp("tar", av);
+		fprintf(stderr, "bureau: cannot run tar: %s\n",
+		    strerror(errno));
+		_exit(127);
+	}
+	close(p[0]);
+	if (pid < 0) {
+		*cause = hb_fmt("fork: %s", strerror(errno));
+		close(p[1]);
+		return (-1);
+	}
+	/* tar ending early is said by its status, not by a SIGPIPE here */
+	sigaction(SIGPIPE, &ign, &old);
+	tarscan_init(&ts, recv_member, (void *)name);
+	for (;;) {
+		ssize_t n = read(in, buf, sizeof buf), off = 0;
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0) {
+			*cause = hb_fmt("cannot read the stream: %s",
+			    strerror(errno));
+			refused = 1;
+			break;
+		}
+		if (n == 0) {
+			refused = tarscan_end(&ts, cause) != 0;
+			break;
+		}
+		if (tarscan_feed(&ts, buf, (size_t)n, cause) != 0) {
+			refused = 1;
+			break;
+		}
+		while (off < n) {
+			ssize_t w = write(p[1], buf + off, (size_t)(n - off));
+			if (w < 0 && errno == EINTR)
+				continue;
+			if (w <= 0)
+				break;
+			off += w;
+		}
+		if (off < n)
+			break; /* tar is gone: its status says why */
+	}
+	tarscan_clear(&ts);
+	if (refused)
+		kill(pid, SIGKILL); /* none of it is kept */
+	close(p[1]);
+	ok = wait_ok(pid);
+	sigaction(SIGPIPE, &old, NULL);
+	if (!refused && !ok)
+		*cause = hb_fmt("the desktop's files did not come whole (tar "
+		                "failed, said above)");
+	else if (!refused)
+		rv = 0;
+	return (rv);
+}
+
+/* A JSON file of the received directory, no larger than a settings
+ * file is, its keys each once. */
+static json_t *
+recv_json(const char *dir, const char *file, char **cause)
+{
+	char *p = hb_fmt("%s/%s", dir, file);
+	json_error_t err;
+	struct stat st;
+	json_t *j = NULL;
+
+	if (p == NULL) {
+		*cause = hb_fmt("out of memory");
+		return (NULL);
+	}
+	if (lstat(p, &st) != 0 || !S_ISREG(st.st_mode))
+		*cause = hb_fmt("refused '%s': not there", file);
+	else if (st.st_size > 65536)
+		*cause = hb_fmt("refused '%s': larger than 64 KiB", file);
+	else if ((j = json_load_file(p, JSON_REJECT_DUPLICATES, &err)) == NULL)
+		*cause = hb_fmt("refused '%s': %s", file, err.text);
+	else if (!json_is_object(j)) {
+		*cause = hb_fmt("refused '%s': not a JSON object", file);
+		json_decref(j);
+		j = NULL;
+	}
+	free(p);
+	return (j);
+}
+
+/* An integer field in [min, max]. */
+static int
+recv_int(json_t *v, json_int_t min, json_int_t max)
+{
+	return (json_is_integer(v) && json_integer_value(v) >= min &&
+	    json_integer_value(v) <= max);
+}
+
+/* A name of either rule (store.c), as fork_of names a desktop there. */
+static int
+recv_name_like(const char *s)
+{
+	size_t n = strlen(s);
+
+	return (n > 0 && n <= 64 && s[0] != '-' && s[0] != '.' && s[0] != '_' &&
+	    strspn(s,
+	        "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
+	        "0123456789-_.") == n);
+}
+
+/*
+ * desktop.json of the received directory dir, field by field, as a new
+ * object of the fields bureau knows: its name is name, its image one of
+ * this machine's (*base: that image's base disk, malloc'd); the port and
+ * host are given here (the caller's). Any field else, or of another
+ * type or range: refused, naming it.
+ */
+static json_t *
+recv_config(const char *dir, const char *name, char **base, char **cause)
+{
+	json_t *j = recv_json(dir, "desktop.json", cause), *out, *v;
+	struct image im = { 0 };
+	const char *key, *bad = NULL, *img = NULL;
+	char *why = NULL, *real = NULL;
+
+	*base = NULL;
+	if (j == NULL)
+		return (NULL);
+	if ((out = json_object()) == NULL) {
+		json_decref(j);
+		*cause = hb_fmt("out of memory");
+		return (NULL);
+	}
+	json_object_foreach(j, key, v)
+	{
+		int ok = 0;
+
+		if (strcmp(key, "name") == 0)
+			ok = json_is_string(v) &&
+			    strcmp(json_string_value(v), name) == 0;
+		else if (strcmp(key, "image") == 0) {
+			img = json_string_value(v);
+			ok = img != NULL && img[0] == '/' &&
+			    (real = realpath(img, NULL)) != NULL &&
+			    strcmp(real, img) == 0 &&
+			    image_load(img, &im, &why) == 0 &&
+			    strchr(im.disk, '/') == NULL &&
+			    (*base = hb_fmt("%s/%s", img, im.disk)) != NULL &&
+			    access(*base, R_OK) == 0;
+			if (!ok && why == NULL)
+				why = hb_fmt("its image '%s' is not on this "
+				             "machine (build it here: bureau "
+				             "image build)",
+				    img ? img : "?");
+		} else if (strcmp(key, "memory") == 0)
+			ok = recv_int(v, 1, 1L << 30);
+		else if (strcmp(key, "cpus") == 0)
+			ok = recv_int(v, 1, 1024);
+		else if (strcmp(key, "disk") == 0 || strcmp(key, "home") == 0)
+			ok = recv_int(v, 1, 1LL << 50);
+		else if (strcmp(key, "created") == 0)
+			ok = recv_int(v, 0, (json_int_t)1 << 62);
+		else if (strcmp(key, "net") == 0)
+			ok = json_is_string(v) &&
+			    (strcmp(json_string_value(v), "internet") == 0 ||
+			        strcmp(json_string_value(v), "none") == 0);
+		else if (strcmp(key, "net_allow") == 0)
+			ok = json_is_string(v) &&
+			    net_allow_check(json_string_value(v), 0, NULL,
+			        &why) == 0;
+		else if (strcmp(key, "allow") == 0 ||
+		    strcmp(key, "approve") == 0) {
+			struct policy_list l = { 0 };
+
+			ok = json_is_string(v) &&
+			    policy_parse(key, json_string_value(v), &l, &why) ==
+			        0;
+			policy_list_clear(&l);
+		} else if (strcmp(key, "approve_timeout") == 0)
+			ok = recv_int(v, 1, 86400);
+		else if (strcmp(key, "idle_save") == 0)
+			ok = recv_int(v, 0, AGENT_IDLE_SAVE_MAX);
+		else if (strcmp(key, "takeover") == 0 ||
+		    strcmp(key, "ephemeral") == 0)
+			ok = json_is_boolean(v);
+		else if (strcmp(key, "fork_of") == 0)
+			ok = json_is_string(v) &&
+			    recv_name_like(json_string_value(v));
+		else if (strcmp(key, "port") == 0 || strcmp(key, "host") == 0)
+			continue; /* given here */
+		else {
+			bad = key;
+			why = hb_fmt("a field bureau does not know%s",
+			    strcmp(key, "kind") == 0 ?
+			        " here (an attached desktop has no disks "
+			        "to take)" :
+			        "");
+			break;
+		}
+		if (!ok) {
+			bad = key;
+			break;
+		}
+		json_object_set(out, key, v);
+	}
+	if (bad == NULL &&
+	    (json_object_get(out, "name") == NULL ||
+	        json_object_get(out, "image") == NULL ||
+	        json_object_get(out, "memory") == NULL ||
+	        json_object_get(out, "cpus") == NULL)) {
+		bad = "name";
+		why = hb_fmt("name, image, memory and cpus are needed");
+	}
+	if (bad != NULL) {
+		*cause = hb_fmt("refused '%s/desktop.json': field '%s': %s",
+		    name, bad, why ? why : "not of its type or range");
+		json_decref(out);
+		out = NULL;
+		free(*base);
+		*base = NULL;
+	}
+	image_clear(&im);
+	json_decref(j);
+	free(why);
+	free(real);
+	return (out);
+}
+
+/* warm-from (a clone not yet started) names a warm state of the image
+ * (IMAGE/warm, IMAGE/warm-...), and a saved state's record its own RAM
+ * file: the paths a start reads are this machine's image or the
+ * directory. */
+static int
+recv_refs(const char *dir, const char *name, const char *image, char **cause)
+{
+	static const char *const states[] = { "state.json", "lv.state.json" };
+	json_t *j, *v;
+	const char *key, *w;
+	char *p;
+	struct stat st;
+	int rv = 0;
+
+	if ((p = hb_fmt("%s/warm-from", dir)) == NULL) {
+		*cause = hb_fmt("out of memory");
+		return (-1);
+	}
+	if (lstat(p, &st) == 0) {
+		size_t n = strlen(image);
+
+		if ((j = recv_json(dir, "warm-from", cause)) == NULL) {
+			free(p);
+			return (-1);
+		}
+		w = json_string_value(json_object_get(j, "warm"));
+		if (w == NULL || strncmp(w, image, n) != 0 ||
+		    strncmp(w + n, "/warm", 5) != 0 ||
+		    strchr(w + n + 1, '/') != NULL ||
+		    strspn(w + n + 1,
+		        "abcdefghijklmnopqrstuvwxyz0123456789-_.") !=
+		        strlen(w + n + 1) ||
+		    lstat(w, &st) != 0 || !S_ISDIR(st.st_mode)) {
+			*cause = hb_fmt("refused '%s/warm-from': its warm "
+			                "state is not one of its image's here",
+			    name);
+			rv = -1;
+		}
+		json_object_foreach(j, key, v)
+		{
+			int ok = strcmp(key, "warm") == 0 ||
+			    (strcmp(key, "state_blake2b") == 0 ?
+			            json_is_string(v) :
+			            recv_int(v, 0, 1LL << 50));
+
+			if (rv == 0 && !ok) {
+				*cause = hb_fmt("refused '%s/warm-from': "
+				                "field '%s'",
+				    name, key);
+				rv = -1;
+			}
+		}
+		json_decref(j);
+	}
+	free(p);
+	for (size_t i = 0; rv == 0 && i < 2; i++) {
+		if ((p = hb_fmt("%s/%s", dir, states[i])) == NULL) {
+			*cause = hb_fmt("out of memory");
+			return (-1);
+		}
+		if (lstat(p, &st) == 0) {
+			if ((j = recv_json(dir, states[i], cause)) == NULL)
+				rv = -1;
+			else if ((v = json_object_get(j, "ram_file")) != NULL &&
+			    (!json_is_string(v) ||
+			        (strcmp(json_string_value(v), "ram") != 0 &&
+			            strcmp(json_string_value(v), "ram.base") !=
+			                0))) {
+				*cause = hb_fmt(
+				    "refused '%s/%s': field "
+				    "'ram_file' names no RAM file of "
+				    "its directory",
+				    name, states[i]);
+				rv = -1;
+			}
+			json_decref(j);
+		}
+		free(p);
+	}
+	return (rv);
+}
+
 /*
  * Take the directory of desktop name from the tar stream on fd in, for
- * host (a host of this machine): extracted aside, checked (its
- * desktop.json; its image here; a saved state this host can restore),
- * given a port here (keep_port > 0: that one) and put in place. replace:
- * a record of a desktop on another machine under that name is replaced
- * (the caller ended its forwards). 0, or -1 with *cause and nothing left.
+ * host (a host of this machine): extracted aside into a new 0700
+ * directory, each member checked as it comes (only the regular files and
+ * directories of store/files.c's table), then checked whole (what tar
+ * made; every disk's backing chain; desktop.json field by field; its
+ * image here; warm-from; a saved state this host can restore), given a
+ * port here (keep_port > 0: that one) and put in place. replace: a record
+ * of a desktop on another machine under that name is replaced (the
+ * caller ended its forwards). 0, or -1 with *cause naming what was
+ * refused and nothing left.
  */
 static int
 receive_into(const char *name, const char *host, int in, int keep_port,
     int replace, char **cause)
 {
 	char *home = hb_home(), *tmp = NULL, *got = NULL, *p = NULL;
-	char *dst = NULL, *old = NULL, *s = NULL;
+	char *dst = NULL, *old = NULL, *s = NULL, *base = NULL;
+	static const char *const disks[] = { "system.qcow2", "home.qcow2" };
 	json_t *j = NULL;
-	json_error_t err;
 	const char *img;
 	int lk = -1, rv = -1, port = keep_port, local = host_is_local(host);
 	struct stat st;
-	pid_t pid;
 
 	if (home == NULL ||
-	    (tmp = hb_fmt("%s/.receive-%s-%d", home, name, (int)getpid())) ==
-	        NULL ||
-	    (got = hb_fmt("%s/%s", tmp, name)) == NULL ||
+	    (tmp = hb_fmt("%s/.receive-%s-XXXXXX", home, name)) == NULL ||
 	    (dst = hb_fmt("%s/%s", home, name)) == NULL ||
 	    (old = hb_fmt("%s/.replaced-%s-%d", home, name, (int)getpid())) ==
 	        NULL) {
 		*cause = hb_fmt("out of memory");
 		goto out;
 	}
-	if (!replace && access(dst, F_OK) == 0) {
+	if (!replace && lstat(dst, &st) == 0) {
 		*cause = hb_fmt("desktop '%s' exists here", name);
 		goto out;
 	}
-	if (hb_mkdirs(tmp, 0700) != 0) {
+	if (hb_mkdirs(home, 0700) != 0 || mkdtemp(tmp) == NULL) {
 		*cause = hb_fmt("cannot create '%s': %s", tmp, strerror(errno));
+		free(tmp);
+		tmp = NULL;
 		goto out;
 	}
-	fflush(NULL);
-	if ((pid = fork()) == 0) {
-		char *av[] = { "tar", "--sparse", "-C", tmp, "-xf", "-", NULL };
-
-		dup2(in, 0);
-		close_range(3, ~0U, 0);
-		execvp("tar", av);
-		_exit(127);
-	}
-	if (!wait_ok(pid)) {
-		*cause = hb_fmt("the desktop's files did not come whole (tar "
-		                "failed, said above)");
+	if ((got = hb_fmt("%s/%s", tmp, name)) == NULL)
+		goto oom;
+	if (recv_extract(tmp, name, in, cause) != 0 ||
+	    store_files_check(got, cause) != 0)
 		goto out;
+	for (size_t i = 0; i < 2; i++) {
+		free(p);
+		if ((p = hb_fmt("%s/%s", got, disks[i])) == NULL)
+			goto oom;
+		if (lstat(p, &st) != 0) {
+			*cause = hb_fmt("refused desktop '%s': no %s in what "
+			                "came",
+			    name, disks[i]);
+			goto out;
+		}
 	}
-	if ((p = hb_fmt("%s/desktop.json", got)) == NULL ||
-	    (j = json_load_file(p, 0, &err)) == NULL ||
-	    strcmp(json_string_value(json_object_get(j, "name")) ?: "", name) !=
-	        0) {
-		*cause = hb_fmt("no desktop '%s' in what came", name);
+	if ((j = recv_config(got, name, &base, cause)) == NULL ||
+	    store_disks_check(got, base, cause) != 0)
 		goto out;
-	}
 	img = json_string_value(json_object_get(j, "image"));
-	free(p);
-	if (img == NULL || (p = hb_fmt("%s/image.json", img)) == NULL ||
-	    access(p, F_OK) != 0) {
-		*cause = hb_fmt("its image '%s' is not on this machine (build "
-		                "it here: bureau image build)",
-		    img ? img : "?");
+	if (recv_refs(got, name, img, cause) != 0)
 		goto out;
-	}
 	free(p);
 	/* a saved state only the backend it was saved by restores */
 	if ((p = hb_fmt("%s/%s", got, local ? "lv.state" : "state")) == NULL)
 		goto oom;
-	if (stat(p, &st) == 0) {
+	if (lstat(p, &st) == 0) {
 		*cause = hb_fmt("it holds a saved state of %s, which host '%s' "
 		                "cannot restore",
 		    local ? "libvirt" : "bureau's own QEMU", host);
@@ -1156,11 +1543,8 @@ receive_into(const char *name, const char *host, int in, int keep_port,
 	if (store_lock_all(&lk, cause) != 0 ||
 	    (port <= 0 && store_pick_port(&port, cause) != 0))
 		goto out;
-	if (local)
-		json_object_del(j, "host");
-	else
+	if (!local)
 		json_object_set_new(j, "host", json_string(host));
-	json_object_del(j, "remote");
 	json_object_set_new(j, "port", json_integer(port));
 	free(p);
 	if ((s = json_dumps(j, JSON_INDENT(2))) == NULL ||
@@ -1175,11 +1559,12 @@ receive_into(const char *name, const char *host, int in, int keep_port,
 		goto oom;
 	if (hb_write_file(p, s, strlen(s), 0644, cause) != 0)
 		goto out;
-	if (replace && access(dst, F_OK) == 0 && rename(dst, old) != 0) {
+	if (replace && lstat(dst, &st) == 0 && rename(dst, old) != 0) {
 		*cause = hb_fmt("cannot rename '%s': %s", dst, strerror(errno));
 		goto out;
 	}
-	if (rename(got, dst) != 0) {
+	/* (never over a directory that came meanwhile) */
+	if (renameat2(AT_FDCWD, got, AT_FDCWD, dst, RENAME_NOREPLACE) != 0) {
 		*cause = hb_fmt("cannot rename '%s': %s", got, strerror(errno));
 		if (replace)
 			rename(old, dst);
@@ -1204,6 +1589,7 @@ out:
 	free(old);
 	free(p);
 	free(s);
+	free(base);
 	return (rv);
 }
 

@@ -14,29 +14,73 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "host-bridge/store/files.h"
 #include "host-bridge/store/store.h"
 #include "host-bridge/util/util.h"
 
-int
-store_valid_name(const char *name, char **cause)
+/* The rule names had before they were DNS labels: letters, digits, '-',
+ * '_' and '.' (not first), at most 64. */
+static int
+store_old_name(const char *name)
 {
 	size_t n = strlen(name);
 
 	if (n == 0 || n > 64)
-		goto bad;
+		return (0);
 	for (size_t i = 0; i < n; i++) {
 		char c = name[i];
 		if (!((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
 		        (c >= '0' && c <= '9') ||
 		        (i > 0 && (c == '-' || c == '_' || c == '.'))))
-			goto bad;
+			return (0);
 	}
-	if (strcmp(name, "images") == 0)
-		goto bad;
-	return (0);
-bad:
-	*cause = hb_fmt("invalid desktop name '%s': letters, digits, '-', "
-	                "'_' and '.', at most 64, not 'images'",
+	return (1);
+}
+
+/* A DNS label (RFC 1123), lowercase: the guest's hostname. */
+static int
+store_dns_label(const char *name)
+{
+	size_t n = strlen(name);
+
+	if (n == 0 || n > 63 || name[0] == '-' || name[n - 1] == '-')
+		return (0);
+	return (strspn(name, "abcdefghijklmnopqrstuvwxyz0123456789-") == n);
+}
+
+/* A desktop directory is there under name (a directory, not a symlink,
+ * holding desktop.json). */
+static int
+store_desktop_there(const char *name)
+{
+	char *dir = store_dir(name, NULL),
+	     *cfg = store_dir(name, "desktop.json");
+	struct stat st;
+	int there = dir != NULL && cfg != NULL && lstat(dir, &st) == 0 &&
+	    S_ISDIR(st.st_mode) && lstat(cfg, &st) == 0;
+
+	free(dir);
+	free(cfg);
+	return (there);
+}
+
+int
+store_valid_name(const char *name, char **cause)
+{
+	if (store_own_name(name)) {
+		*cause = hb_fmt("invalid desktop name '%s': a file of the "
+		                "store's own has it",
+		    name);
+		return (-1);
+	}
+	/* A desktop made before names were DNS labels keeps its name:
+	 * found, listed, started, removed as before. */
+	if (store_dns_label(name) ||
+	    (store_old_name(name) && store_desktop_there(name)))
+		return (0);
+	*cause = hb_fmt("invalid desktop name '%s': it becomes the guest's "
+	                "hostname, a DNS label: lowercase letters, digits "
+	                "and '-', 1 to 63, not starting or ending with '-'",
 	    name);
 	return (-1);
 }

@@ -84,7 +84,13 @@ struct image {
 	int uid, gid;
 };
 
-/* Letters, digits, '-', '_', '.', at most 64, not "images". */
+/*
+ * A desktop's name: a DNS label (lowercase letters, digits, '-', 1-63,
+ * not starting or ending with '-'; it becomes the guest's hostname), and
+ * none of the store's own files (files.h). A desktop already there under
+ * a name of the older rule (letters, digits, '-', '_', '.', at most 64)
+ * keeps it: a new desktop can never get one.
+ */
 int store_valid_name(const char *name, char **cause);
 
 /* $BUREAU_HOME/NAME[/file]; malloc'd, NULL when out of memory. */

@@ -110,17 +110,29 @@ int
 hb_write_file(const char *path, const char *data, size_t len, mode_t mode,
     char **cause)
 {
-	char *tmp = hb_fmt("%s.tmp", path);
+	/* A name of our own, made new (mkostemp: O_CREAT|O_EXCL, which
+	 * refuses an existing name, a symlink too): never a file or a
+	 * symlink someone left at PATH.tmp, as a received desktop's
+	 * directory may hold. The rename then replaces whatever PATH is
+	 * (a symlink itself, never what it points at). */
+	char *tmp = hb_fmt("%s.tmp-XXXXXX", path);
 	size_t off = 0;
-	int fd;
+	int fd, e;
 
 	if (tmp == NULL) {
 		*cause = hb_fmt("out of memory");
 		return (-1);
 	}
-	fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, mode);
-	if (fd < 0)
+	if ((fd = mkostemp(tmp, O_CLOEXEC)) < 0) {
+		e = errno;
+		free(tmp);
+		*cause = hb_fmt("cannot write '%s': %s", path, strerror(e));
+		return (-1);
+	}
+	if (fchmod(fd, mode) != 0) {
+		close(fd);
 		goto fail;
+	}
 	while (off < len) {
 		ssize_t w = write(fd, data + off, len - off);
 		if (w < 0 && errno == EINTR)
@@ -136,7 +148,8 @@ hb_write_file(const char *path, const char *data, size_t len, mode_t mode,
 	free(tmp);
 	return (0);
 fail:
-	*cause = hb_fmt("cannot write '%s': %s", path, strerror(errno));
+	e = errno;
+	*cause = hb_fmt("cannot write '%s': %s", path, strerror(e));
 	unlink(tmp);
 	free(tmp);
 	return (-1);
@@ -399,7 +412,7 @@ hb_rm_tree(const char *path)
 int
 hb_lock_wait(const char *path, const char *who, char **cause)
 {
-	int fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+	int fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0644);
 
 	if (fd < 0) {
 		*cause = hb_fmt("cannot open '%s': %s", path, strerror(errno));
@@ -423,7 +436,8 @@ hb_lock_wait(const char *path, const char *who, char **cause)
 void
 hb_detach_child(const char *log)
 {
-	int fd = open(log, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0600);
+	int fd = open(log,
+	    O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC | O_NOFOLLOW, 0600);
 	int nul = open("/dev/null", O_RDONLY | O_CLOEXEC);
 
 	setsid();

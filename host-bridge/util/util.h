@@ -28,7 +28,9 @@ char *hb_exe_dir(void);
  */
 int hb_run(char *const argv[], int quiet, char **cause);
 
-/* Write data to path atomically (a fsync'd temporary, then rename). */
+/* Write data to path atomically: a fsync'd temporary of a new, unique
+ * name (O_CREAT|O_EXCL: never through a file or symlink already there),
+ * then renamed over path (which replaces a symlink, never follows it). */
 int hb_write_file(const char *path, const char *data, size_t len, mode_t mode,
     char **cause);
 
@@ -87,8 +89,8 @@ int hb_flock_held_retry(int fd, int ms);
 
 /* In a child that will outlive its parent's command (a host agent, a
  * forwards keeper): a session of its own, stdin /dev/null, stdout and
- * stderr appended to log, and no descriptor of the caller's left open
- * (its pipes and sockets). */
+ * stderr appended to log (never through a symlink there), and no
+ * descriptor of the caller's left open (its pipes and sockets). */
 void hb_detach_child(const char *log);
 
 /* An exclusive flock on path (made if missing), waited for, saying so on

@@ -150,6 +150,25 @@ def test_attach_bad_input():
     assert p.returncode != 0 and "refused" in p.stderr, p.stderr
     for n in ("bad1", "bad2", "bad3"):
         assert not os.path.exists(os.path.join(HOME, n)), n
+    # A name is a DNS label (the guest's hostname), never a file of the
+    # store's own (issue 38): hosts.json stays the hosts' file.
+    hosts = os.path.join(HOME, "hosts.json")
+    with open(hosts, "w") as f:
+        f.write("{}\n")
+    try:
+        for n in ("hosts.json", "images", "mission-control.token",
+                  "Bad_Name", "bad-", "bad.name"):
+            p = bureau("attach", n, "--url", D.url, "--token-file",
+                       D.token_file)
+            assert p.returncode != 0 and "invalid desktop name" in \
+                p.stderr, (n, p.stderr)
+            assert n == "hosts.json" or not os.path.exists(
+                os.path.join(HOME, n)), n
+        with open(hosts) as f:
+            assert f.read() == "{}\n"
+        assert os.path.isfile(hosts) and not os.path.islink(hosts)
+    finally:
+        os.unlink(hosts)
 
 
 def test_tokens():
@@ -551,6 +570,33 @@ def test_approval_shows_the_whole_command():
     t.join(60)
     bt.ok(out["reply"])
     assert os.path.exists(mark)
+
+
+def test_approvals_json_escapes_controls():
+    """`bureau approvals --json` shows the agent's text inert, as the
+    plain view does: C0 controls, DEL and C1 controls (U+009B is a
+    terminal's CSI) come out as JSON escapes of the same value, never as
+    the characters themselves (issue 38: C1 and DEL went out raw)."""
+    command = "echo \x1b]0;title\x07 \u009b31m \u0085 \x7f done"
+    out = {}
+    t = bash_async(command, out)
+    try:
+        bt.wait_for(lambda: pending(), 20, "the approval")
+        p = subprocess.run([BUREAU, "approvals", "--json"], env=ENV,
+                           capture_output=True, timeout=60)
+        assert p.returncode == 0, p.stderr
+        raw = p.stdout
+        for c in (b"\x1b", b"\x07", b"\x7f", b"\xc2\x9b", b"\xc2\x85"):
+            assert c not in raw, (c, raw)
+        assert b"\\u009b" in raw and b"\\u007f" in raw, raw
+        listed = json.loads(raw)
+        assert listed[0]["request"]["command"] == command, listed
+        assert "\u009b" not in must("approvals")
+    finally:
+        for a in pending():
+            must("deny", NAME, a["approval"])
+        t.join(60)
+    bt.expect_error(out["reply"], "permission_denied")
 
 
 def test_approvals_bounded():

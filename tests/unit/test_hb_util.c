@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <stdio.h>
 #include <string.h>
+#include <dirent.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -130,6 +131,91 @@ test_mkdirs(void **state)
 	free(under);
 }
 
+/* The whole of a small file, or NULL. */
+static char *
+slurp(const char *path)
+{
+	static char buf[256];
+	FILE *f = fopen(path, "re");
+	size_t n;
+
+	if (f == NULL)
+		return (NULL);
+	n = fread(buf, 1, sizeof buf - 1, f);
+	fclose(f);
+	buf[n] = '\0';
+	return (buf);
+}
+
+/*
+ * hb_write_file never writes through a name someone else left in the
+ * directory (a received desktop's, issue 38): a symlink at PATH.tmp to a
+ * file outside (the old temporary name, opened with O_TRUNC, wrote
+ * through it) or at PATH itself leaves that file as it was; the new file
+ * is a regular one with the mode asked for, and no temporary is left.
+ */
+static void
+test_write_file_planted(void **state)
+{
+	char tmpl[] = "/tmp/bureau-write.XXXXXX", *cause = NULL;
+	char *outside, *dir, *path, *tmp, *other, *text;
+	struct stat st;
+	DIR *dp;
+	struct dirent *e;
+	int n = 0;
+
+	(void)state;
+	assert_non_null(mkdtemp(tmpl));
+	outside = hb_fmt("%s/outside", tmpl);
+	dir = hb_fmt("%s/desk", tmpl);
+	path = hb_fmt("%s/desktop.json", dir);
+	tmp = hb_fmt("%s/desktop.json.tmp", dir);
+	other = hb_fmt("%s/endpoint", dir);
+	assert_int_equal(mkdir(dir, 0700), 0);
+	FILE *f = fopen(outside, "w");
+	assert_non_null(f);
+	fputs("keep", f);
+	fclose(f);
+	assert_int_equal(symlink(outside, tmp), 0);
+	assert_int_equal(symlink(outside, other), 0);
+
+	assert_int_equal(hb_write_file(path, "{}\n", 3, 0600, &cause), 0);
+	assert_int_equal(hb_write_file(other, "tcp\n", 4, 0644, &cause), 0);
+	assert_null(cause);
+	assert_string_equal(slurp(outside), "keep");
+	text = slurp(path);
+	assert_non_null(text);
+	assert_string_equal(text, "{}\n");
+	assert_int_equal(lstat(path, &st), 0);
+	assert_true(S_ISREG(st.st_mode));
+	assert_int_equal(st.st_mode & 07777, 0600);
+	/* PATH a symlink: replaced by the file, its target untouched */
+	assert_int_equal(lstat(other, &st), 0);
+	assert_true(S_ISREG(st.st_mode));
+	assert_int_equal(st.st_mode & 07777, 0644);
+	assert_string_equal(slurp(other), "tcp\n");
+	/* the planted symlink stays what it was; no temporary left */
+	assert_int_equal(lstat(tmp, &st), 0);
+	assert_true(S_ISLNK(st.st_mode));
+	assert_non_null(dp = opendir(dir));
+	while ((e = readdir(dp)) != NULL)
+		n += e->d_name[0] != '.';
+	closedir(dp);
+	assert_int_equal(n, 3);
+
+	unlink(tmp);
+	unlink(path);
+	unlink(other);
+	rmdir(dir);
+	unlink(outside);
+	rmdir(tmpl);
+	free(outside);
+	free(dir);
+	free(path);
+	free(tmp);
+	free(other);
+}
+
 int
 main(void)
 {
@@ -138,6 +224,7 @@ main(void)
 		cmocka_unit_test(test_parse_size),
 		cmocka_unit_test(test_qemu_escape),
 		cmocka_unit_test(test_mkdirs),
+		cmocka_unit_test(test_write_file_planted),
 	};
 
 	return (cmocka_run_group_tests(tests, NULL, NULL));
