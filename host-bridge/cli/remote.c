@@ -16,7 +16,7 @@
 #include <unistd.h>
 
 #include "host-bridge/agent/agent.h"
-#include "host-bridge/agent/policy.h"
+#include "host-bridge/store/policy.h"
 #include "host-bridge/cli/desktop.h"
 #include "host-bridge/cli/remote.h"
 #include "host-bridge/store/files.h"
