@@ -25,12 +25,14 @@
 #ifndef BUREAU_HB_AGENT_H
 #define BUREAU_HB_AGENT_H
 
+#include "host-bridge/store/store.h"
+
 /* Approvals wait this long for an operator unless the desktop says. */
-#define AGENT_APPROVE_TIMEOUT 300
+#define AGENT_APPROVE_TIMEOUT STORE_APPROVE_TIMEOUT
 /* idle_save (desktop.json, the policy op): seconds without a request
  * before the agent saves the desktop; 0 is off. */
-#define AGENT_IDLE_SAVE_MIN 5
-#define AGENT_IDLE_SAVE_MAX (30L * 86400)
+#define AGENT_IDLE_SAVE_MIN STORE_IDLE_SAVE_MIN
+#define AGENT_IDLE_SAVE_MAX STORE_IDLE_SAVE_MAX
 
 /*
  * Serve desktop name until SIGTERM or SIGINT; returns only on a failure

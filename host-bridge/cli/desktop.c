@@ -216,180 +216,78 @@ create_check(struct create_args *a, char **cause)
 	return (0);
 }
 
-/* The disks, from the image's warm state when it fits (vm.h), else
- * empty: 1 cloned, 0 empty (*why says why not cloned), -1 failed. */
-static int
-create_disks(const struct desktop *d, const struct image *im,
-    const struct create_args *a, char **why, char **cause)
-{
-	const struct vm_backend *vm = vm_backend_for(d);
-	int cl = vm->clone ? vm->clone(d, im, a->disk, a->home_sz, why) : 0;
-
-	if (cl < 0) {
-		*cause = *why;
-		*why = NULL;
-		return (-1);
-	}
-	if (cl == 0 && vm->create(d, im, a->disk, a->home_sz, cause) != 0)
-		return (-1);
-	return (cl);
-}
-
-/* A warm state for a size the image has none of, made on that size's
- * first use (qemu_warm.c says why per size), before the store's lock:
- * it takes a cold boot, and other commands go on meanwhile. Only for an
- * image that has the default size's (image build made it, or image warm:
- * the operator's choice), not under BUREAU_WARM=0. A failure is a
- * warning: the desktop boots at its first start, as it would have. */
 static void
-create_warm(const struct desktop *d, const struct create_args *a)
+create_note(void *arg, const char *line)
 {
-	const struct vm_backend *vm = vm_backend_for(d);
-	struct warm_size sz = { d->memory, d->cpus, a->disk, a->home_sz,
-		d->host };
-	char *wd = NULL, *why = NULL, *cause = NULL, *def = NULL;
-	const char *env = getenv("BUREAU_WARM");
-	long long t0 = hb_now_ms();
-	int r;
-
-	if (vm->warm_find == NULL || vm->clone == NULL ||
-	    (env != NULL && strcmp(env, "0") == 0) ||
-	    access(d->dir, F_OK) == 0) /* create_dir says it exists */
-		return;
-	if ((def = hb_fmt("%s/warm/state.json", d->image)) == NULL ||
-	    access(def, F_OK) != 0) {
-		free(def);
-		return;
-	}
-	free(def);
-	r = vm->warm_find(d->image, d->memory, d->cpus, a->disk, a->home_sz,
-	    &wd, &why);
-	free(wd);
-	if (r == 0) {
-		printf("no warm state fits (%s): making one for %s of memory, "
-		       "%d cpus (one cold boot; later desktops of this size "
-		       "start from it)\n",
-		    why ? why : "?", a->mem_s, d->cpus);
-		if (image_warm(d->image, &sz, &cause) != 0)
-			fprintf(stderr,
-			    "bureau create: warning: no warm state made: %s\n",
-			    cause ? cause : "failed");
-		else
-			printf("warm state of this size made in %.1f s\n",
-			    (hb_now_ms() - t0) / 1000.0);
-	}
-	free(why);
-	free(cause);
-}
-
-/* desktop.json: what the desktop was created with. */
-static int
-create_config(const struct desktop *d, const struct create_args *a,
-    char **cause)
-{
-	json_t *cfg;
-	int rv = -1;
-
-	cfg = json_pack("{s:s, s:s, s:I, s:i, s:I, s:I, s:i, s:s, s:s, s:s, "
-	                "s:I, s:I}",
-	    "name", d->name, "image", d->image, "memory", (json_int_t)d->memory,
-	    "cpus", d->cpus, "disk", (json_int_t)a->disk, "home",
-	    (json_int_t)a->home_sz, "port", d->port, "net", a->net, "allow",
-	    a->al_s, "approve", a->ap_s, "approve_timeout",
-	    (json_int_t)a->approve_timeout, "created", (json_int_t)time(NULL));
-	if (cfg != NULL && a->net_allow != NULL)
-		json_object_set_new(cfg, "net_allow",
-		    json_string(a->net_allow));
-	if (cfg != NULL)
-		json_object_set_new(cfg, "idle_save",
-		    json_integer(a->idle_save));
-	if (cfg != NULL && !host_is_local(d->host))
-		json_object_set_new(cfg, "host", json_string(d->host));
-	if (cfg == NULL) {
-		*cause = hb_fmt("out of memory");
-		goto out;
-	}
-	if (store_save(d, cfg, cause) == 0)
-		rv = 0;
-out:
-	json_decref(cfg);
-	return (rv);
+	(void)arg;
+	printf("%s\n", line);
+	fflush(stdout);
 }
 
 static int
 cmd_create(int argc, char **argv)
 {
 	struct create_args a = { 0 };
-	struct desktop d = { 0 };
-	struct image im = { 0 };
-	char *cause = NULL, *why = NULL;
-	int lk = -1, cl = 0, created = 0, rc;
+	struct desk_create_opts o = { .notes = { create_note, NULL } };
+	struct desk_create_res r = { 0 };
+	struct desk_err e = { 0 };
+	const char *env = getenv("BUREAU_WARM");
+	char *cause = NULL, *host = NULL;
+	int rc;
 
 	if ((rc = create_parse(argc, argv, &a)) != 0)
 		return (rc);
-	d.name = a.name;
-	d.cpus = (int)a.cpus;
 	if (create_check(&a, &cause) != 0)
 		goto fail;
-	d.memory = (long)(a.mem >> 20);
-	if ((d.host = host_pick(a.host_opt, &cause)) == NULL)
+	if ((host = host_pick(a.host_opt, &cause)) == NULL)
 		goto fail;
 	/* on another machine: made there, by the bureau there */
-	if ((cl = remote_host(d.host, &cause)) < 0)
+	if ((rc = remote_host(host, &cause)) < 0)
 		goto fail;
-	if (cl > 0) {
-		rc = remote_create(argc, argv, d.host, d.name);
+	if (rc > 0) {
+		rc = remote_create(argc, argv, host, a.name);
 		goto out;
 	}
-	if (host_is_local(d.host)) {
-		free(d.host);
-		d.host = NULL;
+	o.name = a.name;
+	o.image = a.image_opt;
+	o.host = host;
+	o.disk = a.disk;
+	o.home = a.home_sz;
+	o.memory = a.mem;
+	o.cpus = (int)a.cpus;
+	o.net = a.net;
+	o.net_allow = a.net_allow;
+	o.allow = a.allow;
+	o.approve = a.approve;
+	o.approve_timeout = a.approve_timeout;
+	o.idle_save = a.idle_save;
+	o.no_warm = env != NULL && strcmp(env, "0") == 0;
+	if (desk_create(&o, &r, &e) != 0) {
+		cause = e.cause;
+		e.cause = NULL;
+		goto fail;
 	}
-	if ((d.image = image_dir(a.image_opt, &cause)) == NULL ||
-	    image_load(d.image, &im, &cause) != 0)
-		goto fail;
-	if ((d.dir = store_dir(d.name, NULL)) == NULL) {
-		cause = hb_fmt("out of memory");
-		goto fail;
-	}
-	create_warm(&d, &a);
-	/* Held until desktop.json names the ports this desktop was given. */
-	if (store_lock_all(&lk, &cause) != 0)
-		goto fail;
-	if (store_create_dir(&d, &created, &cause) != 0 ||
-	    store_pick_port(&d.port, &cause) != 0)
-		goto fail;
-	if ((cl = create_disks(&d, &im, &a, &why, &cause)) < 0 ||
-	    store_secrets(&d, &cause) != 0 ||
-	    create_config(&d, &a, &cause) != 0)
-		goto fail;
 	printf("created desktop '%s': %s, home %s, memory %s, %d cpus, "
 	       "ports %d-%d, network %s, host %s\n",
-	    d.name, a.disk_s, a.home_s ? a.home_s : a.disk_s, a.mem_s, d.cpus,
-	    d.port, d.port + 2, a.net, desktop_host(&d));
-	if (cl > 0)
+	    a.name, a.disk_s, a.home_s ? a.home_s : a.disk_s, a.mem_s, o.cpus,
+	    r.port, r.port + 2, a.net, host);
+	if (r.cloned)
 		printf("cloned from the image's warm state: the first start "
 		       "restores it as '%s'\n",
-		    d.name);
+		    a.name);
 	else
 		printf("no warm state (%s): the first start boots\n",
-		    why ? why : "?");
+		    r.why ? r.why : "?");
 	rc = 0;
 	goto out;
 fail:
 	die_cause("create", cause);
-	if (created)
-		hb_rm_tree(d.dir);
 	rc = 1;
 out:
-	if (lk >= 0)
-		close(lk);
-	free(why);
+	desk_create_res_clear(&r);
+	desk_err_clear(&e);
 	create_args_clear(&a);
-	image_clear(&im);
-	free(d.image);
-	free(d.dir);
-	free(d.host);
+	free(host);
 	return (rc);
 }
 

@@ -13,7 +13,29 @@
 
 #include "host-bridge/cli/cli.h"
 #include "host-bridge/cli/desktop.h"
+#include "host-bridge/desk/desk.h"
 #include "host-bridge/util/util.h"
+
+static void
+image_note(void *arg, const char *line)
+{
+	(void)arg;
+	printf("%s\n", line);
+	fflush(stdout);
+}
+
+/* The lifecycle library's desk_warm, its notes printed. */
+static int
+image_warm(const char *dir, const struct desk_warm_size *sz, char **cause)
+{
+	struct desk_notes n = { image_note, NULL };
+	struct desk_err e = { 0 };
+
+	if (desk_warm(dir, sz, &n, &e) == 0)
+		return (0);
+	*cause = e.cause;
+	return (-1);
+}
 
 /* $BUREAU_RECIPE, the tree beside this binary (build/bureau ->
  * packaging/image), or the installed copy beside it (/usr/bin/bureau ->
@@ -95,7 +117,7 @@ image_warm_main(int argc, char **argv)
 {
 	const char *dir = NULL, *mem = NULL, *cpus = NULL, *disk = NULL;
 	const char *home = NULL;
-	struct warm_size sz = { 0 };
+	struct desk_warm_size sz = { 0 };
 	char *cause = NULL;
 	long long m = 0;
 	long c = 2;

@@ -513,17 +513,15 @@ int
 remote_forward_launch(const struct desktop *d, char **cause)
 {
 	char exe[PATH_MAX], *log;
-	ssize_t n;
 	pid_t pid;
 
 	if (fwd_pid(d) > 0)
 		return (0);
-	if ((n = readlink("/proc/self/exe", exe, sizeof exe - 1)) <= 0) {
+	if (hb_self(exe, sizeof exe) != 0) {
 		*cause = hb_fmt("cannot find this program: %s",
 		    strerror(errno));
 		return (-1);
 	}
-	exe[n] = '\0';
 	if ((log = desktop_path(d, "forward.log")) == NULL) {
 		*cause = hb_fmt("out of memory");
 		return (-1);

@@ -196,6 +196,56 @@ int desk_start(const char *name, const struct desk_start_opts *o,
     struct desk_start_res *r, struct desk_err *e);
 void desk_start_res_clear(struct desk_start_res *r);
 
+/* ---- create, and an image's warm states ---------------------------------- */
+
+struct desk_create_opts {
+	const char *name;
+	const char *image; /* an image directory, or NULL: the default */
+	const char *host;  /* a libvirt host of hosts.json, NULL: local
+	                      (a host on another machine is the caller's) */
+	long long disk;    /* the system disk, bytes */
+	long long home;    /* the home disk, bytes (0: as disk) */
+	long long memory;  /* bytes, at least 256M */
+	int cpus;          /* 1-64 */
+	const char *net;   /* "internet" (NULL) or "none" */
+	const char *net_allow, *allow, *approve; /* NULL: none, all, none */
+	long approve_timeout;                    /* 0: STORE_APPROVE_TIMEOUT */
+	long idle_save;                          /* 0: off */
+	int no_warm;             /* boot at the first start whatever the image
+	                            has (BUREAU_WARM=0) */
+	struct desk_notes notes; /* a warm state made for a new size */
+};
+struct desk_create_res {
+	int cloned; /* its first start restores the image's warm state */
+	char *why;  /* why not cloned (malloc'd) */
+	int port;   /* its endpoint's; events on port + 1 */
+};
+void desk_create_res_clear(struct desk_create_res *r);
+/* A new desktop: its directory, disks (cloned from the image's warm state
+ * when one fits), secrets, ports and desktop.json; not started. Every
+ * option is checked first, naming what is wrong (DESK_EINVAL); nothing is
+ * left of it on a failure. */
+int desk_create(const struct desk_create_opts *o, struct desk_create_res *r,
+    struct desk_err *e);
+
+/* The sizes of a warm state other than the default's. */
+struct desk_warm_size {
+	long memory_mb;
+	int cpus;
+	long long disk, home;
+	const char *host; /* a libvirt host's name, or NULL: local */
+};
+/*
+ * Make an image's warm state (image NULL: the one `create` would pick):
+ * IMAGE/warm, or with sz IMAGE/warm-MEMORY-CPUS-DISK-HOME unless one that
+ * fits is there: a desktop of that size created, booted once, its session
+ * drawn, synced and saved, in a private store inside IMAGE (this thread's
+ * only: hb_home_set), its files then moved into place. A failure leaves
+ * the image as it was (its new desktops boot).
+ */
+int desk_warm(const char *image, const struct desk_warm_size *sz,
+    const struct desk_notes *notes, struct desk_err *e);
+
 /* ---- what a call did, in words ------------------------------------------ */
 
 /* One text (malloc'd, no last newline) for `bureau` to print and Mission

@@ -77,6 +77,12 @@ struct desktop {
 	int remote_port;
 };
 
+/* desktop.json's settings: an approval's wait unless it says, and the
+ * idle save's range in seconds (0 is off). */
+#define STORE_APPROVE_TIMEOUT 300
+#define STORE_IDLE_SAVE_MIN   5
+#define STORE_IDLE_SAVE_MAX   (30L * 86400)
+
 /* A desktop's image: the fields of image.json (borrowed from j). */
 struct image {
 	json_t *j;
