@@ -206,26 +206,67 @@ last_line(const char *log)
  * never has a child of its own to reap: the agent belongs to init (or the
  * service manager) from its first moment. Its pid comes back on a pipe.
  */
+/* The environment the agent gets: this one's, with BUREAU_HOME this
+ * thread's store (hb_home_set may have made it another than the
+ * environment's). Made before the fork: the child only execs. */
+static char **
+agent_env(void)
+{
+	extern char **environ;
+	char *home = hb_home(), **env;
+	size_t n = 0, k = 0;
+
+	while (environ[n] != NULL)
+		n++;
+	if ((env = calloc(n + 2, sizeof *env)) == NULL) {
+		free(home);
+		return (NULL);
+	}
+	for (size_t i = 0; i < n; i++)
+		if (strncmp(environ[i], "BUREAU_HOME=", 12) != 0)
+			env[k++] = environ[i];
+	if (home != NULL)
+		env[k++] = hb_fmt("BUREAU_HOME=%s", home);
+	free(home);
+	return (env);
+}
+
+static void
+agent_env_free(char **env)
+{
+	size_t n = 0;
+
+	if (env == NULL)
+		return;
+	while (env[n] != NULL)
+		n++;
+	if (n > 0 && strncmp(env[n - 1], "BUREAU_HOME=", 12) == 0)
+		free(env[n - 1]);
+	free(env);
+}
+
 int
 agent_launch(const struct desktop *d, const char *accel, pid_t *pidp,
     char **cause)
 {
 	char exe[PATH_MAX], *log = desktop_path(d, "agent.log");
-	ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
-	int p[2] = { -1, -1 }, st;
+	int p[2] = { -1, -1 }, st, self = hb_self(exe, sizeof exe);
 	pid_t pid, agent = 0;
+	char **env = agent_env();
 
-	if (n <= 0 || log == NULL || pipe2(p, O_CLOEXEC) != 0) {
+	if (self != 0 || log == NULL || env == NULL ||
+	    pipe2(p, O_CLOEXEC) != 0) {
 		*cause = hb_fmt("cannot start the host agent: %s",
 		    strerror(errno));
 		free(log);
+		agent_env_free(env);
 		return (-1);
 	}
-	exe[n] = '\0';
 	fflush(NULL);
 	if ((pid = fork()) < 0) {
 		*cause = hb_fmt("fork: %s", strerror(errno));
 		free(log);
+		agent_env_free(env);
 		close(p[0]);
 		close(p[1]);
 		return (-1);
@@ -245,15 +286,16 @@ agent_launch(const struct desktop *d, const char *accel, pid_t *pidp,
 		/* The agent outlives this command: it must not hold the
 		 * caller's pipes or sockets open. */
 		hb_detach_child(log);
-		if (accel != NULL)
-			execl(exe, "bureau", "agent", d->name, "--accel", accel,
-			    (char *)NULL);
-		else
-			execl(exe, "bureau", "agent", d->name, (char *)NULL);
+		{
+			char *av[] = { "bureau", "agent", d->name,
+				accel ? "--accel" : NULL, (char *)accel, NULL };
+			execve(exe, av, env);
+		}
 		fprintf(stderr, "bureau: cannot run '%s': %s\n", exe,
 		    strerror(errno));
 		_exit(127);
 	}
+	agent_env_free(env);
 	close(p[1]);
 	while (waitpid(pid, &st, 0) < 0 && errno == EINTR)
 		;

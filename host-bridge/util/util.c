@@ -34,12 +34,24 @@ hb_fmt(const char *fmt, ...)
 	return (s);
 }
 
+/* This thread's BUREAU_HOME, over the environment's (hb_home_set). */
+static __thread char *hb_home_over;
+
+void
+hb_home_set(const char *dir)
+{
+	free(hb_home_over);
+	hb_home_over = dir != NULL ? strdup(dir) : NULL;
+}
+
 char *
 hb_home(void)
 {
 	const char *env = getenv("BUREAU_HOME"), *home;
 	struct passwd *pw;
 
+	if (hb_home_over != NULL)
+		return (strdup(hb_home_over));
 	if (env != NULL && *env != '\0')
 		return (strdup(env));
 	home = getenv("HOME");
@@ -51,15 +63,27 @@ hb_home(void)
 	return (hb_fmt("%s/.local/share/bureau", home));
 }
 
+int
+hb_self(char *buf, size_t len)
+{
+	ssize_t n = readlink("/proc/self/exe", buf, len - 1);
+
+	if (n <= 0 || (size_t)n >= len - 1) {
+		if (n > 0)
+			errno = ENAMETOOLONG;
+		return (-1);
+	}
+	buf[n] = '\0';
+	return (0);
+}
+
 char *
 hb_exe_dir(void)
 {
 	char buf[PATH_MAX], *slash;
-	ssize_t n = readlink("/proc/self/exe", buf, sizeof buf - 1);
 
-	if (n <= 0)
+	if (hb_self(buf, sizeof buf) != 0)
 		return (NULL);
-	buf[n] = '\0';
 	if ((slash = strrchr(buf, '/')) == NULL)
 		return (NULL);
 	*slash = '\0';

@@ -18,9 +18,17 @@ char *hb_fmt(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
 /* $BUREAU_HOME, else ~/.local/share/bureau; malloc'd, NULL if no home. */
 char *hb_home(void);
+/* This thread's store is dir instead (NULL: the environment's again): an
+ * image's warm desktop lives in a private one while it is made, without
+ * changing the process's environment under other threads. Processes
+ * started meanwhile (a host agent) are given it as BUREAU_HOME. */
+void hb_home_set(const char *dir);
 
 /* The directory holding this executable (malloc'd), NULL if unknown. */
 char *hb_exe_dir(void);
+/* This program's own path into buf (a host agent, a network keeper, an
+ * SSH forwards' keeper are this program again): 0, or -1 with errno. */
+int hb_self(char *buf, size_t len);
 
 /*
  * Run a program (argv[0] looked up in PATH) and wait for it; its output

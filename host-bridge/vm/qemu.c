@@ -458,7 +458,6 @@ qemu_net(const struct desktop *d, int link, int *qemu_end, char **cause)
 	pid_t pid = -1;
 	int lfd = -1, sv[2] = { -1, -1 }, rp[2] = { -1, -1 }, st;
 	size_t n = 0;
-	ssize_t len;
 	long long deadline = hb_now_ms() + 30000;
 
 	*qemu_end = -1;
@@ -466,11 +465,10 @@ qemu_net(const struct desktop *d, int link, int *qemu_end, char **cause)
 		*cause = hb_fmt("out of memory");
 		goto out;
 	}
-	if ((len = readlink("/proc/self/exe", exe, sizeof exe - 1)) <= 0) {
+	if (hb_self(exe, sizeof exe) != 0) {
 		*cause = hb_fmt("/proc/self/exe: %s", strerror(errno));
 		goto out;
 	}
-	exe[len] = '\0';
 	if (net_rules_write(d, cause) != 0)
 		goto out;
 	/* link: the guest's link made elsewhere (a QEMU that libvirt runs
