@@ -106,6 +106,16 @@ ag_fork_args(struct agent *ag, json_t *id, json_t *req,
 	} else if ((suffix = hb_random_hex(3)) != NULL) {
 		*name = hb_fmt("%.48s-fork-%s", ag->d->name, suffix);
 		free(suffix);
+		/* a DNS label, whatever the parent's older name holds
+		 * (uppercase, '_', '.') */
+		for (char *c = *name; c != NULL && *c != '\0'; c++)
+			*c = (*c >= 'A' && *c <= 'Z') ? (char)(*c - 'A' + 'a') :
+			    ((*c >= 'a' && *c <= 'z') ||
+			        (*c >= '0' && *c <= '9')) ?
+			                                *c :
+			                                '-';
+		while (*name != NULL && (*name)[0] == '-')
+			memmove(*name, *name + 1, strlen(*name));
 	}
 	if (*name == NULL) {
 		*reply = ag_refuse(err, id, BUREAU_EINTERNAL, "out of memory");

@@ -437,6 +437,31 @@ mc_usage(const char *msg)
 	return (2);
 }
 
+/* --listen HOST:PORT into host and *port: 0, or 2 with the error said. */
+static int
+mc_listen_addr(const char *listen, char *host, size_t len, int *port)
+{
+	const char *colon = strrchr(listen, ':');
+	char *cause = NULL;
+	long lp;
+
+	if (colon == NULL || colon == listen ||
+	    (size_t)(colon - listen) >= len ||
+	    hb_parse_int("--listen port", colon + 1, 1, 65535, &lp, &cause) !=
+	        0) {
+		fprintf(stderr,
+		    "bureau mission-control: --listen '%s' must be HOST:PORT "
+		    "(%s)\n",
+		    listen, cause ? cause : "no port");
+		free(cause);
+		return (2);
+	}
+	*port = (int)lp;
+	memcpy(host, listen, (size_t)(colon - listen));
+	host[colon - listen] = '\0';
+	return (0);
+}
+
 int
 mc_main(int argc, char **argv)
 {
@@ -447,13 +472,12 @@ mc_main(int argc, char **argv)
 		{ "insecure", no_argument, NULL, 'i' },
 		{ NULL, 0, NULL, 0 },
 	};
-	const char *listen = MC_LISTEN, *tfile = NULL, *colon;
+	const char *listen = MC_LISTEN, *tfile = NULL;
 	char *token, *cause = NULL, host[256], *ports, *url, nthreads[16];
 	int c, print = 0, insecure = 0, port;
 	struct mg_callbacks cb = { 0 };
 	struct mg_context *ctx;
 	sigset_t sigs;
-	long lp;
 
 	optind = 1;
 	while ((c = getopt_long(argc, argv, "", opts, NULL)) != -1) {
@@ -476,21 +500,8 @@ mc_main(int argc, char **argv)
 	}
 	if (optind != argc)
 		return (mc_usage("unexpected argument"));
-	colon = strrchr(listen, ':');
-	if (colon == NULL || colon == listen ||
-	    (size_t)(colon - listen) >= sizeof host ||
-	    hb_parse_int("--listen port", colon + 1, 1, 65535, &lp, &cause) !=
-	        0) {
-		fprintf(stderr,
-		    "bureau mission-control: --listen '%s' must be HOST:PORT "
-		    "(%s)\n",
-		    listen, cause ? cause : "no port");
-		free(cause);
+	if (mc_listen_addr(listen, host, sizeof host, &port) != 0)
 		return (2);
-	}
-	port = (int)lp;
-	memcpy(host, listen, (size_t)(colon - listen));
-	host[colon - listen] = '\0';
 	if (!mc_loopback(host) && !insecure) {
 		fprintf(stderr,
 		    "bureau mission-control: --listen '%s' is not a loopback "
