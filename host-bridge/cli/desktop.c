@@ -26,6 +26,7 @@
 #include "host-bridge/cli/remote.h"
 #include "host-bridge/cli/operator.h"
 #include "host-bridge/cli/safeprint.h"
+#include "host-bridge/desk/desk.h"
 #include "host-bridge/include/bureau.h"
 #include "host-bridge/opclient/opclient.h"
 #include "host-bridge/store/store.h"
@@ -544,9 +545,8 @@ cmd_rm(int argc, char **argv)
 		{ "force", no_argument, NULL, 'f' },
 		{ NULL, 0, NULL, 0 },
 	};
-	const struct vm_backend *vm = NULL;
-	int force = 0, c, lk = -1, rc = 1;
-	struct desktop *d = NULL;
+	struct desk_err e = { 0 };
+	int force = 0, c;
 	char *cause = NULL;
 
 	optind = 1;
@@ -561,38 +561,15 @@ cmd_rm(int argc, char **argv)
 		usage_err("rm", "one NAME expected");
 		return (2);
 	}
-	if (desktop_load(argv[optind], &d, &cause) != 0 ||
-	    store_lock(d, "rm", &lk, &cause) != 0)
-		goto fail;
-	vm = vm_backend_for(d);
-	/* An attached desktop's agent goes with it; its daemon stays. */
-	if (d->attached && agent_stop(d, &cause) != 0)
-		goto fail;
-	if (!d->attached && (vm->pid(d) != 0 || store_agent_pid(d) != 0)) {
-		if (!force) {
-			cause = hb_fmt("desktop '%s' is running (bureau stop, "
-			               "or rm --force)",
-			    d->name);
-			goto fail;
-		}
-		if (vm->kill(d, &cause) != 0 || agent_stop(d, &cause) != 0)
-			goto fail;
-	}
-	if (hb_rm_tree(d->dir) != 0) {
-		cause = hb_fmt("cannot remove '%s': %s", d->dir,
-		    strerror(errno));
+	if (desk_rm(argv[optind], force, &e) != 0) {
+		cause = e.cause;
 		goto fail;
 	}
-	printf("removed desktop '%s'\n", d->name);
-	rc = 0;
-	goto out;
+	printf("removed desktop '%s'\n", argv[optind]);
+	return (0);
 fail:
 	die_cause("rm", cause);
-out:
-	if (lk >= 0)
-		close(lk);
-	desktop_free(d);
-	return (rc);
+	return (1);
 }
 
 /* ---- console

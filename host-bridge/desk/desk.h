@@ -111,6 +111,11 @@ int desk_stop(const char *name, int how, long timeout_s,
     struct desk_stop_res *r, struct desk_err *e);
 void desk_stop_res_clear(struct desk_stop_res *r);
 
+/* A desktop removed, disks and all: refused while it runs unless force
+ * (its owner ends its VM first); an attached desktop's agent goes with
+ * it, its daemon stays. */
+int desk_rm(const char *name, int force, struct desk_err *e);
+
 /* ---- pause, resume ----------------------------------------------------- */
 
 struct desk_resume_res {

@@ -4,6 +4,7 @@
  * operator op: it owns the VM and does one change at a time, its idle
  * save and wake among them); one without is changed here, under its lock.
  */
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -317,4 +318,57 @@ desk_restore(const char *name, const char *tag, int discard_saved,
     struct desk_snap_res *r, struct desk_err *e)
 {
 	return (snap(name, tag, 1, discard_saved, r, e));
+}
+
+int
+desk_rm(const char *name, int force, struct desk_err *e)
+{
+	struct desk_stop_res r = { 0 };
+	struct desktop *d = NULL;
+	char *cause = NULL;
+	int lk = -1, rv = -1, running;
+
+	if (desk_load(name, &d, e) != 0)
+		goto out;
+	if (d->remote_dir != NULL) {
+		desk_fail(e, DESK_ENOTAPPLY,
+		    "desktop '%s' is on host '%s', another machine: `bureau rm "
+		    "%s` removes it there",
+		    d->name, d->host ? d->host : "?", d->name);
+		goto out;
+	}
+	running = !d->attached &&
+	    (vm_backend_for(d)->pid(d) != 0 || store_agent_pid(d) != 0);
+	if (running && !force) {
+		desk_fail(e, DESK_ENOTAPPLY,
+		    "desktop '%s' is running (bureau stop, or rm --force)",
+		    d->name);
+		goto out;
+	}
+	/* its owner ends its VM first (the agent, or this under the lock) */
+	if (running && desk_stop(name, DESK_STOP_FORCE, 30, &r, e) != 0)
+		goto out;
+	if (d->ephemeral && r.how == DESK_STOPPED_DISCARDED) {
+		rv = 0; /* gone with its stop */
+		goto out;
+	}
+	if (desk_lock(d, "rm", &lk, e) != 0)
+		goto out;
+	/* an attached desktop's agent goes with it; its daemon stays */
+	if (store_agent_pid(d) != 0 && agent_stop(d, &cause) != 0) {
+		desk_fail_take(e, DESK_EFAIL, cause);
+		goto out;
+	}
+	if (hb_rm_tree(d->dir) != 0) {
+		desk_fail(e, DESK_EFAIL, "cannot remove '%s': %s", d->dir,
+		    strerror(errno));
+		goto out;
+	}
+	rv = 0;
+out:
+	if (lk >= 0)
+		close(lk);
+	desk_stop_res_clear(&r);
+	desktop_free(d);
+	return (rv);
 }

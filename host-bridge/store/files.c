@@ -77,6 +77,9 @@ const struct store_file store_files[] = {
 	{ "guest-events.sock", SF_RUN, "the guest's events, relayed" },
 	{ "operator.sock", SF_RUN, "the host agent's operator socket" },
 	{ "lv", SF_DIR | SF_RUN, "what libvirt's QEMU may write (sockets)" },
+	{ "lv/qmp.sock", SF_RUN, "bureau's own monitor of libvirt's QEMU" },
+	{ "lv/net.sock", SF_RUN, "the guest's link to passt (libvirt)" },
+	{ "lv/vnc.sock", SF_RUN, "the live view (libvirt)" },
 	/* a desktop on another machine's record here (cli/remote.c) */
 	{ "forward.pid", SF_RUN, "the keeper of its SSH forwards" },
 	{ "forward.log", 0, "that keeper's log" },
