@@ -25,6 +25,7 @@ static const char *const desk_names[] = {
 	[DESK_EQUOTA] = "quota",
 	[DESK_EUNREACH] = "unreachable",
 	[DESK_EFAIL] = "failed",
+	[DESK_EOLDAGENT] = "failed",
 };
 
 void
@@ -153,13 +154,19 @@ desk_op(const struct desktop *d, json_t *req, int timeout_ms, json_t **reply,
 	if (rv != 0)
 		return (desk_fail_take(e, DESK_EUNREACH, cause));
 	if (!json_is_true(json_object_get(r, "ok"))) {
+		const char *code, *msg;
+
 		err = json_object_get(r, "error");
+		code = json_string_value(json_object_get(err, "code"));
+		msg = json_string_value(json_object_get(err, "message"));
 		desk_fail(e,
-		    desk_code_of(
-		        json_string_value(json_object_get(err, "code"))),
-		    "%s",
-		    json_string_value(json_object_get(err, "message")) ?:
-		        "the host agent refused it");
+		    /* an agent an older bureau started (it runs on across
+		     * an upgrade) knows no lifecycle op */
+		    code != NULL && strcmp(code, "unknown_action") == 0 &&
+		            msg != NULL && strncmp(msg, "unknown op", 10) == 0 ?
+		        DESK_EOLDAGENT :
+		        desk_code_of(code),
+		    "%s", msg ? msg : "the host agent refused it");
 		json_decref(r);
 		return (-1);
 	}

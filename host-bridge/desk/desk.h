@@ -39,6 +39,8 @@ enum {
 	DESK_EUNREACH,  /* its host agent does not answer */
 	DESK_EFAIL,     /* it was tried and failed (QEMU, the disks, the
 	                   guest): cause says what stands now */
+	DESK_EOLDAGENT, /* (internal) the desktop's host agent is of an
+	                   older bureau, without the op: done here instead */
 };
 
 struct desk_err {

@@ -352,12 +352,24 @@ desk_fork(const char *name, const struct desk_fork_opts *o,
 		    d->name, d->name);
 		goto out;
 	}
-	/* the owner of its VM forks it: its host agent */
+	/* the owner of its VM forks it: its host agent; one an older bureau
+	 * started knows no such op: forked here under the lock, as that
+	 * bureau's own fork did */
 	if (desk_op(d,
 	        json_pack("{s:s, s:o}", "op", "fork", "fork",
 	            desk_fork_opts_json(o)),
-	        600000, &reply, e) != 0)
+	        600000, &reply, e) != 0) {
+		int lk = -1;
+
+		if (e->code != DESK_EOLDAGENT)
+			goto out;
+		desk_err_clear(e);
+		if (desk_lock(d, "fork", &lk, e) == 0)
+			rv = desk_own_fork(d, o, r, e);
+		if (lk >= 0)
+			close(lk);
 		goto out;
+	}
 	if (desk_fork_res_of(reply, r) != 0) {
 		desk_fail(e, DESK_EFAIL,
 		    "the host agent of '%s' gave no fork's name", d->name);

@@ -165,10 +165,22 @@ desk_stop(const char *name, int how, long timeout_s, struct desk_stop_res *r,
 		        how == DESK_STOP_SHUTDOWN ? "--shutdown" :
 		                                    NULL,
 		    NULL, &r->said, e);
-	else
-		rv = own == DESK_BY_AGENT ?
-		    stop_by_agent(d, how, timeout_s, r, e) :
-		    stop_here(d, how, timeout_s, r, e);
+	else if (own == DESK_BY_AGENT &&
+	    ((rv = stop_by_agent(d, how, timeout_s, r, e)) == 0 ||
+	        e->code != DESK_EOLDAGENT))
+		;
+	else if (own == DESK_BY_AGENT) {
+		/* an older bureau's agent: its VM stopped from here, under
+		 * the lock, as that bureau's own stop did, then the agent */
+		char *cause = NULL;
+
+		desk_err_clear(e);
+		if ((rv = desk_lock(d, "stop", &lk, e)) == 0 &&
+		    (rv = stop_here(d, how, timeout_s, r, e)) == 0 &&
+		    agent_stop(d, &cause) != 0)
+			rv = desk_fail_take(e, DESK_EFAIL, cause);
+	} else
+		rv = stop_here(d, how, timeout_s, r, e);
 out:
 	if (lk >= 0)
 		close(lk);
@@ -198,10 +210,15 @@ pause_resume(const char *name, int resume, struct desk_resume_res *r,
 			free(said);
 		goto out;
 	}
-	if (own == DESK_BY_AGENT) {
-		if (desk_op(d, json_pack("{s:s}", "op", what), DESK_OP_MS(0),
-		        &reply, e) != 0)
+	if (own == DESK_BY_AGENT &&
+	    desk_op(d, json_pack("{s:s}", "op", what), DESK_OP_MS(0), &reply,
+	        e) != 0) {
+		if (e->code != DESK_EOLDAGENT ||
+		    (desk_err_clear(e), desk_lock(d, what, &lk, e)) != 0)
 			goto out;
+		own = DESK_HERE; /* an older bureau's agent: done here */
+	}
+	if (own == DESK_BY_AGENT) {
 		if (r != NULL &&
 		    json_is_string(json_object_get(reply, "warning")))
 			r->warning = strdup(json_string_value(
@@ -270,12 +287,17 @@ snap(const char *name, const char *tag, int restore, int discard,
 		    &r->said, e);
 		goto out;
 	}
-	if (own == DESK_BY_AGENT) {
-		if (desk_op(d,
-		        json_pack("{s:s, s:s, s:b}", "op", what, "tag", tag,
-		            "discard_saved", discard),
-		        DESK_OP_MS(300), &reply, e) != 0)
+	if (own == DESK_BY_AGENT &&
+	    desk_op(d,
+	        json_pack("{s:s, s:s, s:b}", "op", what, "tag", tag,
+	            "discard_saved", discard),
+	        DESK_OP_MS(300), &reply, e) != 0) {
+		if (e->code != DESK_EOLDAGENT ||
+		    (desk_err_clear(e), desk_lock(d, what, &lk, e)) != 0)
 			goto out;
+		own = DESK_HERE; /* an older bureau's agent: done here */
+	}
+	if (own == DESK_BY_AGENT) {
 		r->live = json_is_true(json_object_get(reply, "live"));
 		r->saved = json_is_true(json_object_get(reply, "saved"));
 		if (json_is_string(json_object_get(reply, "warning")))
