@@ -94,22 +94,6 @@ cmd_agent(int argc, char **argv)
 
 /* ---- attach ----------------------------------------------------------- */
 
-static int
-write_secret(const struct desktop *d, const char *file, const char *s,
-    mode_t mode, char **cause)
-{
-	char *p = desktop_path(d, file);
-	int rv;
-
-	if (p == NULL) {
-		*cause = hb_fmt("out of memory");
-		return (-1);
-	}
-	rv = hb_write_file(p, s, strlen(s), mode, cause);
-	free(p);
-	return (rv);
-}
-
 /* Register a new attached desktop: its directory and files, under the
  * store-wide lock so no other desktop gets its name or port. */
 static int
@@ -143,11 +127,11 @@ attach_register(struct desktop *d, const char *guest_token,
 		*cause = hb_fmt("no random bytes: %s", strerror(errno));
 		goto out;
 	}
-	if (write_secret(d, "guest-token", guest_token, 0600, cause) != 0 ||
-	    write_secret(d, "token", token, 0600, cause) != 0)
+	if (store_put(d, "guest-token", guest_token, 0600, cause) != 0 ||
+	    store_put(d, "token", token, 0600, cause) != 0)
 		goto out;
 	if ((s = hb_fmt("tcp://127.0.0.1:%d\n", d->port)) == NULL ||
-	    write_secret(d, "endpoint", s, 0644, cause) != 0)
+	    store_put(d, "endpoint", s, 0644, cause) != 0)
 		goto out;
 	free(s);
 	s = NULL;

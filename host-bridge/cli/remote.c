@@ -1858,6 +1858,21 @@ out:
 	return (rc);
 }
 
+/* What a command there prints of its agent's ports is said of this
+ * side's (the forwards'). */
+static void
+remote_ports_here(const struct desktop *d, struct rewrite *rw)
+{
+	snprintf(rw->from[0], sizeof rw->from[0], "tcp://127.0.0.1:%d",
+	    d->remote_port);
+	snprintf(rw->to[0], sizeof rw->to[0], "tcp://127.0.0.1:%d", d->port);
+	snprintf(rw->from[1], sizeof rw->from[1], "tcp://127.0.0.1:%d",
+	    d->remote_port + 1);
+	snprintf(rw->to[1], sizeof rw->to[1], "tcp://127.0.0.1:%d",
+	    d->port + 1);
+	rw->n = 2;
+}
+
 int
 remote_dispatch(int argc, char **argv, int *rc)
 {
@@ -1915,13 +1930,7 @@ remote_dispatch(int argc, char **argv, int *rc)
 		cause = NULL;
 	}
 	/* what it prints of the agent's ports there is said of this side's */
-	snprintf(rw.from[0], sizeof rw.from[0], "tcp://127.0.0.1:%d",
-	    d->remote_port);
-	snprintf(rw.to[0], sizeof rw.to[0], "tcp://127.0.0.1:%d", d->port);
-	snprintf(rw.from[1], sizeof rw.from[1], "tcp://127.0.0.1:%d",
-	    d->remote_port + 1);
-	snprintf(rw.to[1], sizeof rw.to[1], "tcp://127.0.0.1:%d", d->port + 1);
-	rw.n = 2;
+	remote_ports_here(d, &rw);
 	*rc = remote_run(&r, NULL, argv + 1, argc - 1, &rw, NULL);
 	if (*rc == 255)
 		fprintf(stderr,
@@ -2014,13 +2023,7 @@ remote_desk_run(const struct desktop *d, char *const *words, int n, char **said)
 		free(cause);
 		cause = NULL;
 	}
-	snprintf(rw.from[0], sizeof rw.from[0], "tcp://127.0.0.1:%d",
-	    d->remote_port);
-	snprintf(rw.to[0], sizeof rw.to[0], "tcp://127.0.0.1:%d", d->port);
-	snprintf(rw.from[1], sizeof rw.from[1], "tcp://127.0.0.1:%d",
-	    d->remote_port + 1);
-	snprintf(rw.to[1], sizeof rw.to[1], "tcp://127.0.0.1:%d", d->port + 1);
-	rw.n = 2;
+	remote_ports_here(d, &rw);
 	rc = remote_run(&r, NULL, words, n, &rw, &out);
 	if ((m = open_memstream(said, &len)) != NULL) {
 		for (line = out ? strtok_r(out, "\n", &save) : NULL;

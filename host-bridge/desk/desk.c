@@ -105,6 +105,42 @@ desk_note(const struct desk_notes *n, const char *fmt, ...)
 }
 
 int
+desk_check_net(const char *net, const char *net_allow, int none_else,
+    struct desk_err *e)
+{
+	char *cause = NULL;
+	int none = net != NULL ? strcmp(net, "none") == 0 : none_else;
+
+	if (net != NULL && strcmp(net, "none") != 0 &&
+	    strcmp(net, "internet") != 0)
+		return (desk_fail(e, DESK_EINVAL,
+		    "invalid --net '%s': none or internet", net));
+	if (net_allow != NULL &&
+	    net_allow_check(net_allow, 0, NULL, &cause) != 0)
+		return (desk_fail_take(e, DESK_EINVAL, cause));
+	if (net_allow != NULL && none)
+		return (desk_fail(e, DESK_EINVAL,
+		    "--net-allow opens exceptions to --net internet: not "
+		    "with --net none"));
+	return (0);
+}
+
+int
+desk_new_dir(struct desktop *d, int *lk, int *created, struct desk_err *e)
+{
+	char *cause = NULL;
+
+	if (store_lock_all(lk, &cause) == 0 &&
+	    store_create_dir(d, created, &cause) == 0 &&
+	    store_pick_port(&d->port, &cause) == 0)
+		return (0);
+	return (desk_fail_take(e,
+	    cause != NULL && strstr(cause, "exists") != NULL ? DESK_EEXIST :
+	                                                       DESK_EFAIL,
+	    cause));
+}
+
+int
 desk_load(const char *name, struct desktop **d, struct desk_err *e)
 {
 	char *cause = NULL;

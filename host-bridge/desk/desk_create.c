@@ -62,18 +62,8 @@ create_check(const struct desk_create_opts *o, struct desk_err *e)
 	if (home < (64LL << 20))
 		return (desk_fail(e, DESK_EINVAL,
 		    "invalid home disk size: at least 64M"));
-	if (o->net != NULL && strcmp(o->net, "none") != 0 &&
-	    strcmp(o->net, "internet") != 0)
-		return (desk_fail(e, DESK_EINVAL,
-		    "invalid --net '%s': none or internet", o->net));
-	if (o->net_allow != NULL &&
-	    net_allow_check(o->net_allow, 0, NULL, &cause) != 0)
-		return (desk_fail_take(e, DESK_EINVAL, cause));
-	if (o->net_allow != NULL && o->net != NULL &&
-	    strcmp(o->net, "none") == 0)
-		return (desk_fail(e, DESK_EINVAL,
-		    "--net-allow opens exceptions to --net internet: not "
-		    "with --net none"));
+	if (desk_check_net(o->net, o->net_allow, 0, e) != 0)
+		return (-1);
 	if (o->approve_timeout < 0 || o->approve_timeout > 86400)
 		return (desk_fail(e, DESK_EINVAL,
 		    "invalid --approve-timeout %ld: 1 to 86400 seconds",
@@ -203,16 +193,8 @@ create_made(struct desktop *d, const struct image *im,
 	json_t *cfg = NULL;
 	int lk = -1, rv = -1, cl;
 
-	if (store_lock_all(&lk, &cause) != 0 ||
-	    store_create_dir(d, created, &cause) != 0 ||
-	    store_pick_port(&d->port, &cause) != 0) {
-		desk_fail_take(e,
-		    cause != NULL && strstr(cause, "exists") != NULL ?
-		        DESK_EEXIST :
-		        DESK_EFAIL,
-		    cause);
+	if (desk_new_dir(d, &lk, created, e) != 0)
 		goto out;
-	}
 	if ((cl = create_disks(d, im, o, &r->why, e)) < 0)
 		goto out;
 	if (store_secrets(d, &cause) != 0 ||

@@ -142,19 +142,8 @@ fork_check(const struct desktop *d, const struct desk_fork_opts *o,
 
 	if (store_valid_name(o->newname, &cause) != 0)
 		return (desk_fail_take(e, DESK_EINVAL, cause));
-	if (o->net != NULL && strcmp(o->net, "internet") != 0 &&
-	    strcmp(o->net, "none") != 0)
-		return (desk_fail(e, DESK_EINVAL,
-		    "invalid --net '%s': internet or none", o->net));
-	if (o->net_allow != NULL &&
-	    net_allow_check(o->net_allow, 0, NULL, &cause) != 0)
-		return (desk_fail_take(e, DESK_EINVAL, cause));
-	if (o->net_allow != NULL &&
-	    ((o->net != NULL && strcmp(o->net, "none") == 0) ||
-	        (o->net == NULL && d->net_none)))
-		return (desk_fail(e, DESK_EINVAL,
-		    "--net-allow opens exceptions to --net internet: not "
-		    "with --net none"));
+	if (desk_check_net(o->net, o->net_allow, d->net_none, e) != 0)
+		return (-1);
 	/* a fork the agent loop asks for may narrow its parent's network,
 	 * never widen it */
 	if (o->by_agent && d->net_none && o->net != NULL &&
@@ -254,15 +243,10 @@ fork_make_dir(const struct desktop *d, struct desktop *c,
 	if (fork_policy("--allow", o->allow, pcfg, "allow", &al, e) != 0 ||
 	    fork_policy("--approve", o->approve, pcfg, "approve", &ap, e) != 0)
 		goto out;
-	if (store_lock_all(&lka, &cause) != 0 ||
-	    store_create_dir(c, created, &cause) != 0 ||
-	    store_pick_port(&c->port, &cause) != 0 ||
-	    store_secrets(c, &cause) != 0) {
-		desk_fail_take(e,
-		    cause != NULL && strstr(cause, "exists") != NULL ?
-		        DESK_EEXIST :
-		        DESK_EFAIL,
-		    cause);
+	if (desk_new_dir(c, &lka, created, e) != 0)
+		goto out;
+	if (store_secrets(c, &cause) != 0) {
+		desk_fail_take(e, DESK_EFAIL, cause);
 		goto out;
 	}
 	if ((cfg = fork_config(d, c, pcfg, o, al, ap)) == NULL) {

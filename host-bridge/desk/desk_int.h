@@ -16,6 +16,15 @@ int desk_load(const char *name, struct desktop **d, struct desk_err *e);
 /* -1 (DESK_ENOTAPPLY) for an attached desktop: what does not apply. */
 int desk_not_attached(const struct desktop *d, const char *what,
     struct desk_err *e);
+/* --net (NULL: none_else says whether the desktop's is none) and
+ * --net-allow checked together: -1 with e (DESK_EINVAL) naming them. */
+int desk_check_net(const char *net, const char *net_allow, int none_else,
+    struct desk_err *e);
+/* A new desktop's directory (d->dir, from d->name when NULL; *created
+ * once it is there) and its ports (d->port), under the store's lock (*lk,
+ * held for the caller until desktop.json names them): DESK_EEXIST when
+ * the name is taken. */
+int desk_new_dir(struct desktop *d, int *lk, int *created, struct desk_err *e);
 /* store_lock as a desk error (DESK_EBUSY). */
 int desk_lock(const struct desktop *d, const char *what, int *lk,
     struct desk_err *e);

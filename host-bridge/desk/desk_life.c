@@ -188,6 +188,27 @@ out:
 	return (rv);
 }
 
+/*
+ * req (stolen) to d's host agent: 0 with *reply. An agent an older bureau
+ * started (it runs on across an upgrade) knows no lifecycle op: then 0
+ * with *own DESK_HERE and the lock taken (*lk), for the caller to do it
+ * here as that bureau did. -1 with e otherwise.
+ */
+static int
+op_or_here(const struct desktop *d, const char *what, json_t *req, int ms,
+    int *own, int *lk, json_t **reply, struct desk_err *e)
+{
+	if (desk_op(d, req, ms, reply, e) == 0)
+		return (0);
+	if (e->code != DESK_EOLDAGENT)
+		return (-1);
+	desk_err_clear(e);
+	if (desk_lock(d, what, lk, e) != 0)
+		return (-1);
+	*own = DESK_HERE;
+	return (0);
+}
+
 /* pause (resume 0) or resume. */
 static int
 pause_resume(const char *name, int resume, struct desk_resume_res *r,
@@ -211,13 +232,9 @@ pause_resume(const char *name, int resume, struct desk_resume_res *r,
 		goto out;
 	}
 	if (own == DESK_BY_AGENT &&
-	    desk_op(d, json_pack("{s:s}", "op", what), DESK_OP_MS(0), &reply,
-	        e) != 0) {
-		if (e->code != DESK_EOLDAGENT ||
-		    (desk_err_clear(e), desk_lock(d, what, &lk, e)) != 0)
-			goto out;
-		own = DESK_HERE; /* an older bureau's agent: done here */
-	}
+	    op_or_here(d, what, json_pack("{s:s}", "op", what), DESK_OP_MS(0),
+	        &own, &lk, &reply, e) != 0)
+		goto out;
 	if (own == DESK_BY_AGENT) {
 		if (r != NULL &&
 		    json_is_string(json_object_get(reply, "warning")))
@@ -288,15 +305,11 @@ snap(const char *name, const char *tag, int restore, int discard,
 		goto out;
 	}
 	if (own == DESK_BY_AGENT &&
-	    desk_op(d,
+	    op_or_here(d, what,
 	        json_pack("{s:s, s:s, s:b}", "op", what, "tag", tag,
 	            "discard_saved", discard),
-	        DESK_OP_MS(300), &reply, e) != 0) {
-		if (e->code != DESK_EOLDAGENT ||
-		    (desk_err_clear(e), desk_lock(d, what, &lk, e)) != 0)
-			goto out;
-		own = DESK_HERE; /* an older bureau's agent: done here */
-	}
+	        DESK_OP_MS(300), &own, &lk, &reply, e) != 0)
+		goto out;
 	if (own == DESK_BY_AGENT) {
 		r->live = json_is_true(json_object_get(reply, "live"));
 		r->saved = json_is_true(json_object_get(reply, "saved"));

@@ -156,6 +156,9 @@ int store_lock_all(int *fd, char **cause);
  * guest's machine-id and the endpoint file of d->port.
  */
 int store_create_dir(struct desktop *d, int *created, char **cause);
+/* d->dir/file with the string s, mode (a new file renamed into place). */
+int store_put(const struct desktop *d, const char *file, const char *s,
+    mode_t mode, char **cause);
 int store_secrets(const struct desktop *d, char **cause);
 /*
  * desktop.json has one writer: these. store_save writes cfg whole (a new

@@ -43,8 +43,7 @@ store_create_dir(struct desktop *d, int *created, char **cause)
 	return (0);
 }
 
-/* d->dir/file with s (mode). */
-static int
+int
 store_put(const struct desktop *d, const char *file, const char *s, mode_t mode,
     char **cause)
 {
