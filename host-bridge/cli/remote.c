@@ -1545,13 +1545,9 @@ receive_into(const char *name, const char *host, int in, int keep_port,
 		json_object_set_new(j, "host", json_string(host));
 	json_object_set_new(j, "port", json_integer(port));
 	free(p);
-	if ((s = json_dumps(j, JSON_INDENT(2))) == NULL ||
-	    (p = hb_fmt("%s/desktop.json", got)) == NULL)
-		goto oom;
-	if (hb_write_file(p, s, strlen(s), 0600, cause) != 0)
+	p = NULL;
+	if (store_save_in(got, j, cause) != 0)
 		goto out;
-	free(p);
-	free(s);
 	if ((s = hb_fmt("tcp://127.0.0.1:%d\n", port)) == NULL ||
 	    (p = hb_fmt("%s/endpoint", got)) == NULL)
 		goto oom;
