@@ -21,6 +21,7 @@
 #include "host-bridge/cli/remote.h"
 #include "host-bridge/store/files.h"
 #include "host-bridge/store/store.h"
+#include "host-bridge/util/shquote.h"
 #include "host-bridge/util/tarscan.h"
 #include "host-bridge/util/util.h"
 #include "host-bridge/vm/vm.h"
@@ -249,61 +250,6 @@ ssh_base(const struct remote *r, struct argv *a)
 		av_add(a, hb_fmt("-oUserKnownHostsFile=%s", r->known_hosts));
 		av_add(a, strdup("-oStrictHostKeyChecking=yes"));
 	}
-}
-
-/* piece appended to the growing string *buf. */
-static int
-sh_append(char **buf, size_t *len, size_t *cap, const char *piece)
-{
-	size_t pl = strlen(piece);
-
-	if (*len + pl + 1 > *cap) {
-		size_t nc = (*len + pl + 1) * 2;
-		char *nb = realloc(*buf, nc);
-
-		if (nb == NULL)
-			return (-1);
-		*buf = nb;
-		*cap = nc;
-	}
-	memcpy(*buf + *len, piece, pl + 1);
-	*len += pl;
-	return (0);
-}
-
-/* " 's'" appended: s quoted for the remote shell (a ' as '\''). */
-static int
-sh_quote(char **buf, size_t *len, size_t *cap, const char *s)
-{
-	char one[2] = { 0, 0 };
-
-	if (sh_append(buf, len, cap, " '") != 0)
-		return (-1);
-	for (; *s != '\0'; s++) {
-		one[0] = *s;
-		if (sh_append(buf, len, cap, *s == '\'' ? "'\\''" : one) != 0)
-			return (-1);
-	}
-	return (sh_append(buf, len, cap, "'"));
-}
-
-/* The remote shell's command line: words quoted, the first (a program)
- * as it is. */
-static char *
-sh_line(const char *prog, char *const *words, int n)
-{
-	size_t len = strlen(prog), cap = len + 64;
-	char *b = malloc(cap);
-
-	if (b == NULL)
-		return (NULL);
-	memcpy(b, prog, len + 1);
-	for (int i = 0; i < n; i++)
-		if (sh_quote(&b, &len, &cap, words[i]) != 0) {
-			free(b);
-			return (NULL);
-		}
-	return (b);
 }
 
 /* Replace each from[i] in line by to[i] (a remote port by this side's). */
