@@ -107,6 +107,8 @@ remote_parse(const char *uri, struct remote *r, char **cause)
 			dst = &r->known_hosts;
 		else if (v != NULL && strncmp(k, "no_verify=", 10) == 0)
 			r->no_verify = v[1] == '1';
+		if (dst != NULL)
+			free(*dst); /* given twice: the last */
 		if (dst != NULL &&
 		    (*dst = uri_decode(v + 1, (size_t)(end - v - 1))) == NULL)
 			goto oom;
