@@ -43,6 +43,26 @@ uri_decode(const char *s, size_t n)
 	return (o);
 }
 
+/*
+ * Is s one word of a line of ssh's configuration, as it is? ssh reads
+ * -oUserKnownHostsFile=F so: blanks separate several files (one of them
+ * relative, in whatever directory bureau runs from), quotes and
+ * backslashes are taken away, a '#' first makes the rest a comment (the
+ * option not given: the default files checked instead), trailing
+ * control characters are dropped.
+ */
+static int
+ssh_one_word(const char *s)
+{
+	if (s[0] == '#')
+		return (0);
+	for (; *s != '\0'; s++)
+		if ((unsigned char)*s < 0x20 || *s == 0x7f || *s == ' ' ||
+		    *s == '"' || *s == '\'' || *s == '\\')
+			return (0);
+	return (1);
+}
+
 /* uri (qemu+ssh://[USER@]MACHINE[:PORT]/PATH[?k=v&...]) into *r. */
 int
 remote_parse(const char *uri, struct remote *r, char **cause)
@@ -112,6 +132,18 @@ remote_parse(const char *uri, struct remote *r, char **cause)
 		if (dst != NULL &&
 		    (*dst = uri_decode(v + 1, (size_t)(end - v - 1))) == NULL)
 			goto oom;
+		/* the machine's key checked against that file, no other */
+		if (dst == &r->known_hosts && !ssh_one_word(*dst)) {
+			*cause = hb_fmt(
+			    "invalid URI '%s': known_hosts must name "
+			    "one file, without blanks, quotes, "
+			    "backslashes or control characters, not "
+			    "starting with '#' (ssh would read it as "
+			    "several files, or none)",
+			    uri);
+			remote_clear(r);
+			return (-1);
+		}
 		q = end;
 	}
 	return (0);

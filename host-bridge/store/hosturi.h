@@ -8,7 +8,9 @@
  * (-oUserKnownHostsFile=) and the libvirt URI of the same host there
  * (qemu://PATH). USER, MACHINE and the parameters' values are
  * %XX-decoded, as libvirt decodes them; other parameters are libvirt's
- * and ignored here.
+ * and ignored here. The known hosts file is one word of ssh's option
+ * syntax (no blank, quote, backslash or control character, no '#'
+ * first): ssh would read another as other files, or as none.
  */
 #ifndef BUREAU_HB_HOSTURI_H
 #define BUREAU_HB_HOSTURI_H

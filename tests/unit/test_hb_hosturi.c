@@ -6,8 +6,8 @@
  * -oUserKnownHostsFile=F, then "--" MACHINE, run by execvp: no shell
  * here) and, for the libvirt URI there, onto the remote shell's command
  * line (util/shquote.c). So: a machine never starts with '-', a port is
- * digits, and the libvirt URI there reaches the shell there byte for
- * byte.
+ * digits, a known hosts file is one file as ssh's option parser reads
+ * it, and the libvirt URI there reaches the shell there byte for byte.
  * Where ssh is installed, its own reading of those arguments is checked
  * too (ssh -G prints the configuration it would use; it connects
  * nowhere).
@@ -267,6 +267,46 @@ test_query(void **state)
 	    "/k dir/id;$(x)'\"", NULL, 0);
 	/* the query is not the path's */
 	taken("qemu+ssh://m/system?x=/y", NULL, "m", NULL, "qemu:///system");
+}
+
+/*
+ * known_hosts goes to ssh as -oUserKnownHostsFile=F, which ssh reads as
+ * a line of its configuration: blanks separate several files, quotes
+ * and backslashes are taken away, a '#' starting it makes it a comment
+ * (the option then not given: ssh checks the default files instead).
+ * The key of the machine would be checked against files the operator
+ * never named (a relative one in whatever directory bureau runs from):
+ * refused.
+ */
+static void
+test_known_hosts_one_file(void **state)
+{
+	(void)state;
+	params("qemu+ssh://m/system?known_hosts=/etc/bureau/kh", NULL,
+	    "/etc/bureau/kh", 0);
+	params("qemu+ssh://m/system?known_hosts=/a%23b", NULL, "/a#b", 0);
+	/* ssh's own expansions, as documented for the option */
+	params("qemu+ssh://m/system?known_hosts=~/.ssh/kh", NULL, "~/.ssh/kh",
+	    0);
+	params("qemu+ssh://m/system?known_hosts=%25d/kh", NULL, "%d/kh", 0);
+	params("qemu+ssh://m/system?known_hosts=/a;b$c", NULL, "/a;b$c", 0);
+	refused("qemu+ssh://m/system?known_hosts=/etc/my%20hosts");
+	refused("qemu+ssh://m/system?known_hosts=/etc/kh /tmp/mine");
+	refused("qemu+ssh://m/system?known_hosts=/etc/kh%09mine");
+	refused("qemu+ssh://m/system?known_hosts=/etc/kh%0Amine");
+	refused("qemu+ssh://m/system?known_hosts=/etc/kh%0D");
+	refused("qemu+ssh://m/system?known_hosts=/etc/kh%0B");
+	refused("qemu+ssh://m/system?known_hosts=/etc/kh%0C");
+	refused("qemu+ssh://m/system?known_hosts=%22/etc/kh%22");
+	refused("qemu+ssh://m/system?known_hosts=/etc/k'h");
+	refused("qemu+ssh://m/system?known_hosts=/etc/k%5Ch");
+	refused("qemu+ssh://m/system?known_hosts=%23/etc/kh");
+	refused("qemu+ssh://m/system?known_hosts=/etc/kh%01");
+	refused("qemu+ssh://m/system?known_hosts=/etc/kh%7F");
+	/* and so after a good one */
+	refused("qemu+ssh://m/system?keyfile=/k&known_hosts=/a%20b");
+	/* no_verify=1 uses none: a bad one is refused all the same */
+	refused("qemu+ssh://m/system?no_verify=1&known_hosts=/a%20b");
 }
 
 /* `sh -c LINE` (sshd runs the line so), its stdout into *out. */
@@ -589,6 +629,7 @@ main(void)
 		cmocka_unit_test(test_ipv6),
 		cmocka_unit_test(test_dash),
 		cmocka_unit_test(test_query),
+		cmocka_unit_test(test_known_hosts_one_file),
 		cmocka_unit_test(test_ruri_shell),
 		cmocka_unit_test(test_ssh_reads),
 		cmocka_unit_test(test_host_names),
