@@ -171,11 +171,13 @@ $(BUILD)/tests/test_%: tests/unit/test_%.c $(D_LIBOBJ) $(NNG_A) $(BUILD)/.varian
 	$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $< $(D_LIBOBJ) $(LDLIBS_D) -lcmocka
 
 # Unit tests of the host bridge's helpers, linked with those objects (and
-# the common/ parser they use; the store and the disks for test_hb_disks).
+# the common/ parser they use; the store and the disks for test_hb_disks,
+# the host URI parser for test_hb_hosturi, --net-allow's for
+# test_hb_netallow).
 H_OBJ := $(filter $(OBJ)/host-bridge/util/% $(OBJ)/common/size.o \
     $(OBJ)/host-bridge/store/store.o $(OBJ)/host-bridge/store/hosts.o \
-    $(OBJ)/host-bridge/store/files.o \
-    $(OBJ)/host-bridge/vm/disks.o,$(C_OBJ))
+    $(OBJ)/host-bridge/store/files.o $(OBJ)/host-bridge/store/hosturi.o \
+    $(OBJ)/host-bridge/vm/disks.o $(OBJ)/host-bridge/vm/netrules.o,$(C_OBJ))
 $(BUILD)/tests/test_hb_%: tests/unit/test_hb_%.c $(H_OBJ) $(BUILD)/.variant-$(VARIANT)
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $< $(H_OBJ) -ljansson -lcmocka

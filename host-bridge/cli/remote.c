@@ -20,7 +20,9 @@
 #include "host-bridge/cli/desktop.h"
 #include "host-bridge/cli/remote.h"
 #include "host-bridge/store/files.h"
+#include "host-bridge/store/hosturi.h"
 #include "host-bridge/store/store.h"
+#include "host-bridge/util/shquote.h"
 #include "host-bridge/util/tarscan.h"
 #include "host-bridge/util/util.h"
 #include "host-bridge/vm/vm.h"
@@ -29,131 +31,6 @@
  * machine: key exchange, authentication), and what a command waits for
  * one before it goes on without. */
 #define FWD_UP_MS 15000
-
-/* A host on another machine, from its URI. */
-struct remote {
-	char *machine;     /* the SSH server: a name or an address */
-	char *user, *port; /* or NULL */
-	char *keyfile, *known_hosts;
-	int no_verify;
-	char *ruri; /* the same libvirt, there: qemu:///system */
-};
-
-static void
-remote_clear(struct remote *r)
-{
-	free(r->machine);
-	free(r->user);
-	free(r->port);
-	free(r->keyfile);
-	free(r->known_hosts);
-	free(r->ruri);
-	memset(r, 0, sizeof *r);
-}
-
-/* s[0..n) with %XX decoded (libvirt decodes its URIs' parameters). */
-static char *
-uri_decode(const char *s, size_t n)
-{
-	char *o = malloc(n + 1), *w = o;
-
-	if (o == NULL)
-		return (NULL);
-	for (size_t i = 0; i < n; i++) {
-		unsigned v;
-
-		if (s[i] == '%' && i + 2 < n &&
-		    sscanf(s + i + 1, "%2x", &v) == 1) {
-			*w++ = (char)v;
-			i += 2;
-		} else
-			*w++ = s[i];
-	}
-	*w = '\0';
-	return (o);
-}
-
-/* uri (qemu+ssh://[USER@]MACHINE[:PORT]/PATH[?k=v&...]) into *r. */
-static int
-remote_parse(const char *uri, struct remote *r, char **cause)
-{
-	const char *a, *p, *q, *at, *colon, *e;
-
-	memset(r, 0, sizeof *r);
-	if (strncmp(uri, "qemu+ssh://", 11) != 0) {
-		*cause = hb_fmt(
-		    "'%s' is on another machine but not qemu+ssh://: "
-		    "bureau reaches the bureau there over SSH "
-		    "(qemu+ssh://USER@MACHINE/system)",
-		    uri);
-		return (-1);
-	}
-	a = uri + 11;
-	p = a + strcspn(a, "/?");
-	if (*p != '/' || p == a) {
-		*cause = hb_fmt("invalid URI '%s': qemu+ssh://[USER@]MACHINE"
-		                "[:PORT]/system expected",
-		    uri);
-		return (-1);
-	}
-	q = p + strcspn(p, "?");
-	at = memchr(a, '@', (size_t)(p - a));
-	if (at != NULL && (r->user = uri_decode(a, (size_t)(at - a))) == NULL)
-		goto oom;
-	a = at ? at + 1 : a;
-	if (*a == '[') { /* [IPv6]:port */
-		e = memchr(a, ']', (size_t)(p - a));
-		if (e == NULL)
-			goto bad;
-		r->machine = uri_decode(a + 1, (size_t)(e - a - 1));
-		colon = e + 1 < p && e[1] == ':' ? e + 1 : NULL;
-	} else {
-		colon = memchr(a, ':', (size_t)(p - a));
-		r->machine = uri_decode(a, (size_t)((colon ? colon : p) - a));
-	}
-	if (r->machine == NULL)
-		goto oom;
-	if (r->machine[0] == '\0' || r->machine[0] == '-')
-		goto bad;
-	if (colon != NULL) {
-		size_t n = (size_t)(p - colon - 1);
-
-		if (n == 0 || n > 5 || strspn(colon + 1, "0123456789") < n)
-			goto bad;
-		if ((r->port = uri_decode(colon + 1, n)) == NULL)
-			goto oom;
-	}
-	if ((r->ruri = hb_fmt("qemu://%.*s", (int)(q - p), p)) == NULL)
-		goto oom;
-	/* the parameters of libvirt's SSH transport that SSH itself needs */
-	while (*q == '?' || *q == '&') {
-		const char *k = q + 1, *v, *end = k + strcspn(k, "&");
-		char **dst = NULL;
-
-		v = memchr(k, '=', (size_t)(end - k));
-		if (v != NULL && strncmp(k, "keyfile=", 8) == 0)
-			dst = &r->keyfile;
-		else if (v != NULL && strncmp(k, "known_hosts=", 12) == 0)
-			dst = &r->known_hosts;
-		else if (v != NULL && strncmp(k, "no_verify=", 10) == 0)
-			r->no_verify = v[1] == '1';
-		if (dst != NULL &&
-		    (*dst = uri_decode(v + 1, (size_t)(end - v - 1))) == NULL)
-			goto oom;
-		q = end;
-	}
-	return (0);
-bad:
-	*cause = hb_fmt("invalid URI '%s': qemu+ssh://[USER@]MACHINE[:PORT]"
-	                "/system expected",
-	    uri);
-	remote_clear(r);
-	return (-1);
-oom:
-	*cause = hb_fmt("out of memory");
-	remote_clear(r);
-	return (-1);
-}
 
 int
 remote_host(const char *host, char **cause)
@@ -249,61 +126,6 @@ ssh_base(const struct remote *r, struct argv *a)
 		av_add(a, hb_fmt("-oUserKnownHostsFile=%s", r->known_hosts));
 		av_add(a, strdup("-oStrictHostKeyChecking=yes"));
 	}
-}
-
-/* piece appended to the growing string *buf. */
-static int
-sh_append(char **buf, size_t *len, size_t *cap, const char *piece)
-{
-	size_t pl = strlen(piece);
-
-	if (*len + pl + 1 > *cap) {
-		size_t nc = (*len + pl + 1) * 2;
-		char *nb = realloc(*buf, nc);
-
-		if (nb == NULL)
-			return (-1);
-		*buf = nb;
-		*cap = nc;
-	}
-	memcpy(*buf + *len, piece, pl + 1);
-	*len += pl;
-	return (0);
-}
-
-/* " 's'" appended: s quoted for the remote shell (a ' as '\''). */
-static int
-sh_quote(char **buf, size_t *len, size_t *cap, const char *s)
-{
-	char one[2] = { 0, 0 };
-
-	if (sh_append(buf, len, cap, " '") != 0)
-		return (-1);
-	for (; *s != '\0'; s++) {
-		one[0] = *s;
-		if (sh_append(buf, len, cap, *s == '\'' ? "'\\''" : one) != 0)
-			return (-1);
-	}
-	return (sh_append(buf, len, cap, "'"));
-}
-
-/* The remote shell's command line: words quoted, the first (a program)
- * as it is. */
-static char *
-sh_line(const char *prog, char *const *words, int n)
-{
-	size_t len = strlen(prog), cap = len + 64;
-	char *b = malloc(cap);
-
-	if (b == NULL)
-		return (NULL);
-	memcpy(b, prog, len + 1);
-	for (int i = 0; i < n; i++)
-		if (sh_quote(&b, &len, &cap, words[i]) != 0) {
-			free(b);
-			return (NULL);
-		}
-	return (b);
 }
 
 /* Replace each from[i] in line by to[i] (a remote port by this side's). */
