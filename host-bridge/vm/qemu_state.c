@@ -24,6 +24,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "host-bridge/util/shquote.h"
 #include "host-bridge/util/util.h"
 #include "host-bridge/vm/disks.h"
 #include "host-bridge/vm/qemu_int.h"
@@ -32,30 +33,17 @@
 /* How long a save or a restore's migration may take at most. */
 #define STATE_TIMEOUT_MS 300000
 
-/* 'path' for sh -c: QEMU runs exec: migration URIs through the shell. */
+/* "exec:PROG 'path'": QEMU runs exec: migration URIs through sh -c, the
+ * path quoted as the remote commands' words are (util/shquote). */
 static char *
-shell_quote(const char *s)
+exec_uri(const char *prog, const char *path)
 {
-	size_t n = 3;
-	char *r, *p;
+	char *const w[] = { (char *)path };
+	char *line = sh_line(prog, w, 1), *uri;
 
-	for (const char *c = s; *c != '\0'; c++)
-		n += *c == '\'' ? 4 : 1;
-	if ((r = malloc(n)) == NULL)
-		return (NULL);
-	p = r;
-	*p++ = '\'';
-	for (; *s != '\0'; s++) {
-		if (*s == '\'') {
-			memcpy(p, "'\\''", 4);
-			p += 4;
-		} else {
-			*p++ = *s;
-		}
-	}
-	*p++ = '\'';
-	*p = '\0';
-	return (r);
+	uri = line ? hb_fmt("exec:%s", line) : NULL;
+	free(line);
+	return (uri);
 }
 
 /* BLAKE2b-256 of a file, as hex (malloc'd), NULL when unreadable. */
@@ -284,7 +272,7 @@ int
 qemu_state_write(const struct desktop *d, struct qmp *q, pid_t pid, int base,
     int inram, const char *tmp, size_t *changed, char **cause)
 {
-	char *quoted = NULL, *uri = NULL;
+	char *uri = NULL;
 	int rv = -1;
 
 	*changed = 0;
@@ -293,8 +281,7 @@ qemu_state_write(const struct desktop *d, struct qmp *q, pid_t pid, int base,
 		rv = qemu_stream_save(d, q, pid, tmp, changed, cause);
 		goto out;
 	}
-	if ((quoted = shell_quote(tmp)) == NULL ||
-	    (uri = hb_fmt("exec:cat > %s", quoted)) == NULL) {
+	if ((uri = exec_uri("cat >", tmp)) == NULL) {
 		*cause = hb_fmt("out of memory");
 		goto out;
 	}
@@ -308,7 +295,6 @@ qemu_state_write(const struct desktop *d, struct qmp *q, pid_t pid, int base,
 out:
 	if (rv != 0)
 		unlink(tmp);
-	free(quoted);
 	free(uri);
 	return (rv);
 }
@@ -789,7 +775,7 @@ qemu_restore(const struct desktop *d, const struct image *im, const char *accel,
 {
 	struct qmp *q = NULL;
 	char *st = NULL, *ms = NULL;
-	char *qmps = NULL, *quoted = NULL, *uri = NULL, *full = NULL;
+	char *qmps = NULL, *uri = NULL, *full = NULL;
 	char *series = NULL;
 	const char *was;
 	json_t *j = NULL, *warm = NULL;
@@ -803,8 +789,7 @@ qemu_restore(const struct desktop *d, const struct image *im, const char *accel,
 	if ((st = warm ? hb_fmt("%s/state", wdir) : desktop_path(d, "state")) ==
 	        NULL ||
 	    (qmps = desktop_path(d, "qmp.sock")) == NULL ||
-	    (quoted = shell_quote(st)) == NULL ||
-	    (uri = hb_fmt("exec:cat %s", quoted)) == NULL) {
+	    (uri = exec_uri("cat", st)) == NULL) {
 		*cause = hb_fmt("out of memory");
 		goto out;
 	}
@@ -879,7 +864,6 @@ out:
 	free(st);
 	free(ms);
 	free(qmps);
-	free(quoted);
 	free(uri);
 	free(full);
 	free(series);
