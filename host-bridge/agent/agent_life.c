@@ -134,7 +134,8 @@ ag_vm_gone(struct agent *ag, int ms)
 static void *
 ag_exit_main(void *arg)
 {
-	struct timespec ts = { 3, 0 };
+	/* (the reply is in the operator socket's buffer by then) */
+	struct timespec ts = { 0, 500000000 };
 
 	(void)arg;
 	nanosleep(&ts, NULL);

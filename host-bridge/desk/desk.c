@@ -252,9 +252,7 @@ desk_remote_note(const struct desktop *d, const char *state)
 	free(p);
 }
 
-/* Does d's agent answer on its operator socket (here, or there through
- * the SSH forward)? */
-static int
+int
 desk_agent_answers(const struct desktop *d)
 {
 	json_t *r = NULL;

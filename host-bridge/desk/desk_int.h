@@ -49,6 +49,10 @@ int desk_remote_run(const struct desktop *d, char *const *words, int n,
  * while its agent does not answer (vm/remote.c reads it). */
 void desk_remote_note(const struct desktop *d, const char *state);
 
+/* Does d's agent answer on its operator socket (here, or there through
+ * the SSH forward)? */
+int desk_agent_answers(const struct desktop *d);
+
 /* An operator op (req, stolen) to d's host agent: 0 with *reply its ok
  * reply, else -1 with e (its error's code, or DESK_EUNREACH). */
 int desk_op(const struct desktop *d, json_t *req, int timeout_ms,

@@ -99,8 +99,13 @@ stop_by_agent(const struct desktop *d, int how, long timeout_s,
 		return (-1);
 	stop_res_of(reply, r);
 	json_decref(reply);
-	/* (an agent on another machine ends itself there) */
+	/* an agent on another machine ends itself there a moment after
+	 * its reply: once it no longer answers, the desktop is stopped */
 	if (d->remote_dir != NULL) {
+		long long end = hb_now_ms() + 15000;
+
+		while (desk_agent_answers(d) && hb_now_ms() < end)
+			usleep(100000);
 		desk_remote_note(d,
 		    r->how == DESK_STOPPED_SAVED ||
 		            r->how == DESK_STOPPED_IDLE ?
