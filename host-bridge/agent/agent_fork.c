@@ -152,12 +152,17 @@ ag_fork(struct agent *ag, json_t *id, json_t *req, const char **err)
 		goto out;
 	fprintf(stderr, "bureau agent: the agent asked for a fork: %s\n", name);
 	if (ag_life_fork(ag, &o, &fr, &e) != 0) {
-		reply = ag_refuse(err, id,
-		    e.code == DESK_EINVAL    ? BUREAU_EINVAL :
-		        e.code == DESK_EBUSY ? BUREAU_EBUSY :
-		                               BUREAU_EIO,
-		    "the fork of desktop '%s' failed: %s", ag->d->name,
-		    e.cause ? e.cause : "?");
+		/* the operator's limits refuse it; a failure says so */
+		if (e.code == DESK_EQUOTA || e.code == DESK_ENOTAPPLY)
+			reply = ag_refuse(err, id, BUREAU_EPERM, "%s",
+			    e.cause ? e.cause : "?");
+		else
+			reply = ag_refuse(err, id,
+			    e.code == DESK_EINVAL    ? BUREAU_EINVAL :
+			        e.code == DESK_EBUSY ? BUREAU_EBUSY :
+			                               BUREAU_EIO,
+			    "the fork of desktop '%s' failed: %s", ag->d->name,
+			    e.cause ? e.cause : "?");
 		goto out;
 	}
 	if (desk_start(name, &so, &sr, &e) != 0) {

@@ -329,6 +329,62 @@ ag_op_snap(struct agent *ag, json_t *req, int restore)
 	return (reply);
 }
 
+/* The forks of name that its agent loop made, counted. */
+struct fork_count {
+	const char *parent;
+	int n;
+};
+
+static int
+ag_fork_each(const char *name, void *arg)
+{
+	struct fork_count *fc = arg;
+	struct desktop *d = NULL;
+	char *cause = NULL;
+
+	if (desktop_load(name, &d, &cause) == 0 && d->agent_made &&
+	    d->fork_of != NULL && strcmp(d->fork_of, fc->parent) == 0)
+		fc->n++;
+	free(cause);
+	desktop_free(d);
+	return (0);
+}
+
+/*
+ * May the agent loop fork its desktop now (held under ag->vm_op, so two
+ * asks cannot both pass)? A fork costs the host a desktop: at most
+ * max_forks of the agent loop's forks live at once (--max-forks; bureau
+ * config changes it), and a desktop that is itself such a fork forks only where
+ * its operator named the class on it (fork, system.fork): it did not
+ * inherit it.
+ */
+static int
+ag_fork_cap(struct agent *ag, struct desk_err *e)
+{
+	struct fork_count fc = { ag->d->name, 0 };
+	int max, named = 0;
+
+	pthread_mutex_lock(&ag->lock);
+	max = ag->d->max_forks; /* (the policy op changes it) */
+	for (int i = 0; i < ag->allow.n; i++)
+		named |= strcmp(ag->allow.items[i], "fork") == 0 ||
+		    strcmp(ag->allow.items[i], "system.fork") == 0;
+	pthread_mutex_unlock(&ag->lock);
+	if (ag->d->agent_made && !named)
+		return (desk_fail(e, DESK_ENOTAPPLY,
+		    "desktop '%s' is a fork its parent's agent made: it forks "
+		    "only where its operator names the class 'fork' on it "
+		    "(bureau policy %s --allow ...,fork)",
+		    ag->d->name, ag->d->name));
+	store_each(ag_fork_each, &fc);
+	if (fc.n >= max)
+		return (desk_fail(e, DESK_EQUOTA,
+		    "desktop '%s' has %d forks its agent made, its most at "
+		    "once (--max-forks %d): stop one first",
+		    ag->d->name, fc.n, max));
+	return (0);
+}
+
 int
 ag_life_fork(struct agent *ag, const struct desk_fork_opts *o,
     struct desk_fork_res *r, struct desk_err *e)
@@ -353,7 +409,9 @@ ag_life_fork(struct agent *ag, const struct desk_fork_opts *o,
 		return (desk_fail(e, DESK_ENOTAPPLY, "desktop '%s' is stopping",
 		    ag->d->name));
 	}
-	rv = desk_own_fork(ag->d, o, r, e);
+	rv = o->by_agent && ag_fork_cap(ag, e) != 0 ?
+	    -1 :
+	    desk_own_fork(ag->d, o, r, e);
 	ag_vm_end(ag, lk);
 	if (rv == 0)
 		fprintf(stderr,

@@ -35,8 +35,10 @@ ag_persist_change(json_t *j, void *arg, char **cause)
 	    json_object_set_new(j, "takeover", json_boolean(ag->takeover)) !=
 	        0 ||
 	    (!ag->d->attached &&
-	        json_object_set_new(j, "idle_save",
-	            json_integer(ag->idle_save)) != 0) ||
+	        (json_object_set_new(j, "idle_save",
+	             json_integer(ag->idle_save)) != 0 ||
+	            json_object_set_new(j, "max_forks",
+	                json_integer(ag->d->max_forks)) != 0)) ||
 	    (ag->d->net_allow != NULL &&
 	        json_object_set_new(j, "net_allow",
 	            json_string(ag->d->net_allow)) != 0)) {
@@ -58,11 +60,11 @@ json_t *
 ag_policy_json(struct agent *ag)
 {
 	char *al = policy_format(&ag->allow), *ap = policy_format(&ag->approve);
-	json_t *r = json_pack("{s:b, s:s, s:s, s:I, s:s, s:I}", "ok", 1,
+	json_t *r = json_pack("{s:b, s:s, s:s, s:I, s:s, s:I, s:i}", "ok", 1,
 	    "allow", al ? al : "", "approve", ap ? ap : "", "approve_timeout",
 	    (json_int_t)ag->approve_timeout, "net_allow",
 	    ag->d->net_allow ? ag->d->net_allow : "", "idle_save",
-	    (json_int_t)ag->idle_save);
+	    (json_int_t)ag->idle_save, "max_forks", ag->d->max_forks);
 
 	free(al);
 	free(ap);
@@ -78,6 +80,7 @@ ag_op_policy(struct agent *ag, json_t *req)
 	json_t *jto = json_object_get(req, "approve_timeout");
 	json_t *jna = json_object_get(req, "net_allow");
 	json_t *jis = json_object_get(req, "idle_save");
+	json_t *jmf = json_object_get(req, "max_forks");
 	char *cause = NULL, *reply, *na = NULL;
 
 	if (jis != NULL &&
@@ -94,6 +97,13 @@ ag_op_policy(struct agent *ag, json_t *req)
 		        "seconds from %d to %ld",
 		    AGENT_IDLE_SAVE_MIN, AGENT_IDLE_SAVE_MAX));
 
+	if (jmf != NULL &&
+	    (!json_is_integer(jmf) || ag->d->attached ||
+	        json_integer_value(jmf) < 0 ||
+	        json_integer_value(jmf) > STORE_MAX_FORKS_MAX))
+		return (ag_error(NULL, BUREAU_EINVAL,
+		    "field 'max_forks' must be a whole number from 0 to %d",
+		    STORE_MAX_FORKS_MAX));
 	if ((jal != NULL && !json_is_string(jal)) ||
 	    (jap != NULL && !json_is_string(jap)))
 		return (ag_error(NULL, BUREAU_EINVAL,
@@ -146,6 +156,8 @@ ag_op_policy(struct agent *ag, json_t *req)
 	}
 	if (jto != NULL)
 		ag->approve_timeout = (long)json_integer_value(jto);
+	if (jmf != NULL)
+		ag->d->max_forks = (int)json_integer_value(jmf);
 	if (jis != NULL) {
 		ag->idle_save = (long)json_integer_value(jis);
 		ag->active_ms = hb_now_ms(); /* counted from now */
@@ -155,7 +167,7 @@ ag_op_policy(struct agent *ag, json_t *req)
 		ag->d->net_allow = na;
 	}
 	if ((jal != NULL || jap != NULL || jto != NULL || jna != NULL ||
-	        jis != NULL) &&
+	        jis != NULL || jmf != NULL) &&
 	    ag_persist(ag, &cause) != 0) {
 		/* Applied, but it would not survive a restart: say so. */
 		pthread_mutex_unlock(&ag->lock);

@@ -71,7 +71,7 @@ struct create_args {
 	char *name;
 	const char *disk_s, *home_s, *mem_s, *image_opt, *allow, *approve;
 	const char *net, *net_allow, *idle_s, *host_opt;
-	long approve_timeout, cpus, idle_save;
+	long approve_timeout, cpus, idle_save, max_forks;
 	long long disk, home_sz, mem;
 	struct policy_list al, ap;
 	char *al_s, *ap_s;
@@ -103,6 +103,7 @@ create_parse(int argc, char **argv, struct create_args *a)
 		{ "net-allow", required_argument, NULL, 'A' },
 		{ "idle-save", required_argument, NULL, 'I' },
 		{ "host", required_argument, NULL, 'o' },
+		{ "max-forks", required_argument, NULL, 'F' },
 		{ NULL, 0, NULL, 0 },
 	};
 	char *cause = NULL;
@@ -115,6 +116,7 @@ create_parse(int argc, char **argv, struct create_args *a)
 	a->net = "internet";
 	a->approve_timeout = AGENT_APPROVE_TIMEOUT;
 	a->cpus = 2;
+	a->max_forks = -1;
 	optind = 1;
 	while ((c = getopt_long(argc, argv, "", opts, NULL)) != -1) {
 		switch (c) {
@@ -165,6 +167,11 @@ create_parse(int argc, char **argv, struct create_args *a)
 			break;
 		case 'o':
 			a->host_opt = optarg;
+			break;
+		case 'F':
+			if (int_opt("create", "--max-forks", 0,
+			        STORE_MAX_FORKS_MAX, &a->max_forks) != 0)
+				return (2);
 			break;
 		default:
 			usage_err("create", "unknown option");
@@ -262,6 +269,7 @@ cmd_create(int argc, char **argv)
 	o.approve = a.approve;
 	o.approve_timeout = a.approve_timeout;
 	o.idle_save = a.idle_save;
+	o.max_forks = (int)a.max_forks;
 	o.no_warm = env != NULL && strcmp(env, "0") == 0;
 	if (desk_create(&o, &r, &e) != 0) {
 		cause = e.cause;
@@ -689,7 +697,7 @@ const struct cli_cmd cli_desktop_cmds[] = {
 	    "[--cpus 2] [--image DIR] [--net internet|none] [--net-allow LIST] "
 	    "[--allow LIST] "
 	    "[--approve LIST] [--approve-timeout S] [--idle-save DURATION] "
-	    "[--host HOST|auto]",
+	    "[--max-forks N] [--host HOST|auto]",
 	    cmd_create },
 	{ "start",
 	    "start NAME [--timeout S] [--accel auto|kvm|tcg] "

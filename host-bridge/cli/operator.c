@@ -773,6 +773,10 @@ print_policy(json_t *p)
 		    (long long)json_integer_value(is));
 	else
 		printf("idle-save: off\n");
+	if (json_is_integer(json_object_get(p, "max_forks")))
+		printf("max-forks: %lld at once (forks its agent asks for)\n",
+		    (long long)json_integer_value(
+		        json_object_get(p, "max_forks")));
 }
 
 static int
@@ -784,6 +788,7 @@ cmd_policy(int argc, char **argv)
 		{ "approve-timeout", required_argument, NULL, 'T' },
 		{ "net-allow", required_argument, NULL, 'n' },
 		{ "idle-save", required_argument, NULL, 'I' },
+		{ "max-forks", required_argument, NULL, 'F' },
 		{ NULL, 0, NULL, 0 },
 	};
 	/* `bureau config` is this command by another name: it changes a
@@ -839,6 +844,15 @@ cmd_policy(int argc, char **argv)
 				goto usage;
 			}
 			json_object_set_new(req, "idle_save",
+			    json_integer(timeout));
+			break;
+		case 'F':
+			if (hb_parse_int("--max-forks", optarg, 0,
+			        STORE_MAX_FORKS_MAX, &timeout, &cause) != 0) {
+				op_usage(cmd, cause);
+				goto usage;
+			}
+			json_object_set_new(req, "max_forks",
 			    json_integer(timeout));
 			break;
 		default:
@@ -1062,11 +1076,12 @@ const struct cli_cmd cli_operator_cmds[] = {
 	    cmd_answer },
 	{ "policy",
 	    "policy NAME [--allow LIST] [--approve LIST] [--approve-timeout S] "
-	    "[--net-allow LIST] [--idle-save DURATION|off]",
+	    "[--net-allow LIST] [--idle-save DURATION|off] [--max-forks N]",
 	    cmd_policy },
 	{ "config",
-	    "config NAME [--idle-save DURATION|off] [--allow LIST] "
-	    "[--approve LIST] [--approve-timeout S] [--net-allow LIST]",
+	    "config NAME [--idle-save DURATION|off] [--max-forks N] "
+	    "[--allow LIST] [--approve LIST] [--approve-timeout S] "
+	    "[--net-allow LIST]",
 	    cmd_policy },
 	{ "log", "log NAME [-f] [--since T] [--export FILE.html]", cmd_log },
 	{ NULL, NULL, NULL },

@@ -1159,8 +1159,11 @@ recv_config(const char *dir, const char *name, char **base, char **cause)
 		else if (strcmp(key, "idle_save") == 0)
 			ok = recv_int(v, 0, AGENT_IDLE_SAVE_MAX);
 		else if (strcmp(key, "takeover") == 0 ||
-		    strcmp(key, "ephemeral") == 0)
+		    strcmp(key, "ephemeral") == 0 ||
+		    strcmp(key, "agent_made") == 0)
 			ok = json_is_boolean(v);
+		else if (strcmp(key, "max_forks") == 0)
+			ok = recv_int(v, 0, STORE_MAX_FORKS_MAX);
 		else if (strcmp(key, "fork_of") == 0)
 			ok = json_is_string(v) &&
 			    recv_name_like(json_string_value(v));

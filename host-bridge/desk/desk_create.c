@@ -83,7 +83,7 @@ create_config(const struct desktop *d, const struct desk_create_opts *o,
     const char *al, const char *ap)
 {
 	json_t *cfg = json_pack("{s:s, s:s, s:I, s:i, s:I, s:I, s:i, s:s, "
-	                        "s:s, s:s, s:I, s:I, s:I}",
+	                        "s:s, s:s, s:I, s:I, s:I, s:i}",
 	    "name", d->name, "image", d->image, "memory", (json_int_t)d->memory,
 	    "cpus", d->cpus, "disk", (json_int_t)o->disk, "home",
 	    (json_int_t)(o->home > 0 ? o->home : o->disk), "port", d->port,
@@ -92,7 +92,8 @@ create_config(const struct desktop *d, const struct desk_create_opts *o,
 	    (json_int_t)(o->approve_timeout > 0 ? o->approve_timeout :
 	                                          STORE_APPROVE_TIMEOUT),
 	    "idle_save", (json_int_t)o->idle_save, "created",
-	    (json_int_t)time(NULL));
+	    (json_int_t)time(NULL), "max_forks",
+	    o->max_forks < 0 ? STORE_MAX_FORKS : o->max_forks);
 
 	if (cfg != NULL && o->net_allow != NULL &&
 	    json_object_set_new(cfg, "net_allow", json_string(o->net_allow)) !=

@@ -192,6 +192,8 @@ fork_config(const struct desktop *d, const struct desktop *c, json_t *pcfg,
 	    json_object_set_new(cfg, "fork_of", json_string(d->name)) != 0 ||
 	    json_object_set_new(cfg, "ephemeral", json_boolean(o->ephemeral)) !=
 	        0 ||
+	    (o->by_agent &&
+	        json_object_set_new(cfg, "agent_made", json_true()) != 0) ||
 	    (o->ephemeral &&
 	        json_object_set_new(cfg, "idle_save", json_integer(0)) != 0)) {
 		json_decref(cfg);
@@ -223,6 +225,34 @@ fork_old_token(const struct desktop *d, const struct desktop *c, char **cause)
 	return (rv);
 }
 
+/* The allow list *al without the items that name a fork (fork,
+ * system.fork), as "a,b,c" again (replaced). */
+static int
+fork_no_fork(char **al, struct desk_err *e)
+{
+	struct policy_list l = { 0 }, k = { 0 };
+	char *cause = NULL, *out;
+
+	if (policy_parse("--allow", *al, &l, &cause) != 0)
+		return (desk_fail_take(e, DESK_EINVAL, cause));
+	if ((k.items = calloc((size_t)l.n + 1, sizeof *k.items)) == NULL) {
+		policy_list_clear(&l);
+		return (desk_fail(e, DESK_EFAIL, "out of memory"));
+	}
+	for (int i = 0; i < l.n; i++)
+		if (strcmp(l.items[i], "fork") != 0 &&
+		    strcmp(l.items[i], "system.fork") != 0)
+			k.items[k.n++] = l.items[i];
+	out = policy_format(&k);
+	free(k.items);
+	policy_list_clear(&l);
+	if (out == NULL)
+		return (desk_fail(e, DESK_EFAIL, "out of memory"));
+	free(*al);
+	*al = out;
+	return (0);
+}
+
 /* NEW's directory, ports, secrets and desktop.json, under the store's
  * lock until desktop.json names its ports. */
 static int
@@ -242,6 +272,11 @@ fork_make_dir(const struct desktop *d, struct desktop *c,
 	}
 	if (fork_policy("--allow", o->allow, pcfg, "allow", &al, e) != 0 ||
 	    fork_policy("--approve", o->approve, pcfg, "approve", &ap, e) != 0)
+		goto out;
+	/* a fork the agent loop made cannot fork in turn unless the
+	 * operator allows it on that fork (bureau policy NEW --allow
+	 * ...,fork): it does not inherit the class */
+	if (o->by_agent && fork_no_fork(&al, e) != 0)
 		goto out;
 	if (desk_new_dir(c, &lka, created, e) != 0)
 		goto out;

@@ -210,6 +210,12 @@ desktop_load(const char *name, struct desktop **out, char **cause)
 		goto fail;
 	}
 	d->ephemeral = json_is_true(json_object_get(j, "ephemeral"));
+	d->agent_made = json_is_true(json_object_get(j, "agent_made"));
+	d->max_forks = json_is_integer(json_object_get(j, "max_forks")) ?
+	    (int)json_integer_value(json_object_get(j, "max_forks")) :
+	    STORE_MAX_FORKS;
+	if (d->max_forks < 0 || d->max_forks > STORE_MAX_FORKS_MAX)
+		d->max_forks = STORE_MAX_FORKS;
 	if (json_is_string(json_object_get(j, "host")) &&
 	    !host_is_local(json_string_value(json_object_get(j, "host"))) &&
 	    (d->host = strdup(json_string_value(json_object_get(j, "host")))) ==

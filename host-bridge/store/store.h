@@ -68,6 +68,8 @@ struct desktop {
 	char *net_allow; /* --net-allow LIST, or NULL */
 	char *fork_of;   /* a fork (bureau fork): its parent's name */
 	int ephemeral;   /* a fork discarded, disks and all, when it stops */
+	int agent_made;  /* a fork its parent's agent loop asked for */
+	int max_forks;   /* the agent loop's forks of it live at once */
 	char *host;      /* the host it runs on (hosts.c), NULL: local */
 	/* On a host on another machine (cli/remote.c): the desktop's
 	 * directory there and its agent's port there; NULL and 0 else. The
@@ -82,6 +84,10 @@ struct desktop {
 #define STORE_APPROVE_TIMEOUT 300
 #define STORE_IDLE_SAVE_MIN   5
 #define STORE_IDLE_SAVE_MAX   (30L * 86400)
+/* The forks an agent loop may have of its desktop at once (--max-forks),
+ * unless desktop.json says: a fork costs the host a desktop. */
+#define STORE_MAX_FORKS     4
+#define STORE_MAX_FORKS_MAX 64
 
 /* A desktop's image: the fields of image.json (borrowed from j). */
 struct image {

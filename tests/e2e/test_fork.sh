@@ -26,7 +26,9 @@
 # parent's next stop folds the layer no fork shares back into its disk
 # (its snapshots with it), restored as it was. The agent
 # loop's `system fork` is refused until the policy names the class fork,
-# then gives an ephemeral fork's endpoint and token, which answer. Bad input:
+# then gives an ephemeral fork's endpoint and token, which answer; that
+# fork cannot fork in turn (it does not inherit the class), and a second
+# fork past --max-forks 1 is refused. Bad input:
 # a fork of a stopped desktop, onto an existing name or with an invalid
 # --net says why and makes nothing.
 set -u
@@ -254,6 +256,32 @@ if [ -n "$an" ] && [ "$(echo "$r" | json pong)" = pong ] && [ "$(echo "$r" | jso
 	pass "system fork from the agent loop (Python's Desktop.fork): '$an' answers at its endpoint with its token, runs p's process, ephemeral"
 else
 	fail "system fork from the agent loop: $r"
+fi
+# (issue 38) the agent's fork does not inherit the class fork: its own
+# system fork is refused until its operator names it; with --max-forks 1,
+# a second fork of p while the first lives is refused
+if [ -n "$an" ]; then
+	at=$(cat "$home/$an/token")
+	r=$(BUREAU_LIB=$build/libbureau.so PYTHONPATH=$top/host-bridge/python python3 -c '
+import json, sys
+import bureau
+d = bureau.Desktop(sys.argv[1], token=sys.argv[2], timeout=60)
+try:
+    d.fork()
+    print("forked")
+except bureau.Error as e:
+    print(json.dumps({"code": e.code, "message": e.message}))' "$(cat "$home/$an/endpoint")" "$at" 2>&1)
+	[ "$(echo "$r" | json code)" = permission_denied ] && echo "$r" | grep -q "names the class 'fork' on it" &&
+	[ "$(json allow < "$home/$an/desktop.json")" = "bash,window,system" ] &&
+		pass "the agent's fork '$an' cannot fork in turn: $(echo "$r" | json message)" ||
+		fail "a fork of the agent's fork: $r (its allow: $(json allow < "$home/$an/desktop.json"))"
+	"$bureau" config p --max-forks 1 >/dev/null || fail "config p --max-forks 1"
+	r=$(call p '{"tool":"system","action":"fork"}' 60)
+	[ "$(echo "$r" | json error.code)" = permission_denied ] && echo "$r" | grep -q "max-forks 1" &&
+		[ "$(ls -d "$home"/p-fork-* 2>/dev/null | wc -l)" = 1 ] &&
+		pass "a second fork of p with --max-forks 1 is refused: $(echo "$r" | json error.message)" ||
+		fail "a fork past --max-forks: $r"
+	"$bureau" config p --max-forks 4 >/dev/null
 fi
 if [ -n "$an" ] && "$bureau" stop "$an" >/dev/null 2>&1 && [ ! -e "$home/$an" ]; then
 	pass "stop discards the agent's fork"
