@@ -199,28 +199,30 @@ fork_rename(struct fork_disk *k, char **cause)
 }
 
 /*
- * p_new handed to QEMU as a new fd set (read-write and read-only
- * descriptors of it): QEMU opens "/dev/fdset/ID" by duplicating one of
- * them, so when this overlay later becomes a layer and QEMU reopens it
- * read-only, it reopens this file, whatever its name is by then.
+ * p_new handed to QEMU as a new fd set: QEMU opens "/dev/fdset/ID" by
+ * duplicating the set's descriptor, never by a name a rename could point
+ * elsewhere. One read-write descriptor, no read-only one beside it: QEMU's
+ * image locks are OFD locks, and a second open file description of the
+ * same file in the set outlived the node's own and kept its write lock,
+ * so that the next fork's `cont` failed ("Failed to get shared 'write'
+ * lock", the parent left paused; seen on the second fork of a running
+ * desktop). With one, the read-only reopen blockdev-snapshot asks for
+ * when this overlay becomes a layer finds no descriptor of that mode and
+ * is left undone (QEMU ignores that failure): the node keeps its one
+ * descriptor, whose locks follow its permissions.
  */
 static int
 fork_fdset(struct qmp *q, struct fork_disk *k, char **cause)
 {
-	int rw = open(k->p_new, O_RDWR | O_CLOEXEC);
-	int ro = open(k->p_new, O_RDONLY | O_CLOEXEC);
-	int rv = -1;
+	int rw = open(k->p_new, O_RDWR | O_CLOEXEC), rv = -1;
 
-	if (rw < 0 || ro < 0)
+	if (rw < 0)
 		*cause = hb_fmt("cannot open '%s': %s", k->p_new,
 		    strerror(errno));
-	else if (qmp_add_fd(q, -1, rw, &k->fdset, cause) == 0 &&
-	    qmp_add_fd(q, k->fdset, ro, NULL, cause) == 0)
+	else if (qmp_add_fd(q, -1, rw, &k->fdset, cause) == 0)
 		rv = 0;
 	if (rw >= 0)
 		close(rw);
-	if (ro >= 0)
-		close(ro);
 	return (rv);
 }
 

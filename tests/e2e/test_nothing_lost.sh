@@ -6,9 +6,9 @@
 #
 # With the minimal image under TCG, one 1536M desktop d with a background
 # process, three rounds of: write and sync 5 MB to the home disk and 5 MB
-# to the system disk (/var/tmp); fork d into an ephemeral twin; write and
-# sync 5 MB more in d; stop the twin (discarded); stop d (saved); take a
-# snapshot of the saved d; start d. After each step that touches the VM:
+# to the system disk (/var/tmp); fork d into two ephemeral twins, one
+# after the other; write and sync 5 MB more in d; stop the twins
+# (discarded); stop d (saved); take a snapshot of the saved d; start d. After each step that touches the VM:
 #   - d answers, and the files written so far read back from its disks
 #     (O_DIRECT, past the guest's page cache) with their checksums;
 #   - d's QEMU holds open exactly the qcow2 files of each disk's backing
@@ -118,18 +118,24 @@ proc() {
 round() {
 	r=$1
 	wr "r${r}a"
-	if "$bureau" fork d "k$r" --ephemeral >"$home/fork.out" 2>&1; then
-		pass "round $r: fork d k$r --ephemeral ($(grep -h forked "$home/fork.out" | head -n1))"
-	else
-		fail "round $r: fork d k$r: $(cat "$home/fork.out" | tr '\n' ' ')"
-	fi
-	answers "round $r, after the fork"
-	fds "round $r, after the fork"
-	verify "round $r, after the fork"
+	# two forks of the running d: the second puts a layer over the
+	# first's overlay, which QEMU was given by a descriptor
+	for k in "k${r}a" "k${r}b"; do
+		if "$bureau" fork d "$k" --ephemeral >"$home/fork.out" 2>&1; then
+			pass "round $r: fork d $k --ephemeral ($(grep -h forked "$home/fork.out" | head -n1))"
+		else
+			fail "round $r: fork d $k: $(cat "$home/fork.out" | tr '\n' ' ')"
+		fi
+		answers "round $r, after the fork $k"
+		fds "round $r, after the fork $k"
+	done
+	verify "round $r, after the forks"
 	wr "r${r}b"
-	"$bureau" stop "k$r" >"$home/stopk.out" 2>&1 && [ ! -e "$home/k$r" ] ||
-		fail "round $r: stop k$r: $(cat "$home/stopk.out")"
-	verify "round $r, after the twin's stop"
+	for k in "k${r}a" "k${r}b"; do
+		"$bureau" stop "$k" >"$home/stopk.out" 2>&1 && [ ! -e "$home/$k" ] ||
+			fail "round $r: stop $k: $(cat "$home/stopk.out")"
+	done
+	verify "round $r, after the twins' stops"
 	if "$bureau" stop d >"$home/stop.out" 2>&1 && grep -q saved "$home/stop.out"; then
 		pass "round $r: stop d saved it ($(cat "$home/stop.out"))"
 	else
