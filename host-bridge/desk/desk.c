@@ -187,6 +187,15 @@ desk_op(const struct desktop *d, json_t *req, int timeout_ms, json_t **reply,
 	rv = op_exchange(d, req, timeout_ms, &r, &cause);
 	if (rv == 1)
 		return (desk_fail_take(e, DESK_ENOTAPPLY, cause));
+	/* it answered a moment ago (desk_owner): an agent that ended since
+	 * (its desktop stopped by another) is a busy desktop, not a fault */
+	if (rv != 0 && d->remote_dir == NULL && store_agent_pid(d) == 0) {
+		free(cause);
+		return (desk_fail(e, DESK_EBUSY,
+		    "desktop '%s' is busy: its host agent ended while this "
+		    "was asked (another stopped it); ask again",
+		    d->name));
+	}
 	if (rv != 0)
 		return (desk_fail_take(e, DESK_EUNREACH, cause));
 	if (!json_is_true(json_object_get(r, "ok"))) {
@@ -266,22 +275,48 @@ desk_agent_answers(const struct desktop *d)
 	return (ok);
 }
 
+/*
+ * A host agent that holds its pid lock and does not answer is starting
+ * (its operator socket opens once its VM runs) or ending. A `bureau
+ * start` holds the desktop's lock while its agent starts: then that is
+ * the answer (busy). Else it is waited for, a moment at a time: it
+ * answers, or it is gone and the desktop is ours under the lock.
+ */
+#define DESK_OWNER_WAIT_MS 30000
+
 int
 desk_owner(const struct desktop *d, const char *what, int *lk,
     struct desk_err *e)
 {
+	long long end = hb_now_ms() + DESK_OWNER_WAIT_MS;
+	pid_t pid = 0;
+
 	*lk = -1;
 	if (d->remote_dir != NULL)
 		return (desk_agent_answers(d) ? DESK_BY_AGENT : DESK_REMOTE);
-	if (store_agent_pid(d) > 0)
-		return (DESK_BY_AGENT);
-	if (desk_lock(d, what, lk, e) != 0)
-		return (-1);
-	/* an agent `start` made before it let the lock go */
-	if (store_agent_pid(d) > 0) {
+	for (;;) {
+		if ((pid = store_agent_pid(d)) == 0) {
+			if (desk_lock(d, what, lk, e) != 0)
+				return (-1);
+			/* none can start while the lock is held */
+			if (store_agent_pid(d) == 0)
+				return (DESK_HERE);
+			close(*lk);
+			*lk = -1;
+			continue;
+		}
+		if (desk_agent_answers(d))
+			return (DESK_BY_AGENT);
+		if (desk_lock(d, what, lk, e) != 0)
+			return (-1); /* busy: the start of its agent */
 		close(*lk);
 		*lk = -1;
-		return (DESK_BY_AGENT);
+		desk_err_clear(e);
+		if (hb_now_ms() >= end)
+			return (desk_fail(e, DESK_EUNREACH,
+			    "the host agent of desktop '%s' (pid %d) does not "
+			    "answer on its operator socket",
+			    d->name, (int)pid));
+		usleep(100000);
 	}
-	return (DESK_HERE);
 }
