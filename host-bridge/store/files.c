@@ -26,6 +26,9 @@ const struct store_file store_files[] = {
 	{ "home.qcow2", Q, "the data disk, mounted on /home" },
 	{ "system.L<hex>.qcow2", Q | SF_LAYER, "a system disk layer (fork)" },
 	{ "home.L<hex>.qcow2", Q | SF_LAYER, "a home disk layer (fork)" },
+	{ "system.T<hex>.qcow2", SF_RUN,
+	    "the name a running QEMU knows a fork's overlay by (a link)" },
+	{ "home.T<hex>.qcow2", SF_RUN, "the same of the home disk" },
 	{ "layers.shared", S, "the layers a fork got from its parent" },
 	/* its identity, through fw_cfg */
 	{ "guest-token", S, "the guest's secret" },

@@ -2,6 +2,7 @@
  * host-bridge/vm/disks.c: the system overlay, the home file system, and
  * offline snapshots.
  */
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
@@ -161,6 +162,32 @@ qcow2_head(const char *path, char *backing, size_t len, unsigned *nsnap)
 out:
 	close(fd);
 	return (rv);
+}
+
+void
+disks_drop_aliases(const struct desktop *d)
+{
+	DIR *dir = opendir(d->dir);
+	struct dirent *e;
+
+	while (dir != NULL && (e = readdir(dir)) != NULL) {
+		const char *p = NULL;
+		size_t n;
+		char *path;
+
+		if (strncmp(e->d_name, "system.T", 8) == 0)
+			p = e->d_name + 8;
+		else if (strncmp(e->d_name, "home.T", 6) == 0)
+			p = e->d_name + 6;
+		if (p == NULL || (n = strspn(p, "0123456789abcdef")) == 0 ||
+		    strcmp(p + n, ".qcow2") != 0)
+			continue;
+		if ((path = desktop_path(d, e->d_name)) != NULL)
+			unlink(path);
+		free(path);
+	}
+	if (dir != NULL)
+		closedir(dir);
 }
 
 json_t *

@@ -32,6 +32,11 @@ int disks_snapshot(const struct desktop *d, const char *tag, int restore,
 int disks_collapse(const struct desktop *d, int (*is_layer)(const char *),
     char **cause);
 
+/* The names a running QEMU knew its disks' newer overlays by (a fork's:
+ * system.T<ID>.qcow2, home.T<ID>.qcow2, hard links: qemu_fork.c),
+ * removed once no QEMU of d runs: the disks keep their own names. */
+void disks_drop_aliases(const struct desktop *d);
+
 /*
  * The backing chain of d's disk file (system.qcow2 or home.qcow2) as the
  * qcow2 headers name it, the file first: ["system.qcow2",

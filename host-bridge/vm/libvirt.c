@@ -753,6 +753,8 @@ lv_reset(const struct desktop *d)
 		"lv/vnc.sock", "lv/net.sock", "lv/qmp.sock", "guest.json" };
 
 	qemu_unlink(d, files, sizeof files / sizeof files[0]);
+	/* (the names the previous QEMU knew its forks' overlays by) */
+	disks_drop_aliases(d);
 }
 
 static int

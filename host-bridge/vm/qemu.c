@@ -634,6 +634,8 @@ qemu_launch_reset(const struct desktop *d, const struct qemu_files *f,
 	free(old);
 	unlink(f->pid);
 	unlink(f->qmp_raw);
+	/* (the names the previous QEMU knew its forks' overlays by) */
+	disks_drop_aliases(d);
 	/* A boot starts from fresh (sparse) RAM; a restore from the saved. */
 	if (!incoming) {
 		char *c2 = NULL;

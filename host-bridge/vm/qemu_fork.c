@@ -49,10 +49,11 @@ struct fork_disk {
 	char newnode[64];                /* the parent's new overlay */
 	char *layer;                     /* "system.L<ID>.qcow2" */
 	char *p_file, *p_layer, *p_new;  /* in the parent's directory */
-	char *c_file, *c_layer;          /* in the fork's */
+	char *p_alias; /* the name QEMU knows p_new by (stem.T<ID>.qcow2) */
+	char *c_file, *c_layer; /* in the fork's */
 	int renamed, linked;
-	int fdset; /* QEMU's fd set of p_new, -1 before add-fd */
-	int used;  /* QEMU's top node is on p_new: kept */
+	int aliased; /* p_alias made */
+	int used;    /* QEMU's top node is on p_new: kept */
 };
 
 int
@@ -125,6 +126,7 @@ fork_disk_free(struct fork_disk *k)
 	free(k->p_file);
 	free(k->p_layer);
 	free(k->p_new);
+	free(k->p_alias);
 	free(k->c_file);
 	free(k->c_layer);
 }
@@ -140,6 +142,8 @@ fork_prepare(const struct desktop *d, const struct desktop *c,
 		    (k[n].p_file = desktop_path(d, k[n].file)) == NULL ||
 		    (k[n].p_layer = desktop_path(d, k[n].layer)) == NULL ||
 		    (k[n].p_new = hb_fmt("%s.new", k[n].p_file)) == NULL ||
+		    (k[n].p_alias = hb_fmt("%s/%s.T%s.qcow2", d->dir, k[n].stem,
+		         id)) == NULL ||
 		    (k[n].c_file = desktop_path(c, k[n].file)) == NULL ||
 		    (k[n].c_layer = desktop_path(c, k[n].layer)) == NULL) {
 			*cause = hb_fmt("out of memory");
@@ -151,6 +155,12 @@ fork_prepare(const struct desktop *d, const struct desktop *c,
 		        0 ||
 		    fork_overlay(k[n].c_file, k[n].layer, sizes[n], cause) != 0)
 			return (-1);
+		if (link(k[n].p_new, k[n].p_alias) != 0) {
+			*cause = hb_fmt("cannot link '%s': %s", k[n].p_alias,
+			    strerror(errno));
+			return (-1);
+		}
+		k[n].aliased = 1;
 	}
 	return (0);
 }
@@ -199,66 +209,40 @@ fork_rename(struct fork_disk *k, char **cause)
 }
 
 /*
- * p_new handed to QEMU as a new fd set: QEMU opens "/dev/fdset/ID" by
- * duplicating the set's descriptor, never by a name a rename could point
- * elsewhere. One read-write descriptor, no read-only one beside it: QEMU's
- * image locks are OFD locks, and a second open file description of the
- * same file in the set outlived the node's own and kept its write lock,
- * so that the next fork's `cont` failed ("Failed to get shared 'write'
- * lock", the parent left paused; seen on the second fork of a running
- * desktop). With one, the read-only reopen blockdev-snapshot asks for
- * when this overlay becomes a layer finds no descriptor of that mode and
- * is left undone (QEMU ignores that failure): the node keeps its one
- * descriptor, whose locks follow its permissions.
- */
-static int
-fork_fdset(struct qmp *q, struct fork_disk *k, char **cause)
-{
-	int rw = open(k->p_new, O_RDWR | O_CLOEXEC), rv = -1;
-
-	if (rw < 0)
-		*cause = hb_fmt("cannot open '%s': %s", k->p_new,
-		    strerror(errno));
-	else if (qmp_add_fd(q, -1, rw, &k->fdset, cause) == 0)
-		rv = 0;
-	if (rw >= 0)
-		close(rw);
-	return (rv);
-}
-
-/*
  * While the parent stands still: QEMU's top node of each disk moved onto
  * the new overlay, both disks in one transaction; then each disk's file
  * renamed to its layer, linked into the fork, and the new overlay put at
  * its name. On failure before the transaction the files are as they were.
  *
- * Nothing QEMU knows by a name is renamed before QEMU is done with that
- * name. QEMU reopens a file by the name it opened it by when its mode
- * changes: blockdev-snapshot reopens the old top read-only, and the
- * migration of a save or a fork reopens what it deactivated. A disk's
- * file renamed before the transaction had QEMU reopen the new overlay in
- * place of the layer (seen: the layer's node reading the overlay's file,
- * the guest's ext4 then "group descriptors corrupted", and after a
- * migration "Failed to get write lock", the parent stuck in
- * postmigrate). So the renames come after the transaction (the old top
- * is reopened under its own name while it still has it), and the new
- * overlay is given to QEMU as an fd set (fork_fdset), never by a name.
+ * Nothing QEMU knows by a name is renamed while QEMU may reopen it. QEMU
+ * reopens a file by the name it opened it by when its mode changes:
+ * blockdev-snapshot reopens the old top read-only, and the migration of
+ * a save or a fork reopens what it deactivated. A disk's file renamed
+ * before the transaction had QEMU reopen the new overlay in place of the
+ * layer (seen: the layer's node reading the overlay's file, the guest's
+ * ext4 then "group descriptors corrupted", and after a migration "Failed
+ * to get write lock", the parent stuck in postmigrate). So the renames
+ * come after the transaction (the old top, which QEMU opened as
+ * system.qcow2, is reopened while it still has that name), and QEMU
+ * opens the new overlay by a name of its own, a hard link that no rename
+ * touches while this QEMU runs (stem.T<ID>.qcow2, removed when it ends:
+ * disks_drop_aliases): when a later fork makes that overlay a layer, its
+ * read-only reopen finds the same file. Descriptors passed in an fd set
+ * did that too, but the set's own descriptor kept QEMU's OFD write lock
+ * on the file after the node had let it go, and the next fork's child
+ * could not open its layer ("Failed to get shared "write" lock").
  */
 static int
 fork_swap(struct qmp *q, struct fork_disk *k, char **cause)
 {
 	json_t *acts = json_array();
-	char fdpath[32];
 
 	for (int n = 0; n < 2; n++) {
-		if (fork_fdset(q, &k[n], cause) != 0)
-			goto fail;
-		snprintf(fdpath, sizeof fdpath, "/dev/fdset/%d", k[n].fdset);
 		if (qmp_exec(q, "blockdev-add",
 		        json_pack("{s:s, s:s, s:s, s:{s:s, s:s}, s:n}",
 		            "driver", "qcow2", "node-name", k[n].newnode,
 		            "discard", "unmap", "file", "driver", "file",
-		            "filename", fdpath, "backing"),
+		            "filename", k[n].p_alias, "backing"),
 		        NULL, cause) != 0)
 			goto fail;
 		json_array_append_new(acts,
@@ -292,16 +276,9 @@ fail:
 	json_decref(acts);
 	for (int n = 0; n < 2; n++) {
 		char *c2 = NULL;
-		/* (an overlay added and not put in use: dropped, and QEMU's
-		 * descriptors of it) */
+		/* (an overlay added and not put in use: dropped) */
 		qmp_exec(q, "blockdev-del",
 		    json_pack("{s:s}", "node-name", k[n].newnode), NULL, &c2);
-		free(c2);
-		c2 = NULL;
-		if (k[n].fdset >= 0)
-			qmp_exec(q, "remove-fd",
-			    json_pack("{s:i}", "fdset-id", k[n].fdset), NULL,
-			    &c2);
 		free(c2);
 	}
 	fork_unswap(k);
@@ -441,12 +418,8 @@ qemu_fork_how(const struct desktop *d, const struct desktop *c,
 	struct fork_disk k[2] = {
 		{ .drive = "drive-sys",
 		    .file = "system.qcow2",
-		    .stem = "system",
-		    .fdset = -1 },
-		{ .drive = "drive-home",
-		    .file = "home.qcow2",
-		    .stem = "home",
-		    .fdset = -1 },
+		    .stem = "system" },
+		{ .drive = "drive-home", .file = "home.qcow2", .stem = "home" },
 	};
 	pid_t pid = how->pid;
 	struct qmp *q = NULL;
@@ -563,6 +536,8 @@ out:
 	for (int n = 0; n < 2; n++) {
 		if (rv != 0 && k[n].p_new != NULL && !k[n].used)
 			unlink(k[n].p_new);
+		if (rv != 0 && k[n].aliased && !k[n].used)
+			unlink(k[n].p_alias);
 		fork_disk_free(&k[n]);
 	}
 	free(qmps);

@@ -554,7 +554,9 @@ qemu_save(const struct desktop *d, char **cause)
 		goto out;
 	}
 	/* Disk layers of forks that are gone fold back into the disks,
-	 * before the state records the disks' stamps. */
+	 * before the state records the disks' stamps (the names this QEMU
+	 * knew its overlays by are gone first: they are links). */
+	disks_drop_aliases(d);
 	if (disks_collapse(d, qemu_layer_name, &c2) != 0) {
 		fprintf(stderr,
 		    "bureau: warning: the disk layers of '%s' stay as they "

@@ -260,28 +260,6 @@ qmp_getfd(struct qmp *q, const char *name, int fd, char **cause)
 	    NULL, cause));
 }
 
-int
-qmp_add_fd(struct qmp *q, int set, int fd, int *set_out, char **cause)
-{
-	json_t *r = NULL;
-	int rv;
-
-	rv = qmp_exec_fd(q, "add-fd",
-	    set < 0 ? json_object() : json_pack("{s:i}", "fdset-id", set), fd,
-	    &r, cause);
-	if (rv == 0 && set_out != NULL) {
-		json_t *id = json_object_get(r, "fdset-id");
-		if (!json_is_integer(id)) {
-			*cause = hb_fmt("qmp: add-fd gave no fdset-id");
-			rv = -1;
-		} else {
-			*set_out = (int)json_integer_value(id);
-		}
-	}
-	json_decref(r);
-	return rv;
-}
-
 void
 qmp_close(struct qmp *q)
 {

@@ -31,14 +31,6 @@ int qmp_exec(struct qmp *q, const char *cmd, json_t *args, json_t **ret,
  */
 int qmp_getfd(struct qmp *q, const char *name, int fd, char **cause);
 
-/*
- * Add the descriptor fd to QEMU's fd set set (-1: a new one; its id in
- * *set_out): QEMU then opens "/dev/fdset/ID" by duplicating the set's
- * descriptor of the access mode asked (O_RDWR or O_RDONLY), never by a
- * name that a rename could point elsewhere. fd stays the caller's.
- */
-int qmp_add_fd(struct qmp *q, int set, int fd, int *set_out, char **cause);
-
 void qmp_close(struct qmp *q);
 
 #endif
