@@ -355,15 +355,21 @@ desk_fork(const char *name, const struct desk_fork_opts *o,
 {
 	struct desktop *d = NULL;
 	json_t *reply = NULL;
-	int rv = -1;
+	int rv = -1, lk = -1, own;
 
 	memset(r, 0, sizeof *r);
 	if (desk_load(name, &d, e) != 0 ||
 	    desk_not_attached(d, "fork", e) != 0 || fork_check(d, o, e) != 0)
 		goto out;
-	if (store_agent_pid(d) == 0) {
+	if ((own = desk_owner(d, "fork", &lk, e)) < 0)
+		goto out;
+	if (own != DESK_BY_AGENT) {
 		desk_fail(e, DESK_ENOTAPPLY,
-		    vm_backend_for(d)->pid(d) != 0 ?
+		    own == DESK_REMOTE ?
+		        "desktop '%s' is on another machine and its agent "
+		        "there "
+		        "does not answer: `bureau fork %s ...` forks it there" :
+		        vm_backend_for(d)->pid(d) != 0 ?
 		        "desktop '%s' runs without its host agent: bureau "
 		        "start %s adopts it, then fork it" :
 		        "desktop '%s' is not running: a fork is of a running "
@@ -378,15 +384,11 @@ desk_fork(const char *name, const struct desk_fork_opts *o,
 	        json_pack("{s:s, s:o}", "op", "fork", "fork",
 	            desk_fork_opts_json(o)),
 	        600000, &reply, e) != 0) {
-		int lk = -1;
-
 		if (e->code != DESK_EOLDAGENT)
 			goto out;
 		desk_err_clear(e);
 		if (desk_lock(d, "fork", &lk, e) == 0)
 			rv = desk_own_fork(d, o, r, e);
-		if (lk >= 0)
-			close(lk);
 		goto out;
 	}
 	if (desk_fork_res_of(reply, r) != 0) {
@@ -396,6 +398,8 @@ desk_fork(const char *name, const struct desk_fork_opts *o,
 	}
 	rv = 0;
 out:
+	if (lk >= 0)
+		close(lk);
 	json_decref(reply);
 	desktop_free(d);
 	return (rv);

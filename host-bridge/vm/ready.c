@@ -149,6 +149,18 @@ vm_forget_old_token(const struct desktop *d)
 	free(p);
 }
 
+/* A fork that has not run yet (it still has its parent's guest token to
+ * refuse): its saved state is all it is. */
+static int
+vm_unborn_fork(const struct desktop *d)
+{
+	char *p = desktop_path(d, "guest-token.old");
+	int r = d->fork_of != NULL && p != NULL && access(p, F_OK) == 0;
+
+	free(p);
+	return (r);
+}
+
 int
 vm_launch(const struct vm_backend *vm, const struct desktop *d,
     const struct image *im, const char *accel, int *restored, char **fallback,
@@ -189,6 +201,18 @@ vm_launch(const struct vm_backend *vm, const struct desktop *d,
 			/* Never a clone that answers to another's token. */
 			vm->kill(d, &c2);
 			free(c2);
+		}
+		/* A fork is its parent as it ran: booting its disks (written
+		 * to while the parent ran, never shut down) is no copy of
+		 * anything. It fails, its state kept. */
+		if (vm_unborn_fork(d)) {
+			*cause = hb_fmt(
+			    "fork '%s' cannot be restored (%s): a "
+			    "fork is its parent as it ran, and does "
+			    "not boot instead",
+			    d->name, why ? why : "unknown error");
+			free(why);
+			return (-1);
 		}
 		*fallback = why != NULL ? why : hb_fmt("unknown error");
 		if (clone && *fallback != NULL) {

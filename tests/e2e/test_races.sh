@@ -58,7 +58,8 @@ sleep 1
 t0=$(now)
 python3 "$top/tests/lib/races.py" "$bureau" "$home" "$mcport" "$(cat "$home/mc.token")" \
 	"$secs" a b >"$home/races.out" 2>&1
-grep '^FAIL' "$home/races.out" | head -20
+# (a finding's whole text, its command's output beneath it)
+awk '/^FAIL /{ n = 12 } n > 0 { print; n-- }' "$home/races.out" | head -120
 sum=$(tail -n1 "$home/races.out")
 nf=$(echo "$sum" | json failed)
 echo "# races: $sum"
