@@ -346,6 +346,16 @@ def _settled_counts(before, pid="self", wait_s=30.0):
         time.sleep(0.05)
 
 
+def test_daemon_req_connected(D):
+    """bt.Daemon returns with its own socket (D.req) connected by a dial
+    that bureaud answered, not by nng's redial timer, which could fire
+    after Daemon() had returned and add a descriptor in the middle of a
+    test that judges them (client_bt_req_close_cycles). nng's own
+    statistics of D.req's dialer say both."""
+    st = D.req.dialer_stats()
+    assert st.get("pipes") == 1 and st.get("refused") == 0, st
+
+
 def test_bt_req_close_cycles(D):
     """bt.Req closes its socket now (it used to leave it open for fear of
     nng_close hanging): 1000 open/request/close cycles, one in ten a
@@ -452,6 +462,9 @@ def main():
     ]
     X = bt.Xvfb()
     D = bt.Daemon(X, args=["--max-request", "65536"])
+    # first, before anything else has used D.req
+    tests.append(("client_daemon_req_connected",
+                  lambda: test_daemon_req_connected(D)))
     tests.append(("client_max_request", lambda: test_max_request(D)))
     tests.append(("client_bt_req_close_cycles",
                   lambda: test_bt_req_close_cycles(D)))
