@@ -2,7 +2,7 @@
 # End-to-end: two desktops hit at once by every client that changes them
 # (DESIGN.md, "Nothing lost, one owner per desktop"; issue 39).
 #
-#   tests/e2e/test_races.sh BUILDDIR      (BUREAU_RACE_S: how long, 90)
+#   tests/e2e/test_races.sh BUILDDIR      (BUREAU_RACE_S: how long, 60)
 #
 # With the minimal image under TCG: two 1536M clones a and b, each with a
 # background process, and Mission Control. For BUREAU_RACE_S seconds, per
@@ -24,7 +24,7 @@ top=$(cd "$(dirname "$0")/../.." && pwd)
 bureau=$build/bureau
 . "$top/tests/lib/e2e.sh"
 e2e_need "races e2e" qemu-system-x86_64 qemu-img mke2fs python3
-secs=${BUREAU_RACE_S:-90}
+secs=${BUREAU_RACE_S:-60}
 
 home=$(mktemp -d /var/tmp/bureau-races.XXXXXX)
 export BUREAU_HOME=$home
