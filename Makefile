@@ -177,6 +177,7 @@ $(BUILD)/tests/test_%: tests/unit/test_%.c $(D_LIBOBJ) $(NNG_A) $(BUILD)/.varian
 H_OBJ := $(filter $(OBJ)/host-bridge/util/% $(OBJ)/common/size.o \
     $(OBJ)/host-bridge/store/store.o $(OBJ)/host-bridge/store/hosts.o \
     $(OBJ)/host-bridge/store/files.o $(OBJ)/host-bridge/store/hosturi.o \
+    $(OBJ)/host-bridge/store/store_write.o \
     $(OBJ)/host-bridge/vm/disks.o $(OBJ)/host-bridge/vm/netrules.o,$(C_OBJ))
 $(BUILD)/tests/test_hb_%: tests/unit/test_hb_%.c $(H_OBJ) $(BUILD)/.variant-$(VARIANT)
 	@mkdir -p $(dir $@)
