@@ -103,6 +103,59 @@ start_adopt_accel(struct start *s)
 	return (rv);
 }
 
+/* store_update's change: desktop.json's port. */
+static int
+start_port_set(json_t *cfg, void *arg, char **cause)
+{
+	if (json_object_set_new(cfg, "port", json_integer(*(int *)arg)) != 0) {
+		*cause = hb_fmt("out of memory");
+		return (-1);
+	}
+	return (0);
+}
+
+/*
+ * The desktop's three ports free on 127.0.0.1, or others taken in their
+ * place: another program (a desktop of another store, another user's)
+ * may hold them since they were picked. The move is said (a note), and
+ * desktop.json and the endpoint file name the new ones.
+ */
+static int
+start_ports(struct start *s, struct desk_err *e)
+{
+	char *cause = NULL, *ep = NULL;
+	int taken = -1, port = 0, lka = -1, rv = -1;
+
+	for (int p = s->d->port; p < s->d->port + 3 && taken < 0; p++)
+		if (!store_port_free(p))
+			taken = p;
+	if (taken < 0)
+		return (0);
+	if (store_lock_all(&lka, &cause) != 0 ||
+	    store_pick_port(&port, &cause) != 0 ||
+	    store_update(s->d, start_port_set, &port, &cause) != 0 ||
+	    (ep = hb_fmt("tcp://127.0.0.1:%d\n", port)) == NULL ||
+	    store_put(s->d, "endpoint", ep, 0644, &cause) != 0) {
+		desk_fail(e, DESK_EBUSY,
+		    "port %d of desktop '%s' is in use on 127.0.0.1, and no "
+		    "other could be taken: %s",
+		    taken, s->d->name, cause ? cause : "out of memory");
+		free(cause);
+		goto out;
+	}
+	desk_note(&s->o->notes,
+	    "desktop '%s': port %d is in use by another program: its endpoint "
+	    "is tcp://127.0.0.1:%d now (was %d)",
+	    s->d->name, taken, port, s->d->port);
+	s->d->port = port;
+	rv = 0;
+out:
+	if (lka >= 0)
+		close(lka);
+	free(ep);
+	return (rv);
+}
+
 /* The desktop loaded and locked, stopped, its ports free; the
  * accelerator and the timeout. */
 static int
@@ -131,10 +184,8 @@ start_check(const char *name, struct start *s, struct desk_err *e)
 	s->r->adopted = s->vm->pid(s->d) > 0;
 	if (image_load(s->d->image, &s->im, &cause) != 0)
 		return (desk_fail_take(e, DESK_EFAIL, cause));
-	for (int p = s->d->port; p < s->d->port + 3; p++)
-		if (!store_port_free(p))
-			return (desk_fail(e, DESK_EBUSY,
-			    "port %d is in use on 127.0.0.1", p));
+	if (start_ports(s, e) != 0)
+		return (-1);
 	if (!(s->r->adopted && start_adopt_accel(s) == 0) &&
 	    s->vm->accel(s->d, &s->im, s->o->accel ? s->o->accel : "auto",
 	        &s->accel, &cause) != 0)

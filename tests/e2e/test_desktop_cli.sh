@@ -262,9 +262,25 @@ done
 "$bureau" create bad2 --image "$images/minimal" --net none --net-allow 203.0.113.0/24 >/dev/null 2>&1 &&
 	fail "--net none with --net-allow was accepted" || pass "--net-allow with --net none refused"
 # --net none: the namespace's rules refuse everything but its loopback.
-if "$bureau" create n1 --image "$images/minimal" --disk 1G --home 64M \
-    --memory 256M --cpus 1 --net none >/dev/null 2>&1 &&
-    "$bureau" start n1 --accel tcg --no-wait >/dev/null 2>&1; then
+# (its port taken by another program first: start takes others, says so
+# and writes them down)
+"$bureau" create n1 --image "$images/minimal" --disk 1G --home 64M \
+    --memory 256M --cpus 1 --net none >/dev/null 2>&1
+oport=$(sed -n 's|.*:\([0-9]*\)$|\1|p' "$home/n1/endpoint")
+python3 -c '
+import socket, sys, time
+s = socket.socket(); s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+s.bind(("127.0.0.1", int(sys.argv[1]) + 1)); s.listen(1); time.sleep(60)' "$oport" &
+squat=$!
+sleep 0.5
+if [ -n "$oport" ] && "$bureau" start n1 --accel tcg --no-wait >"$home/n1.start" 2>&1; then
+	nport=$(sed -n 's|.*:\([0-9]*\)$|\1|p' "$home/n1/endpoint")
+	grep -q "port $((oport + 1)) is in use by another program" "$home/n1.start" &&
+		[ -n "$nport" ] && [ "$nport" != "$oport" ] &&
+		[ "$(python3 -c 'import json, sys; print(json.load(open(sys.argv[1]))["port"])' "$home/n1/desktop.json")" = "$nport" ] &&
+		ss -ltn | grep -q "127.0.0.1:$nport " &&
+		pass "a start whose port another program took listens on others and says so: $(grep 'in use' "$home/n1.start")" ||
+		fail "start with its port taken: $(cat "$home/n1.start"); endpoint port '$nport' (was $oport)"
 	npid=$(cat "$home/n1/qemu.pid")
 	tr '\0' ' ' </proc/"$npid"/cmdline | grep -q 'stream,id=net0' && [ -s "$home/n1/net.pid" ] &&
 		! grep -q dnat "$home/n1/net.nft" && grep -qx '		reject' "$home/n1/net.nft" &&
@@ -273,8 +289,9 @@ if "$bureau" create n1 --image "$images/minimal" --disk 1G --home 64M \
 	"$bureau" stop n1 --force >/dev/null 2>&1
 	"$bureau" rm n1 >/dev/null 2>&1
 else
-	fail "--net none: create or start failed"
+	fail "--net none: create or start failed: $(cat "$home/n1.start")"
 fi
+kill $squat 2>/dev/null
 if "$bureau" rm c1 >/dev/null 2>&1 && [ ! -e "$dir" ]; then
 	pass "rm"
 else
