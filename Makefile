@@ -269,8 +269,11 @@ host-deb:
 	lintian --fail-on error,warning $(HOST_DEB)
 
 .PHONY: image-deps
+# An npm already on the PATH is taken as it is: NodeSource's nodejs
+# carries its own, and Debian's npm package conflicts with that nodejs.
 image-deps:
-	@$(MAKE) --no-print-directory deps-check DEPS="$(DEPS_IMAGE)"
+	@$(MAKE) --no-print-directory deps-check \
+	    DEPS="$(if $(shell command -v npm 2>/dev/null),$(filter-out npm,$(DEPS_IMAGE)),$(DEPS_IMAGE))"
 image: $(BUILD)/bureau deb
 	$(if $(findstring --minimal,$(IMAGE_FLAGS)),,@$(MAKE) --no-print-directory image-deps)
 	$(BUILD)/bureau image build --deb $(DEB) $(IMAGE_FLAGS)

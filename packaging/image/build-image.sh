@@ -39,6 +39,18 @@ fi
 for t in mmdebstrap mke2fs qemu-img sha256sum; do
 	command -v $t >/dev/null || { echo "build-image: '$t' not found (make deps)" >&2; exit 1; }
 done
+# The full image's npm programs are built on this host (below): what
+# they need is checked now, not after the base's minutes of mmdebstrap,
+# unless they are cached already.
+if [ $variant = full ] && { [ $rebuild = 1 ] || [ ! -s "$cache/npm/apps-$(cat "$here"/npm/node/package*.json "$here"/npm/apps/package*.json | sha256sum | cut -c1-16).tar" ]; }; then
+	need="npm g++ make python3 pkg-config libkrb5-dev libsecret-1-dev libxkbfile-dev"
+	for t in npm g++ make python3 pkg-config; do
+		command -v $t >/dev/null || { echo "build-image: the full image's npm programs need '$t' (apt-get install $need; in the source tree: make image-deps)" >&2; exit 1; }
+	done
+	for h in krb5 libsecret-1 xkbfile; do
+		pkg-config --exists $h || { echo "build-image: code-server's native modules need the $h headers (apt-get install $need; in the source tree: make image-deps)" >&2; exit 1; }
+	done
+fi
 
 log() { printf 'build-image: %s\n' "$*" >&2; }
 
@@ -97,13 +109,6 @@ if [ $variant = full ]; then
 	mkdir -p "$cache/npm"
 	npm_tar=$cache/npm/apps-$npm_key.tar
 	if [ $rebuild = 1 ] || [ ! -s "$npm_tar" ]; then
-		need="npm g++ make python3 pkg-config libkrb5-dev libsecret-1-dev libxkbfile-dev"
-		for t in npm g++ make python3 pkg-config; do
-			command -v $t >/dev/null || { echo "build-image: the full image's npm programs need '$t' (apt-get install $need; in the source tree: make image-deps)" >&2; exit 1; }
-		done
-		for h in krb5 libsecret-1 xkbfile; do
-			pkg-config --exists $h || { echo "build-image: code-server's native modules need the $h headers (apt-get install $need; in the source tree: make image-deps)" >&2; exit 1; }
-		done
 		log "npm programs $npm_key: npm ci (Node 24, OpenClaw, code-server)"
 		t0=$(date +%s)
 		nw=$(mktemp -d "$cache/tmp/npm.XXXXXX")
