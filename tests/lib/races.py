@@ -43,6 +43,7 @@ lock = threading.Lock()
 stats = collections.Counter()
 refused = collections.Counter()
 failures = []
+slow = []  # (seconds, what): the slowest operations, for the summary
 deadline = time.time() + SECONDS
 
 
@@ -50,6 +51,13 @@ def fail(what):
     with lock:
         failures.append(what)
     print("FAIL " + what, flush=True)
+
+
+def timed(what, t0):
+    with lock:
+        slow.append((round(time.time() - t0, 1), what))
+        slow.sort(reverse=True)
+        del slow[5:]
 
 
 def judge(kind, what, rc, out):
@@ -71,12 +79,14 @@ def judge(kind, what, rc, out):
 
 def run(kind, args):
     what = "bureau " + " ".join(args)
+    t0 = time.time()
     try:
         p = subprocess.run([BUREAU] + args, env=ENV, capture_output=True,
                            text=True, timeout=OP_LIMIT)
     except subprocess.TimeoutExpired:
         fail("%s: no answer within %d s" % (what, OP_LIMIT))
         return None
+    timed(what, t0)
     if p.returncode < 0:
         fail("%s: died of signal %d: %s" % (what, -p.returncode, p.stderr))
         return None
@@ -112,6 +122,7 @@ def mc(name):
             data=json.dumps(body).encode(), method="POST",
             headers={"Authorization": "Bearer " + MCTOKEN,
                      "Content-Type": "application/json"})
+        t0 = time.time()
         try:
             with urllib.request.urlopen(req, timeout=OP_LIMIT) as r:
                 out, st = r.read().decode(), r.status
@@ -120,6 +131,7 @@ def mc(name):
         except Exception as e:  # a dead server, a timeout
             fail("%s: %r" % (what, e))
             return
+        timed(what, t0)
         msg = out
         try:
             j = json.loads(out)
@@ -156,6 +168,7 @@ def config(name):
 def agent(name):
     req = json.dumps({"tool": "bash", "command": "echo hi"})
     while time.time() < deadline:
+        t0 = time.time()
         try:
             p = subprocess.run([BUREAU, "call", "--timeout", "20", name,
                                 req], env=ENV, capture_output=True,
@@ -163,6 +176,7 @@ def agent(name):
         except subprocess.TimeoutExpired:
             fail("bureau call %s: no answer within %d s" % (name, OP_LIMIT))
             continue
+        timed("bureau call " + name, t0)
         with lock:
             stats["call"] += 1
             if p.returncode != 0:
@@ -186,5 +200,5 @@ for t in threads:
         fail("an actor did not end: %s" % t)
 print(json.dumps({"ops": sum(v for k, v in stats.items()
                              if k != "call unanswered"),
-                  "by_kind": stats, "refused": refused,
+                  "by_kind": stats, "refused": refused, "slowest": slow,
                   "failed": len(failures)}), flush=True)
