@@ -173,15 +173,16 @@ $(BUILD)/tests/test_%: tests/unit/test_%.c $(D_LIBOBJ) $(NNG_A) $(BUILD)/.varian
 # Unit tests of the host bridge's helpers, linked with those objects (and
 # the common/ parser they use; the store and the disks for test_hb_disks,
 # the host URI parser for test_hb_hosturi, --net-allow's for
-# test_hb_netallow).
+# test_hb_netallow, the limits' for test_hb_limits).
 H_OBJ := $(filter $(OBJ)/host-bridge/util/% $(OBJ)/common/size.o \
     $(OBJ)/host-bridge/store/store.o $(OBJ)/host-bridge/store/hosts.o \
     $(OBJ)/host-bridge/store/files.o $(OBJ)/host-bridge/store/hosturi.o \
     $(OBJ)/host-bridge/store/store_write.o \
-    $(OBJ)/host-bridge/vm/disks.o $(OBJ)/host-bridge/vm/netrules.o,$(C_OBJ))
+    $(OBJ)/host-bridge/vm/disks.o $(OBJ)/host-bridge/vm/netrules.o \
+    $(OBJ)/host-bridge/vm/limits.o,$(C_OBJ))
 $(BUILD)/tests/test_hb_%: tests/unit/test_hb_%.c $(H_OBJ) $(BUILD)/.variant-$(VARIANT)
 	@mkdir -p $(dir $@)
-	$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $< $(H_OBJ) -ljansson -lcmocka
+	$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $< $(H_OBJ) -ljansson -lsodium -lcmocka
 
 $(BUILD)/tests/%: tests/tools/%.c $(NNG_A) $(BUILD)/.variant-$(VARIANT)
 	@mkdir -p $(dir $@)

@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "host-bridge/agent/agent.h"
@@ -17,7 +18,28 @@
 #include "host-bridge/store/policy.h"
 #include "host-bridge/store/store.h"
 #include "host-bridge/util/util.h"
+#include "host-bridge/vm/limits.h"
 #include "host-bridge/vm/vm.h"
+
+/* The limits' fields of desktop.json as d has them (none: absent). */
+static int
+ag_persist_limits(const struct desktop *d, json_t *j)
+{
+	json_object_del(j, "cpu_limit");
+	json_object_del(j, "disk_bps");
+	json_object_del(j, "disk_iops");
+	return ((d->cpu_milli > 0 &&
+	            json_object_set_new(j, "cpu_limit",
+	                json_real(d->cpu_milli / 1000.0)) != 0) ||
+	            (d->disk_bps > 0 &&
+	                json_object_set_new(j, "disk_bps",
+	                    json_integer(d->disk_bps)) != 0) ||
+	            (d->disk_iops > 0 &&
+	                json_object_set_new(j, "disk_iops",
+	                    json_integer(d->disk_iops)) != 0) ?
+	        -1 :
+	        0);
+}
 
 /* What ag_persist writes into desktop.json (store_update's change). */
 static int
@@ -38,7 +60,8 @@ ag_persist_change(json_t *j, void *arg, char **cause)
 	        (json_object_set_new(j, "idle_save",
 	             json_integer(ag->idle_save)) != 0 ||
 	            json_object_set_new(j, "max_forks",
-	                json_integer(ag->d->max_forks)) != 0)) ||
+	                json_integer(ag->d->max_forks)) != 0 ||
+	            ag_persist_limits(ag->d, j) != 0)) ||
 	    (ag->d->net_allow != NULL &&
 	        json_object_set_new(j, "net_allow",
 	            json_string(ag->d->net_allow)) != 0)) {
@@ -68,7 +91,99 @@ ag_policy_json(struct agent *ag)
 
 	free(al);
 	free(ap);
+	if (r != NULL && !ag->d->attached)
+		json_object_set_new(r, "limits",
+		    limits_json(ag->d, vm_backend_for(ag->d)->pid(ag->d)));
 	return (r);
+}
+
+/*
+ * The limits a policy request sets (cpu_limit in cores, 0 or null for
+ * the vCPUs; disk_bps and disk_iops, 0 or null for none) checked into
+ * *out (a copy of d's): 0, 1 when it names none, or -1 with *err (the
+ * reply).
+ */
+static int
+ag_limits_take(struct agent *ag, json_t *req, struct desktop *out, char **err)
+{
+	json_t *c = json_object_get(req, "cpu_limit"),
+	       *b = json_object_get(req, "disk_bps"),
+	       *o = json_object_get(req, "disk_iops");
+	double cores = json_is_number(c) ? json_number_value(c) : 0;
+
+	*out = *ag->d;
+	if (c == NULL && b == NULL && o == NULL)
+		return (1);
+	if (ag->d->attached) {
+		*err = ag_error(NULL, BUREAU_EINVAL,
+		    "limits: an attached desktop's VM is not bureau's");
+		return (-1);
+	}
+	if (c != NULL && !json_is_null(c) &&
+	    (!json_is_number(c) ||
+	        (cores != 0 && (cores < 0.05 || cores > ag->d->cpus)))) {
+		*err = ag_error(NULL, BUREAU_EINVAL,
+		    "field 'cpu_limit' must be a number of cores from 0.05 "
+		    "to the desktop's %d vCPUs (0 or null: all of them)",
+		    ag->d->cpus);
+		return (-1);
+	}
+	if ((b != NULL && !json_is_null(b) &&
+	        (!json_is_integer(b) || json_integer_value(b) < 0 ||
+	            json_integer_value(b) > STORE_DISK_BPS_MAX)) ||
+	    (o != NULL && !json_is_null(o) &&
+	        (!json_is_integer(o) || json_integer_value(o) < 0 ||
+	            json_integer_value(o) > STORE_DISK_IOPS_MAX))) {
+		int isb = b != NULL && !json_is_null(b) &&
+		    (!json_is_integer(b) || json_integer_value(b) < 0 ||
+		        json_integer_value(b) > STORE_DISK_BPS_MAX);
+		*err = ag_error(NULL, BUREAU_EINVAL,
+		    "field '%s' must be a whole number from 0 (none) to %lld",
+		    isb ? "disk_bps" : "disk_iops",
+		    isb ? STORE_DISK_BPS_MAX : (long long)STORE_DISK_IOPS_MAX);
+		return (-1);
+	}
+	if (c != NULL)
+		out->cpu_milli = (long)(cores * 1000 + 0.5);
+	if (b != NULL)
+		out->disk_bps = json_is_integer(b) ? json_integer_value(b) : 0;
+	if (o != NULL)
+		out->disk_iops = json_is_integer(o) ?
+		    (long)json_integer_value(o) :
+		    0;
+	return (0);
+}
+
+/*
+ * The limits just set, applied to the running VM under vm_op (no save,
+ * fork or start changes QEMU meanwhile), with ag->lock held on entry
+ * and on return: NULL, or the error reply.
+ */
+static char *
+ag_limits_now(struct agent *ag)
+{
+	struct timespec until;
+	char *cause = NULL, *reply;
+	int rv;
+
+	pthread_mutex_unlock(&ag->lock);
+	clock_gettime(CLOCK_REALTIME, &until);
+	until.tv_sec += 20; /* (within desk_config's 30 s) */
+	if (pthread_mutex_timedlock(&ag->vm_op, &until) != 0) {
+		rv = -1;
+		cause = hb_fmt("a stop, save or fork of the VM held it for "
+		               "20 s: ask again");
+	} else {
+		rv = vm_limits_apply(ag->d, &cause);
+		pthread_mutex_unlock(&ag->vm_op);
+	}
+	pthread_mutex_lock(&ag->lock);
+	if (rv == 0)
+		return (NULL);
+	reply = ag_error(NULL, BUREAU_EIO,
+	    "limits saved but not applied to the running VM: %s", cause);
+	free(cause);
+	return (reply);
 }
 
 static char *
@@ -82,6 +197,8 @@ ag_op_policy(struct agent *ag, json_t *req)
 	json_t *jis = json_object_get(req, "idle_save");
 	json_t *jmf = json_object_get(req, "max_forks");
 	char *cause = NULL, *reply, *na = NULL;
+	struct desktop lim;
+	int lim_given;
 
 	if (jis != NULL &&
 	    (!json_is_integer(jis) || ag->d->attached ||
@@ -133,6 +250,10 @@ ag_op_policy(struct agent *ag, json_t *req)
 		free(cause);
 		return (reply);
 	}
+	if ((lim_given = ag_limits_take(ag, req, &lim, &reply)) < 0) {
+		free(na);
+		return (reply);
+	}
 	if ((jal != NULL &&
 	        policy_parse("allow", json_string_value(jal), &al, &cause) !=
 	            0) ||
@@ -166,8 +287,13 @@ ag_op_policy(struct agent *ag, json_t *req)
 		free(ag->d->net_allow);
 		ag->d->net_allow = na;
 	}
+	if (lim_given == 0) {
+		ag->d->cpu_milli = lim.cpu_milli;
+		ag->d->disk_bps = lim.disk_bps;
+		ag->d->disk_iops = lim.disk_iops;
+	}
 	if ((jal != NULL || jap != NULL || jto != NULL || jna != NULL ||
-	        jis != NULL || jmf != NULL) &&
+	        jis != NULL || jmf != NULL || lim_given == 0) &&
 	    ag_persist(ag, &cause) != 0) {
 		/* Applied, but it would not survive a restart: say so. */
 		pthread_mutex_unlock(&ag->lock);
@@ -183,6 +309,11 @@ ag_op_policy(struct agent *ag, json_t *req)
 		reply = ag_error(NULL, BUREAU_EINVAL,
 		    "net_allow saved but not applied: %s", cause);
 		free(cause);
+		return (reply);
+	}
+	/* the running VM takes them now */
+	if (lim_given == 0 && (reply = ag_limits_now(ag)) != NULL) {
+		pthread_mutex_unlock(&ag->lock);
 		return (reply);
 	}
 	reply = ag_dump(ag_policy_json(ag));

@@ -18,6 +18,7 @@
 #include "host-bridge/agent/agent_int.h"
 #include "host-bridge/store/store.h"
 #include "host-bridge/util/util.h"
+#include "host-bridge/vm/limits.h"
 #include "host-bridge/vm/ready.h"
 #include "host-bridge/vm/vm.h"
 
@@ -343,6 +344,8 @@ ag_vm_record(struct agent *ag, const char *how, int clean)
 	ag_unlink(ag->d, "net.pid");
 	ag_unlink(ag->d, "qmp.sock");
 	ag_unlink(ag->d, "guest.json");
+	/* (its QEMU gone, its cgroup empty: made anew by the next start) */
+	limits_cg_drop(ag->d);
 }
 
 void

@@ -31,6 +31,7 @@
 #include "host-bridge/opclient/opclient.h"
 #include "host-bridge/store/store.h"
 #include "host-bridge/util/util.h"
+#include "host-bridge/vm/limits.h"
 #include "host-bridge/vm/ready.h"
 #include "host-bridge/vm/vm.h"
 
@@ -70,8 +71,9 @@ int_opt(const char *cmd, const char *opt, long min, long max, long *out)
 struct create_args {
 	char *name;
 	const char *disk_s, *home_s, *mem_s, *image_opt, *allow, *approve;
-	const char *net, *net_allow, *idle_s, *host_opt;
-	long approve_timeout, cpus, idle_save, max_forks;
+	const char *net, *net_allow, *idle_s, *host_opt, *cpu_s, *bps_s;
+	long approve_timeout, cpus, idle_save, max_forks, iops, cpu_milli;
+	long long bps;
 	long long disk, home_sz, mem;
 	struct policy_list al, ap;
 	char *al_s, *ap_s;
@@ -104,6 +106,9 @@ create_parse(int argc, char **argv, struct create_args *a)
 		{ "idle-save", required_argument, NULL, 'I' },
 		{ "host", required_argument, NULL, 'o' },
 		{ "max-forks", required_argument, NULL, 'F' },
+		{ "cpu-limit", required_argument, NULL, 'C' },
+		{ "disk-bps", required_argument, NULL, 'B' },
+		{ "disk-iops", required_argument, NULL, 'O' },
 		{ NULL, 0, NULL, 0 },
 	};
 	char *cause = NULL;
@@ -173,6 +178,17 @@ create_parse(int argc, char **argv, struct create_args *a)
 			        STORE_MAX_FORKS_MAX, &a->max_forks) != 0)
 				return (2);
 			break;
+		case 'C':
+			a->cpu_s = optarg;
+			break;
+		case 'B':
+			a->bps_s = optarg;
+			break;
+		case 'O':
+			if (int_opt("create", "--disk-iops", 0,
+			        STORE_DISK_IOPS_MAX, &a->iops) != 0)
+				return (2);
+			break;
 		default:
 			usage_err("create", "unknown option");
 			return (2);
@@ -201,8 +217,19 @@ create_check(struct create_args *a, char **cause)
 	        net_allow_check(a->net_allow, 0, NULL, cause) != 0) ||
 	    (a->idle_s != NULL &&
 	        hb_parse_duration("--idle-save", a->idle_s, AGENT_IDLE_SAVE_MIN,
-	            AGENT_IDLE_SAVE_MAX, &a->idle_save, cause) != 0))
+	            AGENT_IDLE_SAVE_MAX, &a->idle_save, cause) != 0) ||
+	    (a->cpu_s != NULL &&
+	        limits_parse_cpu("--cpu-limit", a->cpu_s, (int)a->cpus,
+	            &a->cpu_milli, cause) != 0) ||
+	    (a->bps_s != NULL &&
+	        hb_parse_size("--disk-bps", a->bps_s, &a->bps, cause) != 0))
 		return (-1);
+	if (a->bps > STORE_DISK_BPS_MAX) {
+		*cause = hb_fmt("invalid --disk-bps '%s': at most 1T (a "
+		                "second)",
+		    a->bps_s);
+		return (-1);
+	}
 	if (a->net_allow != NULL && strcmp(a->net, "none") == 0) {
 		*cause = hb_fmt("--net-allow opens exceptions to --net "
 		                "internet: not with --net none");
@@ -270,6 +297,9 @@ cmd_create(int argc, char **argv)
 	o.approve_timeout = a.approve_timeout;
 	o.idle_save = a.idle_save;
 	o.max_forks = (int)a.max_forks;
+	o.cpu_milli = a.cpu_milli;
+	o.disk_bps = a.bps;
+	o.disk_iops = a.iops;
 	o.no_warm = env != NULL && strcmp(env, "0") == 0;
 	if (desk_create(&o, &r, &e) != 0) {
 		cause = e.cause;
@@ -428,6 +458,14 @@ cmd_status(int argc, char **argv)
 		printf("pid: %d\naccel: %s\nuptime: %s\n", (int)pid,
 		    accel ? accel : "?", up);
 	vm_agent_status(d, pid);
+	if (host_is_local(d->host) && d->remote_dir == NULL) {
+		json_t *l = json_pack("{s:o}", "limits",
+		    limits_json(d, pid > 0 ? pid : 0));
+
+		if (l != NULL)
+			print_limits(l);
+		json_decref(l);
+	}
 	if (state != NULL && strncmp(state, "saved", 5) == 0) {
 		char ram[16], dev[16];
 		hb_human(ram, sizeof ram, desktop_file_bytes(d, "ram"));
@@ -697,7 +735,8 @@ const struct cli_cmd cli_desktop_cmds[] = {
 	    "[--cpus 2] [--image DIR] [--net internet|none] [--net-allow LIST] "
 	    "[--allow LIST] "
 	    "[--approve LIST] [--approve-timeout S] [--idle-save DURATION] "
-	    "[--max-forks N] [--host HOST|auto]",
+	    "[--max-forks N] [--cpu-limit CORES] [--disk-bps SIZE] "
+	    "[--disk-iops N] [--host HOST|auto]",
 	    cmd_create },
 	{ "start",
 	    "start NAME [--timeout S] [--accel auto|kvm|tcg] "

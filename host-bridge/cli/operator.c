@@ -28,6 +28,7 @@
 #include "host-bridge/opclient/opclient.h"
 #include "host-bridge/store/store.h"
 #include "host-bridge/util/util.h"
+#include "host-bridge/vm/limits.h"
 #include "host-bridge/vm/vm.h"
 
 /* attach waits this long for the daemon to answer through the agent. */
@@ -753,6 +754,78 @@ cmd_deny(int argc, char **argv)
 
 /* ---- policy ------------------------------------------------------------ */
 
+/* "2 cores", "0.5 cores" */
+static void
+cores_str(char *buf, size_t len, double c)
+{
+	snprintf(buf, len, "%.3g core%s", c, c == 1 ? "" : "s");
+}
+
+/*
+ * The limits a config reply or desktop.json holds: "limits: cpu 0.5 of
+ * 2 cores, memory 2048M, 512 processes, disk 10.0M/s, 100 IOPS", and
+ * while it runs what the kernel holds ("enforced: ...", or which are
+ * not). Shared with `status` (cli.h).
+ */
+void
+print_limits(json_t *p)
+{
+	json_t *l = json_object_get(p, "limits"), *en;
+	char cpu[32], bps[16];
+	long long b, o;
+
+	if (!json_is_object(l)) {
+		/* desktop.json's own fields (a desktop no agent serves) */
+		double c = json_number_value(json_object_get(p, "cpu_limit"));
+		json_int_t n = json_integer_value(json_object_get(p, "cpus"));
+
+		if (n <= 0)
+			return;
+		cores_str(cpu, sizeof cpu, c > 0 ? c : (double)n);
+		b = json_integer_value(json_object_get(p, "disk_bps"));
+		o = json_integer_value(json_object_get(p, "disk_iops"));
+	} else {
+		cores_str(cpu, sizeof cpu,
+		    json_number_value(json_object_get(l, "cpu")));
+		b = json_integer_value(json_object_get(l, "disk_bps"));
+		o = json_integer_value(json_object_get(l, "disk_iops"));
+	}
+	hb_human(bps, sizeof bps, b);
+	printf("limits: cpu %s", cpu);
+	if (json_is_object(l))
+		printf(", memory %lldM, %lld processes",
+		    (long long)json_integer_value(
+		        json_object_get(l, "memory_mb")),
+		    (long long)json_integer_value(json_object_get(l, "pids")));
+	printf(", disk %s%s\n", b > 0 ? bps : "unlimited", b > 0 ? "/s" : "");
+	if (o > 0)
+		printf("disk-iops: %lld a second\n", o);
+	if ((en = json_object_get(l, "enforced")) != NULL) {
+		const char *ne = json_string_value(
+		    json_object_get(en, "not_enforced"));
+
+		json_t *c = json_object_get(en, "cpu");
+
+		cores_str(cpu, sizeof cpu, json_number_value(c));
+		printf("cgroup: %s (%s):",
+		    json_string_value(json_object_get(en, "cgroup")) ?:
+		                                                       "(none)",
+		    json_string_value(json_object_get(en, "hierarchy")) ?: "?");
+		if (c != NULL)
+			printf(" cpu %s", cpu);
+		if (json_object_get(en, "memory_mb") != NULL)
+			printf(" memory %lldM",
+			    (long long)json_integer_value(
+			        json_object_get(en, "memory_mb")));
+		if (json_object_get(en, "pids") != NULL)
+			printf(" pids %lld",
+			    (long long)json_integer_value(
+			        json_object_get(en, "pids")));
+		printf("%s%s\n", ne ? "; not enforced here: " : "",
+		    ne ? ne : "");
+	}
+}
+
 static void
 print_policy(json_t *p)
 {
@@ -777,6 +850,7 @@ print_policy(json_t *p)
 		printf("max-forks: %lld at once (forks its agent asks for)\n",
 		    (long long)json_integer_value(
 		        json_object_get(p, "max_forks")));
+	print_limits(p);
 }
 
 static int
@@ -789,6 +863,9 @@ cmd_policy(int argc, char **argv)
 		{ "net-allow", required_argument, NULL, 'n' },
 		{ "idle-save", required_argument, NULL, 'I' },
 		{ "max-forks", required_argument, NULL, 'F' },
+		{ "cpu-limit", required_argument, NULL, 'C' },
+		{ "disk-bps", required_argument, NULL, 'B' },
+		{ "disk-iops", required_argument, NULL, 'O' },
 		{ NULL, 0, NULL, 0 },
 	};
 	/* `bureau config` is this command by another name: it changes a
@@ -799,7 +876,9 @@ cmd_policy(int argc, char **argv)
 	json_t *req = json_object(), *r = NULL;
 	struct desk_err e = { 0 };
 	char *cause = NULL;
+	const char *cpu_s = NULL;
 	long timeout;
+	long long bps;
 	int c, rc = 1;
 
 	if (req == NULL)
@@ -855,6 +934,34 @@ cmd_policy(int argc, char **argv)
 			json_object_set_new(req, "max_forks",
 			    json_integer(timeout));
 			break;
+		case 'C':
+			cpu_s = optarg; /* (checked against its vCPUs below) */
+			break;
+		case 'B':
+			bps = 0;
+			if (strcmp(optarg, "off") != 0 &&
+			    (hb_parse_size("--disk-bps", optarg, &bps,
+			         &cause) != 0 ||
+			        bps > STORE_DISK_BPS_MAX)) {
+				op_usage(cmd,
+				    cause ? cause :
+				            "--disk-bps: at most 1T "
+				            "a second");
+				goto usage;
+			}
+			json_object_set_new(req, "disk_bps", json_integer(bps));
+			break;
+		case 'O':
+			timeout = 0;
+			if (strcmp(optarg, "off") != 0 &&
+			    hb_parse_int("--disk-iops", optarg, 1,
+			        STORE_DISK_IOPS_MAX, &timeout, &cause) != 0) {
+				op_usage(cmd, cause);
+				goto usage;
+			}
+			json_object_set_new(req, "disk_iops",
+			    json_integer(timeout));
+			break;
 		default:
 			op_usage(cmd, "unknown option");
 			goto usage;
@@ -866,6 +973,19 @@ cmd_policy(int argc, char **argv)
 	}
 	if (load_or_fail(cmd, argv[optind], &d) != 0)
 		goto out;
+	if (cpu_s != NULL) {
+		long milli = 0;
+
+		if (strcmp(cpu_s, "off") != 0 &&
+		    limits_parse_cpu("--cpu-limit", cpu_s, d->cpus, &milli,
+		        &cause) != 0) {
+			op_usage(cmd, cause);
+			desktop_free(d);
+			goto usage;
+		}
+		json_object_set_new(req, "cpu_limit",
+		    json_real(milli / 1000.0));
+	}
 	/* its agent applies it at once when one runs, else desktop.json
 	 * takes it for the next start (the lifecycle library decides) */
 	if (desk_config(d->name, req, &r, &e) != 0) {
@@ -1080,6 +1200,8 @@ const struct cli_cmd cli_operator_cmds[] = {
 	    cmd_policy },
 	{ "config",
 	    "config NAME [--idle-save DURATION|off] [--max-forks N] "
+	    "[--cpu-limit CORES|off] [--disk-bps SIZE|off] "
+	    "[--disk-iops N|off] "
 	    "[--allow LIST] [--approve LIST] [--approve-timeout S] "
 	    "[--net-allow LIST]",
 	    cmd_policy },

@@ -5,6 +5,7 @@
 #ifndef BUREAU_CLI_OPERATOR_H
 #define BUREAU_CLI_OPERATOR_H
 
+#include <jansson.h>
 #include <stddef.h>
 
 #include "host-bridge/store/store.h"
@@ -25,5 +26,9 @@ void ls_guest(const struct desktop *d, char *buf, size_t len);
 /* `bureau status` and one `bureau ls` row of an attached desktop. */
 void attached_status(const struct desktop *d);
 void attached_ls_row(const struct desktop *d);
+
+/* A desktop's limits ("limits: cpu ...", and what its cgroup holds) from
+ * a config reply ({"limits": ...}) or desktop.json's fields. */
+void print_limits(json_t *p);
 
 #endif

@@ -1164,6 +1164,13 @@ recv_config(const char *dir, const char *name, char **base, char **cause)
 			ok = json_is_boolean(v);
 		else if (strcmp(key, "max_forks") == 0)
 			ok = recv_int(v, 0, STORE_MAX_FORKS_MAX);
+		else if (strcmp(key, "cpu_limit") == 0)
+			ok = json_is_number(v) && json_number_value(v) >= 0 &&
+			    json_number_value(v) <= 1024;
+		else if (strcmp(key, "disk_bps") == 0)
+			ok = recv_int(v, 0, STORE_DISK_BPS_MAX);
+		else if (strcmp(key, "disk_iops") == 0)
+			ok = recv_int(v, 0, STORE_DISK_IOPS_MAX);
 		else if (strcmp(key, "fork_of") == 0)
 			ok = json_is_string(v) &&
 			    recv_name_like(json_string_value(v));

@@ -218,10 +218,13 @@ struct desk_create_opts {
 	const char *net_allow, *allow, *approve; /* NULL: none, all, none */
 	long approve_timeout;                    /* 0: STORE_APPROVE_TIMEOUT */
 	long idle_save;                          /* 0: off */
-	int max_forks; /* its agent loop's forks at once; -1: the default
-	                  (STORE_MAX_FORKS) */
-	int no_warm;   /* boot at the first start whatever the image
-	                  has (BUREAU_WARM=0) */
+	int max_forks;      /* its agent loop's forks at once; -1: the default
+	                       (STORE_MAX_FORKS) */
+	long cpu_milli;     /* --cpu-limit in milli-cores; 0: its vCPUs */
+	long long disk_bps; /* --disk-bps; 0: none */
+	long disk_iops;     /* --disk-iops; 0: none */
+	int no_warm;        /* boot at the first start whatever the image
+	                       has (BUREAU_WARM=0) */
 	struct desk_notes notes; /* a warm state made for a new size */
 };
 struct desk_create_res {

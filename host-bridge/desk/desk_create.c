@@ -74,6 +74,20 @@ create_check(const struct desk_create_opts *o, struct desk_err *e)
 		return (desk_fail(e, DESK_EINVAL,
 		    "invalid --idle-save %ld s: off, or %d s to %ld s",
 		    o->idle_save, STORE_IDLE_SAVE_MIN, STORE_IDLE_SAVE_MAX));
+	if (o->cpu_milli != 0 &&
+	    (o->cpu_milli < 50 || o->cpu_milli > o->cpus * 1000L))
+		return (desk_fail(e, DESK_EINVAL,
+		    "invalid --cpu-limit: 0.05 to the desktop's %d vCPUs",
+		    o->cpus));
+	if (o->disk_bps < 0 || o->disk_bps > STORE_DISK_BPS_MAX ||
+	    o->disk_iops < 0 || o->disk_iops > STORE_DISK_IOPS_MAX)
+		return (desk_fail(e, DESK_EINVAL, "invalid --%s: 0 to %lld",
+		    o->disk_iops < 0 || o->disk_iops > STORE_DISK_IOPS_MAX ?
+		        "disk-iops" :
+		        "disk-bps",
+		    o->disk_iops < 0 || o->disk_iops > STORE_DISK_IOPS_MAX ?
+		        (long long)STORE_DISK_IOPS_MAX :
+		        STORE_DISK_BPS_MAX));
 	return (0);
 }
 
@@ -103,6 +117,19 @@ create_config(const struct desktop *d, const struct desk_create_opts *o,
 	}
 	if (cfg != NULL && d->host != NULL &&
 	    json_object_set_new(cfg, "host", json_string(d->host)) != 0) {
+		json_decref(cfg);
+		return (NULL);
+	}
+	if (cfg != NULL &&
+	    ((o->cpu_milli > 0 &&
+	         json_object_set_new(cfg, "cpu_limit",
+	             json_real(o->cpu_milli / 1000.0)) != 0) ||
+	        (o->disk_bps > 0 &&
+	            json_object_set_new(cfg, "disk_bps",
+	                json_integer(o->disk_bps)) != 0) ||
+	        (o->disk_iops > 0 &&
+	            json_object_set_new(cfg, "disk_iops",
+	                json_integer(o->disk_iops)) != 0))) {
 		json_decref(cfg);
 		return (NULL);
 	}

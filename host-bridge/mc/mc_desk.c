@@ -21,6 +21,7 @@
 #include "host-bridge/mc/mc.h"
 #include "host-bridge/opclient/opclient.h"
 #include "host-bridge/util/util.h"
+#include "host-bridge/vm/limits.h"
 #include "host-bridge/vm/vm.h"
 
 #define MC_OP_MS   15000
@@ -323,6 +324,11 @@ mc_desktop(const char *name, int detail, char **cause)
 	r = NULL;
 	free(oc);
 	oc = NULL;
+	/* what it may use of the host, as set and as its cgroup holds */
+	if (j != NULL && detail && !d->attached && d->remote_dir == NULL &&
+	    host_is_local(d->host))
+		json_object_set_new(j, "limits",
+		    limits_json(d, pid > 0 ? pid : 0));
 	if (j != NULL && detail) {
 		json_t *ap = json_array();
 		if (agent != 0 &&

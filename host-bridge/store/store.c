@@ -132,6 +132,30 @@ desktop_free(struct desktop *d)
 	free(d);
 }
 
+/* desktop.json's limits (cpu_limit in cores, disk_bps, disk_iops): a
+ * value out of range is taken as none, as `bureau config` can set it
+ * again (they are checked where they are given). */
+static void
+store_load_limits(struct desktop *d, json_t *j)
+{
+	json_t *c = json_object_get(j, "cpu_limit"),
+	       *b = json_object_get(j, "disk_bps"),
+	       *o = json_object_get(j, "disk_iops");
+	double cores = json_is_number(c) ? json_number_value(c) : 0;
+
+	d->cpu_milli = cores >= 0.05 && cores <= d->cpus ?
+	    (long)(cores * 1000 + 0.5) :
+	    0;
+	d->disk_bps = json_is_integer(b) && json_integer_value(b) > 0 &&
+	        json_integer_value(b) <= STORE_DISK_BPS_MAX ?
+	    (long long)json_integer_value(b) :
+	    0;
+	d->disk_iops = json_is_integer(o) && json_integer_value(o) > 0 &&
+	        json_integer_value(o) <= STORE_DISK_IOPS_MAX ?
+	    (long)json_integer_value(o) :
+	    0;
+}
+
 int
 desktop_load(const char *name, struct desktop **out, char **cause)
 {
@@ -216,6 +240,7 @@ desktop_load(const char *name, struct desktop **out, char **cause)
 	    STORE_MAX_FORKS;
 	if (d->max_forks < 0 || d->max_forks > STORE_MAX_FORKS_MAX)
 		d->max_forks = STORE_MAX_FORKS;
+	store_load_limits(d, j);
 	if (json_is_string(json_object_get(j, "host")) &&
 	    !host_is_local(json_string_value(json_object_get(j, "host"))) &&
 	    (d->host = strdup(json_string_value(json_object_get(j, "host")))) ==

@@ -70,7 +70,12 @@ struct desktop {
 	int ephemeral;   /* a fork discarded, disks and all, when it stops */
 	int agent_made;  /* a fork its parent's agent loop asked for */
 	int max_forks;   /* the agent loop's forks of it live at once */
-	char *host;      /* the host it runs on (hosts.c), NULL: local */
+	/* Its limits (vm/limits.h): CPU in milli-cores (0: its vCPUs),
+	 * the disks' bytes and operations per second together (0: none). */
+	long cpu_milli;
+	long long disk_bps;
+	long disk_iops;
+	char *host; /* the host it runs on (hosts.c), NULL: local */
 	/* On a host on another machine (cli/remote.c): the desktop's
 	 * directory there and its agent's port there; NULL and 0 else. The
 	 * directory here then holds desktop.json, token, endpoint and the
@@ -88,6 +93,10 @@ struct desktop {
  * unless desktop.json says: a fork costs the host a desktop. */
 #define STORE_MAX_FORKS     4
 #define STORE_MAX_FORKS_MAX 64
+/* --disk-bps and --disk-iops at most (QEMU's throttling takes more; no
+ * disk gives it). */
+#define STORE_DISK_BPS_MAX  (1LL << 40)
+#define STORE_DISK_IOPS_MAX 10000000L
 
 /* A desktop's image: the fields of image.json (borrowed from j). */
 struct image {

@@ -12,7 +12,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <linux/capability.h>
+#include <linux/securebits.h>
 #include <sys/prctl.h>
+#include <sys/syscall.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/un.h>
@@ -21,6 +24,7 @@
 
 #include "host-bridge/util/util.h"
 #include "host-bridge/vm/disks.h"
+#include "host-bridge/vm/limits.h"
 #include "host-bridge/vm/qemu_int.h"
 #include "host-bridge/vm/qmp.h"
 #include "host-bridge/vm/vm.h"
@@ -408,6 +412,41 @@ qemu_child_setup(int out, int keep)
 }
 
 /*
+ * In the child about to exec QEMU: no capability survives the exec (the
+ * bounding set emptied, root's exec rule off and locked: uid 0 gains
+ * none back), and no_new_privs, so no set-uid program or file
+ * capability gives any. QEMU reaches only what it opens by its owner's
+ * rights: its desktop's files, the image, /dev/kvm. (Raw prctl and
+ * capset: the five calls libcap would wrap, in a child between fork and
+ * exec, where a library's allocations are best avoided.)
+ */
+static int
+qemu_child_confine(void)
+{
+	struct __user_cap_header_struct h = { _LINUX_CAPABILITY_VERSION_3, 0 };
+	struct __user_cap_data_struct none[2];
+
+	memset(none, 0, sizeof none);
+	/* (a user without root has none to drop, and may not touch the
+	 * bounding set) */
+	if (geteuid() != 0)
+		return (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0));
+	for (int cap = 0; cap < 64; cap++)
+		if (prctl(PR_CAPBSET_DROP, cap, 0, 0, 0) != 0 &&
+		    errno != EINVAL)
+			return (-1);
+	(void)prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0);
+	if (prctl(PR_SET_SECUREBITS,
+	        SECBIT_NOROOT | SECBIT_NOROOT_LOCKED | SECBIT_NO_SETUID_FIXUP |
+	            SECBIT_NO_SETUID_FIXUP_LOCKED,
+	        0, 0, 0) != 0 ||
+	    syscall(SYS_capset, &h, none) != 0 ||
+	    prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0)
+		return (-1);
+	return (0);
+}
+
+/*
  * Does a unix socket listen at path? Read from /proc/net/unix rather than
  * tried with connect(): QMP serves one client at a time, and a probe would
  * hold it from whoever comes next.
@@ -556,6 +595,23 @@ out:
 		close(lfd);
 	free(nlog);
 	return (pid);
+}
+
+/* The -drive options of d's disk limits ("" for none; malloc'd). */
+static char *
+qemu_throttle_opts(const struct desktop *d)
+{
+	char b[48] = "", o[48] = "";
+
+	if (d->disk_bps <= 0 && d->disk_iops <= 0)
+		return (strdup(""));
+	if (d->disk_bps > 0)
+		snprintf(b, sizeof b, ",throttling.bps-total=%lld",
+		    d->disk_bps);
+	if (d->disk_iops > 0)
+		snprintf(o, sizeof o, ",throttling.iops-total=%ld",
+		    d->disk_iops);
+	return (hb_fmt("%s%s,throttling.group=disks", b, o));
 }
 
 /* QEMU's command line as it is built: argv, and the strings formatted for
@@ -743,20 +799,27 @@ qemu_cmd_machine(struct qemu_cmd *c, const struct desktop *d,
 	c->argv[c->n++] = (char *)im->cmdline;
 }
 
-/* vda is the system disk, vdb the home: the slots fix the order. */
+/* vda is the system disk, vdb the home: the slots fix the order. With
+ * --disk-bps or --disk-iops both are in one throttle group (QEMU's
+ * block throttling, libvirt's <iotune>): the limit is the desktop's,
+ * not each disk's. */
 static void
-qemu_cmd_disks(struct qemu_cmd *c, const struct qemu_files *f)
+qemu_cmd_disks(struct qemu_cmd *c, const struct desktop *d,
+    const struct qemu_files *f)
 {
+	char *thr = qemu_throttle_opts(d);
+
+	c->args[c->na++] = thr;
 	c->argv[c->n++] = "-drive";
 	c->argv[c->n++] = A("file=%s,if=none,id=drive-sys,node-name=sys,"
-	                    "format=qcow2,discard=unmap",
-	    f->sys);
+	                    "format=qcow2,discard=unmap%s",
+	    f->sys, thr ? thr : "");
 	c->argv[c->n++] = "-device";
 	c->argv[c->n++] = "virtio-blk-pci,drive=drive-sys,bus=pcie.0,addr=0x4";
 	c->argv[c->n++] = "-drive";
 	c->argv[c->n++] = A("file=%s,if=none,id=drive-home,node-name=home,"
-	                    "format=qcow2,discard=unmap",
-	    f->home);
+	                    "format=qcow2,discard=unmap%s",
+	    f->home, thr ? thr : "");
 	c->argv[c->n++] = "-device";
 	c->argv[c->n++] = "virtio-blk-pci,drive=drive-home,bus=pcie.0,addr=0x5";
 }
@@ -866,11 +929,18 @@ qemu_cmd_build(struct qemu_cmd *c, const struct desktop *d,
 	if (qemu_tb_size(&tb_mb, cause) != 0)
 		return (-1);
 	qemu_cmd_machine(c, d, im, f, accel, tb_mb);
-	qemu_cmd_disks(c, f);
+	qemu_cmd_disks(c, d, f);
 	qemu_cmd_net(c);
 	qemu_cmd_identity(c, f);
 	qemu_cmd_console(c, f);
 	qemu_cmd_state(c, f, incoming);
+	/* QEMU's own seccomp filter: no process of its own (fork, exec),
+	 * no change of user or privilege, no scheduling or memory policy
+	 * of the host's, no obsolete system call. Its migrations go to
+	 * descriptors bureau hands it (qemu_state.c), never "exec:". */
+	c->argv[c->n++] = "-sandbox";
+	c->argv[c->n++] = "on,obsolete=deny,elevateprivileges=deny,"
+	                  "spawn=deny,resourcecontrol=deny";
 	c->argv[c->n] = NULL;
 	for (int i = 0; i < c->na; i++) {
 		if (c->args[i] == NULL) {
@@ -885,13 +955,27 @@ qemu_cmd_build(struct qemu_cmd *c, const struct desktop *d,
  * parent sees it end. *net, passt's end of the guest's link, goes to
  * QEMU and is closed here. */
 static pid_t
-qemu_spawn(char **argv, const char *qlog, int *net, char **cause)
+qemu_spawn(char **argv, const char *qlog, int *net, const struct limits_cg *cg,
+    char **cause)
 {
 	int lfd = open(qlog, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
 	pid_t pid = fork();
 
 	if (pid == 0) {
 		qemu_child_setup(lfd, *net);
+		/* into its cgroup before it runs: all its threads and
+		 * memory are counted there from the first */
+		if (limits_cg_join(cg) != 0) {
+			fprintf(stderr,
+			    "cannot join the desktop's cgroup: %s\n",
+			    strerror(errno));
+			_exit(126);
+		}
+		if (qemu_child_confine() != 0) {
+			fprintf(stderr, "cannot drop QEMU's privileges: %s\n",
+			    strerror(errno));
+			_exit(126);
+		}
 		execvp(argv[0], argv);
 		fprintf(stderr, "cannot run '%s': %s\n", argv[0],
 		    strerror(errno));
@@ -969,6 +1053,7 @@ qemu_launch(const struct desktop *d, const struct image *im, const char *accel,
 {
 	struct qemu_files f = { 0 };
 	struct qemu_cmd c = { 0 };
+	struct limits_cg cg = { 0 };
 	int rv = -1, st = 0, net = -1;
 	pid_t pid = -1, passt = -1;
 
@@ -977,8 +1062,15 @@ qemu_launch(const struct desktop *d, const struct image *im, const char *accel,
 	    qemu_guest_ports(d, cause) != 0 ||
 	    (passt = qemu_net(d, -1, &net, cause)) < 0)
 		goto out;
+	if (limits_cg_make(d, &cg, cause) != 0)
+		goto out;
+	if (cg.missing != NULL)
+		fprintf(stderr,
+		    "bureau: '%s': the host gives no cgroup for its %s "
+		    "limit: not enforced\n",
+		    d->name, cg.missing);
 	if (qemu_cmd_build(&c, d, im, &f, accel, incoming, cause) != 0 ||
-	    (pid = qemu_spawn(c.argv, f.qlog, &net, cause)) < 0 ||
+	    (pid = qemu_spawn(c.argv, f.qlog, &net, &cg, cause)) < 0 ||
 	    qemu_wait_qmp(&pid, &f, accel, cause) != 0)
 		goto out;
 	qemu_launch_record(d, &f, pid, passt, accel);
@@ -996,6 +1088,7 @@ out:
 		close(net);
 	for (int i = 0; i < c.na; i++)
 		free(c.args[i]);
+	limits_cg_free(&cg);
 	qemu_files_free(&f);
 	return (rv);
 }
@@ -1117,6 +1210,43 @@ qemu_snapshot(const struct desktop *d, const char *tag, int restore, int *live,
 	 * after it to give up, measured on a libvirt desktop). */
 	qemu_net_redial(d);
 	return (rv);
+}
+
+/* A running desktop given its limits as they are now in d (`bureau
+ * config`): its cgroup's values, and its disks' throttle group through
+ * QMP (zeros end the throttling). */
+int
+vm_limits_apply(const struct desktop *d, char **cause)
+{
+	pid_t pid;
+	static const char *const drives[] = { "drive-sys", "drive-home" };
+
+	if (vm_backend_for(d) != &vm_qemu) {
+		*cause = hb_fmt("limits of a desktop on host '%s' are not "
+		                "set by bureau yet",
+		    d->host ? d->host : "?");
+		return (-1);
+	}
+	if ((pid = qemu_pid(d)) <= 0)
+		return (0); /* its next start takes them */
+	if (limits_cg_update(d, pid, cause) != 0)
+		return (-1);
+	for (int i = 0; i < 2; i++) {
+		json_t *a = json_pack("{s:s, s:I, s:I, s:I, s:I, s:I, s:I, "
+		                      "s:s}",
+		    "device", drives[i], "bps", (json_int_t)d->disk_bps,
+		    "bps_rd", (json_int_t)0, "bps_wr", (json_int_t)0, "iops",
+		    (json_int_t)d->disk_iops, "iops_rd", (json_int_t)0,
+		    "iops_wr", (json_int_t)0, "group", "disks");
+
+		if (a == NULL) {
+			*cause = hb_fmt("out of memory");
+			return (-1);
+		}
+		if (qemu_qmp(d, "block_set_io_throttle", a, NULL, cause) != 0)
+			return (-1);
+	}
+	return (0);
 }
 
 const struct vm_backend vm_qemu = {

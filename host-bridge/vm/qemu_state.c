@@ -24,7 +24,6 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "host-bridge/util/shquote.h"
 #include "host-bridge/util/util.h"
 #include "host-bridge/vm/disks.h"
 #include "host-bridge/vm/qemu_int.h"
@@ -33,18 +32,9 @@
 /* How long a save or a restore's migration may take at most. */
 #define STATE_TIMEOUT_MS 300000
 
-/* "exec:PROG 'path'": QEMU runs exec: migration URIs through sh -c, the
- * path quoted as the remote commands' words are (util/shquote). */
-static char *
-exec_uri(const char *prog, const char *path)
-{
-	char *const w[] = { (char *)path };
-	char *line = sh_line(prog, w, 1), *uri;
-
-	uri = line ? hb_fmt("exec:%s", line) : NULL;
-	free(line);
-	return (uri);
-}
+static int qemu_state_to_fd(struct qmp *q, const char *tmp, int ignore_shared,
+    char **cause);
+static int qemu_state_from_fd(struct qmp *q, const char *st, char **cause);
 
 /* BLAKE2b-256 of a file, as hex (malloc'd), NULL when unreadable. */
 static char *
@@ -272,7 +262,6 @@ int
 qemu_state_write(const struct desktop *d, struct qmp *q, pid_t pid, int base,
     int inram, const char *tmp, size_t *changed, char **cause)
 {
-	char *uri = NULL;
 	int rv = -1;
 
 	*changed = 0;
@@ -281,21 +270,10 @@ qemu_state_write(const struct desktop *d, struct qmp *q, pid_t pid, int base,
 		rv = qemu_stream_save(d, q, pid, tmp, changed, cause);
 		goto out;
 	}
-	if ((uri = exec_uri("cat >", tmp)) == NULL) {
-		*cause = hb_fmt("out of memory");
-		goto out;
-	}
-	if (qemu_set_ignore_shared(q, !inram, cause) != 0 ||
-	    qemu_set_unthrottled(q, cause) != 0 ||
-	    qmp_exec(q, "migrate", json_pack("{s:s}", "uri", uri), NULL,
-	        cause) != 0 ||
-	    qemu_migrate_wait(q, cause) != 0)
-		goto out;
-	rv = 0;
+	rv = qemu_state_to_fd(q, tmp, !inram, cause);
 out:
 	if (rv != 0)
 		unlink(tmp);
-	free(uri);
 	return (rv);
 }
 
@@ -777,7 +755,7 @@ qemu_restore(const struct desktop *d, const struct image *im, const char *accel,
 {
 	struct qmp *q = NULL;
 	char *st = NULL, *ms = NULL;
-	char *qmps = NULL, *uri = NULL, *full = NULL;
+	char *qmps = NULL, *full = NULL;
 	char *series = NULL;
 	const char *was;
 	json_t *j = NULL, *warm = NULL;
@@ -790,8 +768,7 @@ qemu_restore(const struct desktop *d, const struct image *im, const char *accel,
 		wdir = json_string_value(json_object_get(warm, "warm"));
 	if ((st = warm ? hb_fmt("%s/state", wdir) : desktop_path(d, "state")) ==
 	        NULL ||
-	    (qmps = desktop_path(d, "qmp.sock")) == NULL ||
-	    (uri = exec_uri("cat", st)) == NULL) {
+	    (qmps = desktop_path(d, "qmp.sock")) == NULL) {
 		*cause = hb_fmt("out of memory");
 		goto out;
 	}
@@ -830,8 +807,7 @@ qemu_restore(const struct desktop *d, const struct image *im, const char *accel,
 	/* A state that holds the RAM (a clone's first save) loads it into
 	 * this desktop's RAM file, which x-ignore-shared would refuse. */
 	if (qemu_set_ignore_shared(q, !ram_in_state, cause) != 0 ||
-	    qmp_exec(q, "migrate-incoming", json_pack("{s:s}", "uri", uri),
-	        NULL, cause) != 0)
+	    qemu_state_from_fd(q, st, cause) != 0)
 		goto out;
 	if (qemu_state_loaded(d, q, cause) != 0)
 		goto out;
@@ -866,7 +842,6 @@ out:
 	free(st);
 	free(ms);
 	free(qmps);
-	free(uri);
 	free(full);
 	free(series);
 	return (rv);
@@ -875,20 +850,51 @@ out:
 int
 qemu_state_write_fd(struct qmp *q, const char *tmp, char **cause)
 {
+	unlink(tmp);
+	return (qemu_state_to_fd(q, tmp, 1, cause));
+}
+
+/*
+ * The migration into a new file tmp through a descriptor handed to QEMU
+ * (getfd, "fd:"), as libvirt does: QEMU's sandbox (qemu.c,
+ * -sandbox spawn=deny) lets it run no "exec:" command.
+ */
+static int
+qemu_state_to_fd(struct qmp *q, const char *tmp, int ignore_shared,
+    char **cause)
+{
 	int fd, rv = -1;
 
-	unlink(tmp);
-	if ((fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600)) <
+	if ((fd = open(tmp,
+	         O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600)) <
 	    0) {
 		*cause = hb_fmt("cannot create '%s': %s", tmp, strerror(errno));
 		return (-1);
 	}
-	if (qemu_set_ignore_shared(q, 1, cause) == 0 &&
+	if (qemu_set_ignore_shared(q, ignore_shared, cause) == 0 &&
 	    qemu_set_unthrottled(q, cause) == 0 &&
 	    qmp_getfd(q, "bureau-state", fd, cause) == 0 &&
 	    qmp_exec(q, "migrate", json_pack("{s:s}", "uri", "fd:bureau-state"),
 	        NULL, cause) == 0 &&
 	    qemu_migrate_wait(q, cause) == 0)
+		rv = 0;
+	close(fd);
+	return (rv);
+}
+
+/* A restore's migration from the state file, by descriptor as above. */
+static int
+qemu_state_from_fd(struct qmp *q, const char *st, char **cause)
+{
+	int fd = open(st, O_RDONLY | O_NOFOLLOW | O_CLOEXEC), rv = -1;
+
+	if (fd < 0) {
+		*cause = hb_fmt("cannot open '%s': %s", st, strerror(errno));
+		return (-1);
+	}
+	if (qmp_getfd(q, "bureau-state", fd, cause) == 0 &&
+	    qmp_exec(q, "migrate-incoming",
+	        json_pack("{s:s}", "uri", "fd:bureau-state"), NULL, cause) == 0)
 		rv = 0;
 	close(fd);
 	return (rv);

@@ -148,6 +148,10 @@ const struct vm_backend *vm_backend(void);
  */
 int net_allow_check(const char *list, int resolve, char **rules, char **cause);
 int vm_net_reload(const struct desktop *d, char **cause);
+/* A running desktop's limits (vm/limits.h) made what d says now: its
+ * cgroup's and its disks' (0 also when it does not run: its next start
+ * takes them). */
+int vm_limits_apply(const struct desktop *d, char **cause);
 /* `bureau net-keeper DIR`: the desktop's network namespace (netkeeper.c),
  * run by the QEMU backend, not by people. */
 int vm_net_keeper_main(int argc, char **argv);
