@@ -29,6 +29,7 @@ bureau=$build/bureau
 images=${BUREAU_IMAGES:-/var/cache/bureau/images}
 # A window of 30 ports claimed against other test runs on the machine.
 . "$(dirname "$0")/../lib/ports.sh"
+. "$(dirname "$0")/../lib/deb.sh"
 name=e2e
 fails=0 passes=0
 
@@ -64,12 +65,7 @@ cleanup() {
 trap cleanup EXIT INT TERM
 
 # ---- the image -------------------------------------------------------------
-deb=$(ls "$build"/bureaud_*.deb 2>/dev/null | tail -n1)
-if [ -z "$deb" ]; then
-	make -s -C "$top" BUILD="$build" deb >"$home/deb.log" 2>&1 ||
-		{ tail -20 "$home/deb.log"; fail "make deb"; exit 1; }
-	deb=$(ls "$build"/bureaud_*.deb | tail -n1)
-fi
+e2e_deb
 t0=$(now)
 if "$bureau" image build --minimal --out "$images" --deb "$deb" >"$home/image.log" 2>&1; then
 	pass "image build --minimal ($(( $(now) - t0 )) s, $(du -sh "$images/minimal/base.qcow2" | cut -f1))"

@@ -25,6 +25,7 @@ bureau=$build/bureau
 images=${BUREAU_IMAGES:-/var/cache/bureau/images}
 # A window of 30 ports claimed against other test runs on the machine.
 . "$(dirname "$0")/../lib/ports.sh"
+. "$(dirname "$0")/../lib/deb.sh"
 name=life
 fails=0 passes=0
 
@@ -58,12 +59,7 @@ cleanup() {
 trap cleanup EXIT INT TERM
 
 # ---- the image (as test_desktop.sh: cached when the package is the same) ----
-deb=$(ls "$build"/bureaud_*.deb 2>/dev/null | tail -n1)
-if [ -z "$deb" ]; then
-	make -s -C "$top" BUILD="$build" deb >"$home/deb.log" 2>&1 ||
-		{ tail -20 "$home/deb.log"; fail "make deb"; exit 1; }
-	deb=$(ls "$build"/bureaud_*.deb | tail -n1)
-fi
+e2e_deb
 if ! "$bureau" image build --minimal --out "$images" --deb "$deb" >"$home/image.log" 2>&1; then
 	tail -30 "$home/image.log"
 	fail "image build --minimal"

@@ -9,6 +9,7 @@
 #                         builds one) are here
 #   e2e_rm_home           every desktop in $home ended (and its QEMU, which
 #                         outlives a killed agent), then $home removed
+#   e2e_deb               $deb: this build's guest package, made once
 #   e2e_image [VARIANT]   the minimal (or full) image built or taken from
 #                         the cache ($img: its resolved directory) and its
 #                         warm state
@@ -21,6 +22,7 @@
 #                         WIN so titled
 images=${BUREAU_IMAGES:-/var/cache/bureau/images}
 . "$top/tests/lib/ports.sh"
+. "$top/tests/lib/deb.sh"
 fails=0 passes=0
 
 pass() { echo "PASS $*"; passes=$((passes + 1)); }
@@ -53,12 +55,7 @@ e2e_rm_home() {
 
 e2e_image() {
 	variant=${1:-minimal}
-	deb=$(ls "$build"/bureaud_*.deb 2>/dev/null | tail -n1)
-	if [ -z "$deb" ]; then
-		make -s -C "$top" BUILD="$build" deb >"$home/deb.log" 2>&1 ||
-			{ tail -20 "$home/deb.log"; fail "make deb"; exit 1; }
-		deb=$(ls "$build"/bureaud_*.deb | tail -n1)
-	fi
+	e2e_deb
 	if ! "$bureau" image build --$variant --out "$images" --deb "$deb" >"$home/image.log" 2>&1; then
 		tail -30 "$home/image.log"
 		fail "image build --$variant"
