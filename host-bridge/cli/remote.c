@@ -1090,11 +1090,13 @@ recv_name_like(const char *s)
  * desktop.json of the received directory dir, field by field, as a new
  * object of the fields bureau knows: its name is name, its image one of
  * this machine's (*base: that image's base disk, malloc'd); the port and
- * host are given here (the caller's). Any field else, or of another
- * type or range: refused, naming it.
+ * host are given here (the caller's); net_allow is checked but not
+ * taken (*net_allow: what it was, malloc'd, or NULL). Any field else,
+ * or of another type or range: refused, naming it.
  */
 static json_t *
-recv_config(const char *dir, const char *name, char **base, char **cause)
+recv_config(const char *dir, const char *name, char **base, char **net_allow,
+    char **cause)
 {
 	json_t *j = recv_json(dir, "desktop.json", cause), *out, *v;
 	struct image im = { 0 };
@@ -1142,10 +1144,20 @@ recv_config(const char *dir, const char *name, char **base, char **cause)
 			ok = json_is_string(v) &&
 			    (strcmp(json_string_value(v), "internet") == 0 ||
 			        strcmp(json_string_value(v), "none") == 0);
-		else if (strcmp(key, "net_allow") == 0)
+		else if (strcmp(key, "net_allow") == 0) {
+			/* checked, never taken: the exceptions it opens are
+			 * to this machine's networks, the operator's here to
+			 * give (receive_into says what it was) */
 			ok = json_is_string(v) &&
 			    net_allow_check(json_string_value(v), 0, NULL,
 			        &why) == 0;
+			if (ok && *json_string_value(v) != '\0' &&
+			    (*net_allow = strdup(json_string_value(v))) ==
+			        NULL)
+				ok = 0;
+			if (ok)
+				continue;
+		}
 		else if (strcmp(key, "allow") == 0 ||
 		    strcmp(key, "approve") == 0) {
 			struct policy_list l = { 0 };
@@ -1313,7 +1325,7 @@ receive_into(const char *name, const char *host, int in, int keep_port,
     int replace, char **cause)
 {
 	char *home = hb_home(), *tmp = NULL, *got = NULL, *p = NULL;
-	char *dst = NULL, *old = NULL, *s = NULL, *base = NULL;
+	char *dst = NULL, *old = NULL, *s = NULL, *base = NULL, *na = NULL;
 	static const char *const disks[] = { "system.qcow2", "home.qcow2" };
 	json_t *j = NULL;
 	const char *img;
@@ -1354,7 +1366,7 @@ receive_into(const char *name, const char *host, int in, int keep_port,
 			goto out;
 		}
 	}
-	if ((j = recv_config(got, name, &base, cause)) == NULL ||
+	if ((j = recv_config(got, name, &base, &na, cause)) == NULL ||
 	    store_disks_check(got, base, cause) != 0)
 		goto out;
 	img = json_string_value(json_object_get(j, "image"));
@@ -1398,6 +1410,13 @@ receive_into(const char *name, const char *host, int in, int keep_port,
 	}
 	if (replace)
 		hb_rm_tree(old);
+	if (na != NULL)
+		fprintf(stderr,
+		    "bureau receive: '%s' came with --net-allow '%s', not "
+		    "taken here: what its guest may reach of this machine's "
+		    "networks is this machine's operator's to say (bureau "
+		    "config %s --net-allow LIST)\n",
+		    name, na, name);
 	rv = 0;
 	goto out;
 oom:
@@ -1416,6 +1435,7 @@ out:
 	free(p);
 	free(s);
 	free(base);
+	free(na);
 	return (rv);
 }
 

@@ -370,6 +370,28 @@ def test_config_refused():
                        0o600, 0)], "state.json", "ram_file")
 
 
+def test_net_allow_not_taken():
+    """The sender's --net-allow (here 0.0.0.0/0: every private network of
+    this machine's) is checked but not taken: the desktop arrives with
+    none, and receive says what it was and how to give it. Its limits,
+    which only take from what it may use, come along."""
+    rm()
+    p = receive(stream(good(net_allow="0.0.0.0/0", cpu_limit=0.5,
+                            disk_bps=1 << 20)))
+    err = p.stderr.decode(errors="replace")
+    assert p.returncode == 0, err
+    with open(os.path.join(HOME, NAME, "desktop.json")) as f:
+        c = json.load(f)
+    assert "net_allow" not in c, c
+    assert c["cpu_limit"] == 0.5 and c["disk_bps"] == 1 << 20, c
+    assert "--net-allow '0.0.0.0/0', not taken" in err, err
+    assert "bureau config %s --net-allow" % NAME in err, err
+    rm()
+    refused(good(net_allow="10.0.0.0/8; rm -rf /"), "desktop.json",
+            "'net_allow'")
+    refused(good(cpu_limit="all"), "desktop.json", "'cpu_limit'")
+
+
 def test_stream_format_refused():
     """What tar would read otherwise than the scan before it: a header
     whose checksum is wrong (tar skips to the next that adds up), GNU
