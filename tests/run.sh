@@ -165,7 +165,8 @@ weight() {
 	case $1 in
 	test_races.sh | test_desktop.sh) echo 300 ;;
 	test_lifecycle.sh | test_nothing_lost.sh) echo 180 ;;
-	test_libvirt.sh | test_warm.sh) echo 155 ;;
+	test_libvirt.sh | test_warm.sh | test_limits.sh) echo 155 ;;
+	test_rootless.sh) echo 100 ;;
 	test_fork.sh | test_mission_control.py) echo 105 ;;
 	test_guest_net.sh | test_remote.sh | test_host_package.sh) echo 80 ;;
 	test_boot_stall.sh) echo 65 ;;

@@ -92,6 +92,32 @@ usage(FILE *f)
 	    "1 to 63, not starting or ending with '-'.\n");
 }
 
+/*
+ * The programs bureau runs that Debian puts in /usr/sbin (mke2fs, nft,
+ * ip, libvirtd) are not on a normal user's PATH, and a user without root
+ * runs desktops too (docs/desktops.md): the sbin directories are looked
+ * in last, after whatever the PATH says.
+ */
+static void
+path_with_sbin(void)
+{
+	const char *p = getenv("PATH");
+	char *np;
+
+	if (p == NULL || *p == '\0')
+		p = "/usr/local/bin:/usr/bin:/bin";
+	if ((strstr(p, "/usr/sbin") != NULL && strstr(p, ":/sbin") != NULL) ||
+	    (np = malloc(strlen(p) + sizeof ":/usr/sbin:/sbin")) == NULL)
+		return;
+	strcpy(np, p);
+	if (strstr(p, "/usr/sbin") == NULL)
+		strcat(np, ":/usr/sbin");
+	if (strstr(p, ":/sbin") == NULL && strncmp(p, "/sbin", 5) != 0)
+		strcat(np, ":/sbin");
+	setenv("PATH", np, 1);
+	free(np);
+}
+
 int
 main(int argc, char **argv)
 {
@@ -102,6 +128,7 @@ main(int argc, char **argv)
 		usage(stderr);
 		return (2);
 	}
+	path_with_sbin();
 	name = argv[1];
 	if (strcmp(name, "help") == 0 || strcmp(name, "--help") == 0 ||
 	    strcmp(name, "-h") == 0) {

@@ -805,11 +805,18 @@ print_limits(json_t *p)
 		    json_object_get(en, "not_enforced"));
 
 		json_t *c = json_object_get(en, "cpu");
+		const char *cgp = json_string_value(
+		    json_object_get(en, "cgroup"));
 
+		if (cgp == NULL) {
+			printf("cgroup: none bureau could make here (a user "
+			       "without root, or no such controller): not "
+			       "enforced: %s\n",
+			    ne ? ne : "cpu, memory, pids");
+			return;
+		}
 		cores_str(cpu, sizeof cpu, json_number_value(c));
-		printf("cgroup: %s (%s):",
-		    json_string_value(json_object_get(en, "cgroup")) ?:
-		                                                       "(none)",
+		printf("cgroup: %s (%s):", cgp,
 		    json_string_value(json_object_get(en, "hierarchy")) ?: "?");
 		if (c != NULL)
 			printf(" cpu %s", cpu);

@@ -1152,13 +1152,11 @@ recv_config(const char *dir, const char *name, char **base, char **net_allow,
 			    net_allow_check(json_string_value(v), 0, NULL,
 			        &why) == 0;
 			if (ok && *json_string_value(v) != '\0' &&
-			    (*net_allow = strdup(json_string_value(v))) ==
-			        NULL)
+			    (*net_allow = strdup(json_string_value(v))) == NULL)
 				ok = 0;
 			if (ok)
 				continue;
-		}
-		else if (strcmp(key, "allow") == 0 ||
+		} else if (strcmp(key, "allow") == 0 ||
 		    strcmp(key, "approve") == 0) {
 			struct policy_list l = { 0 };
 

@@ -67,8 +67,10 @@
 struct nk {
 	const char *dir;
 	pid_t pasta, holder, passt;
-	int hold_w; /* the holder's stdin: closed, it ends */
-	int nsfd;   /* the namespace */
+	int hold_w;  /* the holder's stdin: closed, it ends */
+	int nsfd;    /* the namespace */
+	int usfd;    /* its user namespace, without root (nk_enter); or -1 */
+	int entered; /* the keeper itself is in them (its children too) */
 	nng_socket rep, req, sub, pub;
 	nng_dialer dreq, dsub; /* to the guest's daemon */
 };
@@ -266,6 +268,21 @@ nk_routed(pid_t holder)
 	return (found);
 }
 
+/*
+ * Into the desktop's network namespace. A keeper without root has pasta
+ * make a user namespace too, whose root owns the network namespace:
+ * only as that root may it load rules there (and join it at all), so it
+ * enters the user namespace first (single-threaded: before the relay's
+ * threads). Its files outside stay the user's own.
+ */
+static int
+nk_enter(const struct nk *k)
+{
+	if (k->usfd >= 0 && !k->entered && setns(k->usfd, CLONE_NEWUSER) != 0)
+		return (-1);
+	return (setns(k->nsfd, CLONE_NEWNET));
+}
+
 /* nft -f DIR/net.nft in the namespace; 0 when it loaded. */
 static int
 nk_nft(struct nk *k)
@@ -277,7 +294,7 @@ nk_nft(struct nk *k)
 	snprintf(path, sizeof path, "%s/net.nft", k->dir);
 	if ((pid = fork()) == 0) {
 		nk_child();
-		if (setns(k->nsfd, CLONE_NEWNET) != 0) {
+		if (nk_enter(k) != 0) {
 			fprintf(stderr, "bureau net-keeper: setns: %s\n",
 			    strerror(errno));
 			_exit(126);
@@ -313,7 +330,7 @@ nk_passt(struct nk *k)
 		int lfd = open(log, O_WRONLY | O_CREAT | O_TRUNC, 0600);
 
 		nk_child();
-		if (setns(k->nsfd, CLONE_NEWNET) != 0)
+		if (nk_enter(k) != 0)
 			_exit(126);
 		if (lfd >= 0) {
 			dup2(lfd, 1);
@@ -491,7 +508,7 @@ nk_loop(struct nk *k, const sigset_t *sigs)
 int
 vm_net_keeper_main(int argc, char **argv)
 {
-	struct nk k = { .hold_w = -1, .nsfd = -1 };
+	struct nk k = { .hold_w = -1, .nsfd = -1, .usfd = -1 };
 	sigset_t sigs;
 	char ns[64];
 	int rv = 1;
@@ -527,13 +544,19 @@ vm_net_keeper_main(int argc, char **argv)
 		nk_say("error: %s: %s", ns, strerror(errno));
 		goto out;
 	}
+	snprintf(ns, sizeof ns, "/proc/%d/ns/user", (int)k.holder);
+	if (geteuid() != 0 && (k.usfd = open(ns, O_RDONLY | O_CLOEXEC)) < 0) {
+		nk_say("error: %s: %s", ns, strerror(errno));
+		goto out;
+	}
 	if (nk_nft(&k) != 0 || nk_passt(&k) != 0)
 		goto out;
 	close(QEMU_NET_FD); /* passt holds the link now */
-	if (setns(k.nsfd, CLONE_NEWNET) != 0) {
+	if (nk_enter(&k) != 0) {
 		nk_say("error: setns: %s", strerror(errno));
 		goto out;
 	}
+	k.entered = 1;
 	if (nk_relay(&k) != 0)
 		goto out;
 	nk_say("ok");
