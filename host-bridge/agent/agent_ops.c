@@ -25,20 +25,20 @@
 static int
 ag_persist_limits(const struct desktop *d, json_t *j)
 {
-	json_object_del(j, "cpu_limit");
-	json_object_del(j, "disk_bps");
-	json_object_del(j, "disk_iops");
-	return ((d->cpu_milli > 0 &&
-	            json_object_set_new(j, "cpu_limit",
-	                json_real(d->cpu_milli / 1000.0)) != 0) ||
-	            (d->disk_bps > 0 &&
-	                json_object_set_new(j, "disk_bps",
-	                    json_integer(d->disk_bps)) != 0) ||
-	            (d->disk_iops > 0 &&
-	                json_object_set_new(j, "disk_iops",
-	                    json_integer(d->disk_iops)) != 0) ?
-	        -1 :
-	        0);
+	static const char *const keys[] = { "cpu_limit", "disk_bps",
+		"disk_iops", "net_rate" };
+	long long v[] = { d->cpu_milli, d->disk_bps, d->disk_iops,
+		d->net_rate };
+
+	for (int i = 0; i < 4; i++) {
+		json_object_del(j, keys[i]);
+		if (v[i] > 0 &&
+		    json_object_set_new(j, keys[i],
+		        i == 0 ? json_real(v[i] / 1000.0) :
+		                 json_integer(v[i])) != 0)
+			return (-1);
+	}
+	return (0);
 }
 
 /* What ag_persist writes into desktop.json (store_update's change). */
@@ -108,12 +108,28 @@ ag_limits_take(struct agent *ag, json_t *req, struct desktop *out, char **err)
 {
 	json_t *c = json_object_get(req, "cpu_limit"),
 	       *b = json_object_get(req, "disk_bps"),
-	       *o = json_object_get(req, "disk_iops");
+	       *o = json_object_get(req, "disk_iops"),
+	       *nr = json_object_get(req, "net_rate");
 	double cores = json_is_number(c) ? json_number_value(c) : 0;
 
 	*out = *ag->d;
-	if (c == NULL && b == NULL && o == NULL)
+	if (c == NULL && b == NULL && o == NULL && nr == NULL)
 		return (1);
+	if (nr != NULL && !json_is_null(nr) &&
+	    (!json_is_integer(nr) || json_integer_value(nr) < 0 ||
+	        json_integer_value(nr) > STORE_DISK_BPS_MAX ||
+	        (json_integer_value(nr) > 0 && ag->d->net_none))) {
+		*err = ag_error(NULL, BUREAU_EINVAL,
+		    ag->d->net_none ? "field 'net_rate': the desktop has --net "
+		                      "none" :
+		                      "field 'net_rate' must be a whole number "
+		                      "of bytes a second from 0 (none) to %lld",
+		    STORE_DISK_BPS_MAX);
+		return (-1);
+	}
+	if (nr != NULL)
+		out->net_rate = json_is_integer(nr) ? json_integer_value(nr) :
+		                                      0;
 	if (ag->d->attached) {
 		*err = ag_error(NULL, BUREAU_EINVAL,
 		    "limits: an attached desktop's VM is not bureau's");
@@ -291,6 +307,7 @@ ag_op_policy(struct agent *ag, json_t *req)
 		ag->d->cpu_milli = lim.cpu_milli;
 		ag->d->disk_bps = lim.disk_bps;
 		ag->d->disk_iops = lim.disk_iops;
+		ag->d->net_rate = lim.net_rate;
 	}
 	if ((jal != NULL || jap != NULL || jto != NULL || jna != NULL ||
 	        jis != NULL || jmf != NULL || lim_given == 0) &&

@@ -72,8 +72,9 @@ struct create_args {
 	char *name;
 	const char *disk_s, *home_s, *mem_s, *image_opt, *allow, *approve;
 	const char *net, *net_allow, *idle_s, *host_opt, *cpu_s, *bps_s;
+	const char *rate_s;
 	long approve_timeout, cpus, idle_save, max_forks, iops, cpu_milli;
-	long long bps;
+	long long bps, rate;
 	long long disk, home_sz, mem;
 	struct policy_list al, ap;
 	char *al_s, *ap_s;
@@ -109,6 +110,7 @@ create_parse(int argc, char **argv, struct create_args *a)
 		{ "cpu-limit", required_argument, NULL, 'C' },
 		{ "disk-bps", required_argument, NULL, 'B' },
 		{ "disk-iops", required_argument, NULL, 'O' },
+		{ "net-rate", required_argument, NULL, 'R' },
 		{ NULL, 0, NULL, 0 },
 	};
 	char *cause = NULL;
@@ -184,6 +186,9 @@ create_parse(int argc, char **argv, struct create_args *a)
 		case 'B':
 			a->bps_s = optarg;
 			break;
+		case 'R':
+			a->rate_s = optarg;
+			break;
 		case 'O':
 			if (int_opt("create", "--disk-iops", 0,
 			        STORE_DISK_IOPS_MAX, &a->iops) != 0)
@@ -222,8 +227,16 @@ create_check(struct create_args *a, char **cause)
 	        limits_parse_cpu("--cpu-limit", a->cpu_s, (int)a->cpus,
 	            &a->cpu_milli, cause) != 0) ||
 	    (a->bps_s != NULL &&
-	        hb_parse_size("--disk-bps", a->bps_s, &a->bps, cause) != 0))
+	        hb_parse_size("--disk-bps", a->bps_s, &a->bps, cause) != 0) ||
+	    (a->rate_s != NULL &&
+	        hb_parse_size("--net-rate", a->rate_s, &a->rate, cause) != 0))
 		return (-1);
+	if (a->rate > STORE_DISK_BPS_MAX) {
+		*cause = hb_fmt("invalid --net-rate '%s': at most 1T (a "
+		                "second)",
+		    a->rate_s);
+		return (-1);
+	}
 	if (a->bps > STORE_DISK_BPS_MAX) {
 		*cause = hb_fmt("invalid --disk-bps '%s': at most 1T (a "
 		                "second)",
@@ -300,6 +313,7 @@ cmd_create(int argc, char **argv)
 	o.cpu_milli = a.cpu_milli;
 	o.disk_bps = a.bps;
 	o.disk_iops = a.iops;
+	o.net_rate = a.rate;
 	o.no_warm = env != NULL && strcmp(env, "0") == 0;
 	if (desk_create(&o, &r, &e) != 0) {
 		cause = e.cause;
@@ -736,7 +750,7 @@ const struct cli_cmd cli_desktop_cmds[] = {
 	    "[--allow LIST] "
 	    "[--approve LIST] [--approve-timeout S] [--idle-save DURATION] "
 	    "[--max-forks N] [--cpu-limit CORES] [--disk-bps SIZE] "
-	    "[--disk-iops N] [--host HOST|auto]",
+	    "[--disk-iops N] [--net-rate SIZE] [--host HOST|auto]",
 	    cmd_create },
 	{ "start",
 	    "start NAME [--timeout S] [--accel auto|kvm|tcg] "

@@ -772,7 +772,7 @@ print_limits(json_t *p)
 {
 	json_t *l = json_object_get(p, "limits"), *en;
 	char cpu[32], bps[16];
-	long long b, o;
+	long long b, o, nr;
 
 	if (!json_is_object(l)) {
 		/* desktop.json's own fields (a desktop no agent serves) */
@@ -800,6 +800,12 @@ print_limits(json_t *p)
 	printf(", disk %s%s\n", b > 0 ? bps : "unlimited", b > 0 ? "/s" : "");
 	if (o > 0)
 		printf("disk-iops: %lld a second\n", o);
+	nr = json_integer_value(
+	    json_object_get(json_is_object(l) ? l : p, "net_rate"));
+	if (nr > 0) {
+		hb_human(bps, sizeof bps, nr);
+		printf("net-rate: %s/s each way\n", bps);
+	}
 	if ((en = json_object_get(l, "enforced")) != NULL) {
 		const char *ne = json_string_value(
 		    json_object_get(en, "not_enforced"));
@@ -873,6 +879,7 @@ cmd_policy(int argc, char **argv)
 		{ "cpu-limit", required_argument, NULL, 'C' },
 		{ "disk-bps", required_argument, NULL, 'B' },
 		{ "disk-iops", required_argument, NULL, 'O' },
+		{ "net-rate", required_argument, NULL, 'R' },
 		{ NULL, 0, NULL, 0 },
 	};
 	/* `bureau config` is this command by another name: it changes a
@@ -945,18 +952,20 @@ cmd_policy(int argc, char **argv)
 			cpu_s = optarg; /* (checked against its vCPUs below) */
 			break;
 		case 'B':
+		case 'R':
 			bps = 0;
 			if (strcmp(optarg, "off") != 0 &&
-			    (hb_parse_size("--disk-bps", optarg, &bps,
-			         &cause) != 0 ||
+			    (hb_parse_size(c == 'B' ? "--disk-bps" :
+			                              "--net-rate",
+			         optarg, &bps, &cause) != 0 ||
 			        bps > STORE_DISK_BPS_MAX)) {
 				op_usage(cmd,
-				    cause ? cause :
-				            "--disk-bps: at most 1T "
-				            "a second");
+				    cause ? cause : "at most 1T a second");
 				goto usage;
 			}
-			json_object_set_new(req, "disk_bps", json_integer(bps));
+			json_object_set_new(req,
+			    c == 'B' ? "disk_bps" : "net_rate",
+			    json_integer(bps));
 			break;
 		case 'O':
 			timeout = 0;
@@ -1208,7 +1217,7 @@ const struct cli_cmd cli_operator_cmds[] = {
 	{ "config",
 	    "config NAME [--idle-save DURATION|off] [--max-forks N] "
 	    "[--cpu-limit CORES|off] [--disk-bps SIZE|off] "
-	    "[--disk-iops N|off] "
+	    "[--disk-iops N|off] [--net-rate SIZE|off] "
 	    "[--allow LIST] [--approve LIST] [--approve-timeout S] "
 	    "[--net-allow LIST]",
 	    cmd_policy },

@@ -1181,6 +1181,8 @@ recv_config(const char *dir, const char *name, char **base, char **net_allow,
 			ok = recv_int(v, 0, STORE_DISK_BPS_MAX);
 		else if (strcmp(key, "disk_iops") == 0)
 			ok = recv_int(v, 0, STORE_DISK_IOPS_MAX);
+		else if (strcmp(key, "net_rate") == 0)
+			ok = recv_int(v, 0, STORE_DISK_BPS_MAX);
 		else if (strcmp(key, "fork_of") == 0)
 			ok = json_is_string(v) &&
 			    recv_name_like(json_string_value(v));

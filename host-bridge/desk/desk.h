@@ -223,6 +223,7 @@ struct desk_create_opts {
 	long cpu_milli;     /* --cpu-limit in milli-cores; 0: its vCPUs */
 	long long disk_bps; /* --disk-bps; 0: none */
 	long disk_iops;     /* --disk-iops; 0: none */
+	long long net_rate; /* --net-rate, bytes a second; 0: none */
 	int no_warm;        /* boot at the first start whatever the image
 	                       has (BUREAU_WARM=0) */
 	struct desk_notes notes; /* a warm state made for a new size */

@@ -79,6 +79,11 @@ create_check(const struct desk_create_opts *o, struct desk_err *e)
 		return (desk_fail(e, DESK_EINVAL,
 		    "invalid --cpu-limit: 0.05 to the desktop's %d vCPUs",
 		    o->cpus));
+	if (o->net_rate < 0 || o->net_rate > STORE_DISK_BPS_MAX ||
+	    (o->net_rate > 0 && o->net != NULL && strcmp(o->net, "none") == 0))
+		return (desk_fail(e, DESK_EINVAL,
+		    "invalid --net-rate: 0 to 1T a second, and not with "
+		    "--net none"));
 	if (o->disk_bps < 0 || o->disk_bps > STORE_DISK_BPS_MAX ||
 	    o->disk_iops < 0 || o->disk_iops > STORE_DISK_IOPS_MAX)
 		return (desk_fail(e, DESK_EINVAL, "invalid --%s: 0 to %lld",
@@ -88,6 +93,24 @@ create_check(const struct desk_create_opts *o, struct desk_err *e)
 		    o->disk_iops < 0 || o->disk_iops > STORE_DISK_IOPS_MAX ?
 		        (long long)STORE_DISK_IOPS_MAX :
 		        STORE_DISK_BPS_MAX));
+	return (0);
+}
+
+/* The limits given (those not 0) into cfg: 0, or -1 out of memory. */
+static int
+create_limits(json_t *cfg, const struct desk_create_opts *o)
+{
+	static const char *const keys[] = { "cpu_limit", "disk_bps",
+		"disk_iops", "net_rate" };
+	long long v[] = { o->cpu_milli, o->disk_bps, o->disk_iops,
+		o->net_rate };
+
+	for (int i = 0; i < 4; i++)
+		if (v[i] > 0 &&
+		    json_object_set_new(cfg, keys[i],
+		        i == 0 ? json_real(v[i] / 1000.0) :
+		                 json_integer(v[i])) != 0)
+			return (-1);
 	return (0);
 }
 
@@ -120,16 +143,7 @@ create_config(const struct desktop *d, const struct desk_create_opts *o,
 		json_decref(cfg);
 		return (NULL);
 	}
-	if (cfg != NULL &&
-	    ((o->cpu_milli > 0 &&
-	         json_object_set_new(cfg, "cpu_limit",
-	             json_real(o->cpu_milli / 1000.0)) != 0) ||
-	        (o->disk_bps > 0 &&
-	            json_object_set_new(cfg, "disk_bps",
-	                json_integer(o->disk_bps)) != 0) ||
-	        (o->disk_iops > 0 &&
-	            json_object_set_new(cfg, "disk_iops",
-	                json_integer(o->disk_iops)) != 0))) {
+	if (cfg != NULL && create_limits(cfg, o) != 0) {
 		json_decref(cfg);
 		return (NULL);
 	}

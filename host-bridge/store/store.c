@@ -132,7 +132,8 @@ desktop_free(struct desktop *d)
 	free(d);
 }
 
-/* desktop.json's limits (cpu_limit in cores, disk_bps, disk_iops): a
+/* desktop.json's limits (cpu_limit in cores, disk_bps, disk_iops,
+ * net_rate): a
  * value out of range is taken as none, as `bureau config` can set it
  * again (they are checked where they are given). */
 static void
@@ -140,7 +141,8 @@ store_load_limits(struct desktop *d, json_t *j)
 {
 	json_t *c = json_object_get(j, "cpu_limit"),
 	       *b = json_object_get(j, "disk_bps"),
-	       *o = json_object_get(j, "disk_iops");
+	       *o = json_object_get(j, "disk_iops"),
+	       *nr = json_object_get(j, "net_rate");
 	double cores = json_is_number(c) ? json_number_value(c) : 0;
 
 	d->cpu_milli = cores >= 0.05 && cores <= d->cpus ?
@@ -149,6 +151,10 @@ store_load_limits(struct desktop *d, json_t *j)
 	d->disk_bps = json_is_integer(b) && json_integer_value(b) > 0 &&
 	        json_integer_value(b) <= STORE_DISK_BPS_MAX ?
 	    (long long)json_integer_value(b) :
+	    0;
+	d->net_rate = json_is_integer(nr) && json_integer_value(nr) > 0 &&
+	        json_integer_value(nr) <= STORE_DISK_BPS_MAX ?
+	    (long long)json_integer_value(nr) :
 	    0;
 	d->disk_iops = json_is_integer(o) && json_integer_value(o) > 0 &&
 	        json_integer_value(o) <= STORE_DISK_IOPS_MAX ?

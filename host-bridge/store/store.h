@@ -75,7 +75,9 @@ struct desktop {
 	long cpu_milli;
 	long long disk_bps;
 	long disk_iops;
-	char *host; /* the host it runs on (hosts.c), NULL: local */
+	long long net_rate; /* the guest's network, bytes a second each way
+	                       (0: none) */
+	char *host;         /* the host it runs on (hosts.c), NULL: local */
 	/* On a host on another machine (cli/remote.c): the desktop's
 	 * directory there and its agent's port there; NULL and 0 else. The
 	 * directory here then holds desktop.json, token, endpoint and the

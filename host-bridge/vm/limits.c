@@ -522,11 +522,12 @@ limits_parse_cpu(const char *what, const char *s, int cpus, long *milli,
 json_t *
 limits_json(const struct desktop *d, pid_t pid)
 {
-	json_t *r = json_pack("{s:f, s:I, s:i, s:I, s:I}", "cpu",
+	json_t *r = json_pack("{s:f, s:I, s:i, s:I, s:I, s:I}", "cpu",
 	    (d->cpu_milli > 0 ? d->cpu_milli : d->cpus * 1000L) / 1000.0,
 	    "memory_mb", (json_int_t)(d->memory + LIMITS_MEM_OVERHEAD_MB),
 	    "pids", LIMITS_PIDS_MAX, "disk_bps", (json_int_t)d->disk_bps,
-	    "disk_iops", (json_int_t)d->disk_iops);
+	    "disk_iops", (json_int_t)d->disk_iops, "net_rate",
+	    (json_int_t)d->net_rate);
 
 	if (r != NULL && pid > 0)
 		json_object_set_new(r, "enforced", limits_cg_json(pid));

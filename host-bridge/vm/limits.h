@@ -60,8 +60,8 @@ int limits_cg_update(const struct desktop *d, pid_t pid, char **cause);
 json_t *limits_cg_json(pid_t pid);
 
 /* d's limits as set ({"cpu": cores, "memory_mb", "pids", "disk_bps",
- * "disk_iops"}; 0: none) and, while its QEMU (pid) runs, as the kernel
- * holds them ("enforced": limits_cg_json's). New reference. */
+ * "disk_iops", "net_rate"}; 0: none) and, while its QEMU (pid) runs, as the
+ * kernel holds them ("enforced": limits_cg_json's). New reference. */
 json_t *limits_json(const struct desktop *d, pid_t pid);
 
 /* --cpu-limit's value: cores, as milli-cores (a decimal from 0.05 to

@@ -1246,7 +1246,8 @@ vm_limits_apply(const struct desktop *d, char **cause)
 	}
 	if ((pid = qemu_pid(d)) <= 0)
 		return (0); /* its next start takes them */
-	if (limits_cg_update(d, pid, cause) != 0)
+	if (limits_cg_update(d, pid, cause) != 0 ||
+	    (!d->net_none && vm_net_reload(d, cause) != 0))
 		return (-1);
 	for (int i = 0; i < 2; i++) {
 		json_t *a = json_pack("{s:s, s:I, s:I, s:I, s:I, s:I, s:I, "

@@ -98,6 +98,30 @@ except Exception as e:
 	r=$(reach 169.254.169.254 8080)
 	[ "$r" = - ] && pass "the metadata address stays shut" || fail "metadata reached after --net-allow: '$r'"
 
+	# --net-rate: 4 MiB from the world at 1M/s takes 3 s and more
+	# (after a burst of one second's worth); the rules as the namespace's kernel holds
+	# them, seen from outside through the keeper's namespace
+	fetch4m() {
+		gsh 's=$(date +%s%N); n=$(timeout 60 bash -c "exec 3<>/dev/tcp/198.51.100.7/8090 && cat <&3 | wc -c"); e=$(date +%s%N); echo "$n $(( (e - s) / 1000000 ))"' | grep . | tail -n1
+	}
+	kp=$(cat "$BT_HOME/g1/net.pid")
+	if "$bureau" config g1 --net-rate 1M >"$BT_HOME/rate.out" 2>&1; then
+		set -- $(fetch4m)
+		lim=$(nsenter -t "$kp" -n nft list ruleset | grep -c 'limit rate over 1 mbytes/second')
+		if [ "${1:-0}" = 4194304 ] && [ "${2:-0}" -ge 2500 ] && [ "$lim" = 2 ]; then
+			pass "config --net-rate 1M: 4 MiB from the world took ${2} ms in the guest; the namespace polices both ways"
+		else
+			fail "--net-rate 1M: got '${1:-}' bytes in '${2:-}' ms, $lim limit rules"
+		fi
+		"$bureau" config g1 --net-rate off >/dev/null 2>&1
+		set -- $(fetch4m)
+		[ "$(nsenter -t "$kp" -n nft list ruleset | grep -c 'limit rate')" = 0 ] && [ "${1:-0}" = 4194304 ] &&
+			pass "config --net-rate off: no limit left (4 MiB in ${2:-?} ms)" ||
+			fail "after --net-rate off: $(nsenter -t "$kp" -n nft list ruleset | grep 'limit rate'); '${1:-}' bytes"
+	else
+		cat "$BT_HOME/rate.out"; fail "config g1 --net-rate 1M"
+	fi
+
 	# The guest token, as the desktop's user reads it.
 	tok=$(gsh 'cat /run/bureau/token' | tr -d '\r\n')
 	gtok=$(tr -d '\n' <"$BT_HOME/g1/guest-token")
@@ -186,6 +210,21 @@ class S(socketserver.ThreadingTCPServer):
     daemon_threads = True
 S((sys.argv[1], int(sys.argv[2])), H).serve_forever()'
 ip netns exec "$W" /usr/bin/python3 -c "$server" 0.0.0.0 8080 & pids+=($!)
+# bulk: 4 MiB to whoever connects (--net-rate)
+bulk='import socket, sys
+s = socket.socket()
+s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+s.bind((sys.argv[1], int(sys.argv[2])))
+s.listen(8)
+data = b"x" * (4 << 20)
+while True:
+    c, _ = s.accept()
+    try:
+        c.sendall(data)
+    except OSError:
+        pass
+    c.close()'
+ip netns exec "$W" /usr/bin/python3 -c "$bulk" 0.0.0.0 8090 & pids+=($!)
 ip netns exec "$H" /usr/bin/python3 -c "$server" 127.0.0.1 8081 & pids+=($!)
 ip netns exec "$H" /usr/bin/python3 -c "$server" 192.0.2.2 8082 & pids+=($!)
 ip netns exec "$H" dnsmasq --no-daemon --no-resolv --no-hosts --bind-interfaces \
