@@ -21,26 +21,6 @@
 #include "host-bridge/vm/limits.h"
 #include "host-bridge/vm/vm.h"
 
-/* The limits' fields of desktop.json as d has them (none: absent). */
-static int
-ag_persist_limits(const struct desktop *d, json_t *j)
-{
-	static const char *const keys[] = { "cpu_limit", "disk_bps",
-		"disk_iops", "net_rate" };
-	long long v[] = { d->cpu_milli, d->disk_bps, d->disk_iops,
-		d->net_rate };
-
-	for (int i = 0; i < 4; i++) {
-		json_object_del(j, keys[i]);
-		if (v[i] > 0 &&
-		    json_object_set_new(j, keys[i],
-		        i == 0 ? json_real(v[i] / 1000.0) :
-		                 json_integer(v[i])) != 0)
-			return (-1);
-	}
-	return (0);
-}
-
 /* What ag_persist writes into desktop.json (store_update's change). */
 static int
 ag_persist_change(json_t *j, void *arg, char **cause)
@@ -61,7 +41,8 @@ ag_persist_change(json_t *j, void *arg, char **cause)
 	             json_integer(ag->idle_save)) != 0 ||
 	            json_object_set_new(j, "max_forks",
 	                json_integer(ag->d->max_forks)) != 0 ||
-	            ag_persist_limits(ag->d, j) != 0)) ||
+	            store_set_limits(j, ag->d->cpu_milli, ag->d->disk_bps,
+	                ag->d->disk_iops, ag->d->net_rate) != 0)) ||
 	    (ag->d->net_allow != NULL &&
 	        json_object_set_new(j, "net_allow",
 	            json_string(ag->d->net_allow)) != 0)) {

@@ -96,24 +96,6 @@ create_check(const struct desk_create_opts *o, struct desk_err *e)
 	return (0);
 }
 
-/* The limits given (those not 0) into cfg: 0, or -1 out of memory. */
-static int
-create_limits(json_t *cfg, const struct desk_create_opts *o)
-{
-	static const char *const keys[] = { "cpu_limit", "disk_bps",
-		"disk_iops", "net_rate" };
-	long long v[] = { o->cpu_milli, o->disk_bps, o->disk_iops,
-		o->net_rate };
-
-	for (int i = 0; i < 4; i++)
-		if (v[i] > 0 &&
-		    json_object_set_new(cfg, keys[i],
-		        i == 0 ? json_real(v[i] / 1000.0) :
-		                 json_integer(v[i])) != 0)
-			return (-1);
-	return (0);
-}
-
 /* desktop.json: what the desktop was created with. */
 static json_t *
 create_config(const struct desktop *d, const struct desk_create_opts *o,
@@ -143,7 +125,9 @@ create_config(const struct desktop *d, const struct desk_create_opts *o,
 		json_decref(cfg);
 		return (NULL);
 	}
-	if (cfg != NULL && create_limits(cfg, o) != 0) {
+	if (cfg != NULL &&
+	    store_set_limits(cfg, o->cpu_milli, o->disk_bps, o->disk_iops,
+	        o->net_rate) != 0) {
 		json_decref(cfg);
 		return (NULL);
 	}

@@ -132,6 +132,25 @@ desktop_free(struct desktop *d)
 	free(d);
 }
 
+int
+store_set_limits(json_t *j, long cpu_milli, long long disk_bps, long disk_iops,
+    long long net_rate)
+{
+	static const char *const keys[] = { "cpu_limit", "disk_bps",
+		"disk_iops", "net_rate" };
+	long long v[] = { cpu_milli, disk_bps, disk_iops, net_rate };
+
+	for (int i = 0; i < 4; i++) {
+		json_object_del(j, keys[i]);
+		if (v[i] > 0 &&
+		    json_object_set_new(j, keys[i],
+		        i == 0 ? json_real(v[i] / 1000.0) :
+		                 json_integer(v[i])) != 0)
+			return (-1);
+	}
+	return (0);
+}
+
 /* desktop.json's limits (cpu_limit in cores, disk_bps, disk_iops,
  * net_rate): a
  * value out of range is taken as none, as `bureau config` can set it

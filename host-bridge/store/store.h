@@ -95,6 +95,11 @@ struct desktop {
  * unless desktop.json says: a fork costs the host a desktop. */
 #define STORE_MAX_FORKS     4
 #define STORE_MAX_FORKS_MAX 64
+/* desktop.json's limits (struct desktop's cpu_milli, disk_bps, disk_iops,
+ * net_rate) into j: those above 0 set, the others taken out. 0, or -1
+ * out of memory. */
+int store_set_limits(json_t *j, long cpu_milli, long long disk_bps,
+    long disk_iops, long long net_rate);
 /* --disk-bps and --disk-iops at most (QEMU's throttling takes more; no
  * disk gives it). */
 #define STORE_DISK_BPS_MAX  (1LL << 40)
