@@ -1076,12 +1076,23 @@ def test_vm_live_view():
             "running", "starting"), d
         assert d["memory_bytes"] > 0 and d["disk_bytes"] > 0, d
         assert d["cpu_percent"] is not None and d["accel"] in ("kvm", "tcg")
+        # Its limits as set, and as its QEMU's cgroup holds them (root
+        # here, with the v1 controllers: docs/desktops.md, "Limits")
+        lim = d["limits"]
+        assert lim["cpu"] == 1 and lim["memory_mb"] == 1024 and \
+            lim["pids"] == 512, lim
+        en = lim["enforced"]
+        assert en["cgroup"].startswith("/bureau/vm-") and en["cpu"] == 1 \
+            and en["memory_mb"] == 1024 and "not_enforced" not in en, en
         # Unauthenticated: 401, as for every desktop.
         status, s, _ = ws_handshake("/vnc/vm", {})
         s.close()
         assert " 401 " in status, status
         b = browser()
         b.get(BASE + "/desktop/vm")
+        facts = css("#facts")
+        bt.wait_for(lambda: "1 core, 1.0G, 512 processes; cgroup v1" in
+                    facts.text, 30, "the page to show the limits")
 
         def same():
             # The boot moves on: compare a sample of the canvas with a

@@ -95,6 +95,21 @@ for (const what of ["start", "stop", "pause", "resume", "snapshot"]) {
   });
 }
 
+// "0.5 cores, 2.0 GB, 512 processes, disk 2.0 MB/s; cgroup v1": as set,
+// and what the kernel does not enforce (bureau status says the same)
+function limitsText(l) {
+  const parts = [`${l.cpu} core${l.cpu === 1 ? "" : "s"}`,
+    human(l.memory_mb * 1048576), `${l.pids} processes`];
+  if (l.disk_bps) parts.push(`disk ${human(l.disk_bps)}/s`);
+  if (l.disk_iops) parts.push(`${l.disk_iops} IOPS`);
+  if (l.net_rate) parts.push(`network ${human(l.net_rate)}/s`);
+  const en = l.enforced;
+  let t = parts.join(", ");
+  if (en && en.not_enforced) t += `; not enforced here: ${en.not_enforced}`;
+  else if (en && en.cgroup) t += `; cgroup ${en.hierarchy}`;
+  return t;
+}
+
 function facts(d) {
   const f = document.getElementById("facts");
   const g = d.guest || {};
@@ -111,6 +126,7 @@ function facts(d) {
     ["kind", d.kind === "attached" ? "attached" : "VM"],
     ["pending", String(d.pending || 0)],
   ];
+  if (d.limits) rows.push(["limits", limitsText(d.limits)]);
   f.replaceChildren(...rows.flatMap(([k, v]) => [el("dt", { text: k }), el("dd", { text: v })]));
 }
 
