@@ -411,6 +411,34 @@ test_rules_file(void **state)
 	assert_null(strstr(text, "ip daddr"));
 	assert_non_null(strstr(text, "oif \"lo\" accept\n\t\treject\n"));
 	free(text);
+	/* --net-rate: policed both ways, after loopback and before the
+	 * exceptions; with --net none there is nothing to police */
+	d.net_rate = 1048576;
+	assert_int_equal(net_rules_write(&d, &cause), 0);
+	assert_non_null(text = hb_read_file(path));
+	assert_null(strstr(text, "limit rate"));
+	free(text);
+	d.net_none = 0;
+	d.net_allow = NULL;
+	assert_int_equal(net_rules_write(&d, &cause), 0);
+	assert_non_null(text = hb_read_file(path));
+	allow = strstr(text,
+	    "oif \"lo\" accept\n\t\tlimit rate over 1048576 "
+	    "bytes/second burst 1048576 bytes drop\n");
+	assert_non_null(allow);
+	assert_true(allow < strstr(text, "th dport 53 accept"));
+	assert_non_null(strstr(text,
+	    "\tchain in {\n\t\ttype filter hook input priority 0; policy "
+	    "accept;\n\t\tiif \"lo\" accept\n\t\tlimit rate over 1048576 "
+	    "bytes/second burst 1048576 bytes drop\n\t}\n}\n"));
+	free(text);
+	/* a small rate: the burst is 64 KiB at least */
+	d.net_rate = 1000;
+	assert_int_equal(net_rules_write(&d, &cause), 0);
+	assert_non_null(text = hb_read_file(path));
+	assert_non_null(strstr(text,
+	    "limit rate over 1000 bytes/second burst 65536 bytes drop"));
+	free(text);
 	unlink(path);
 	rmdir(tmpl);
 	free(path);
