@@ -48,6 +48,7 @@
 #include <jansson.h>
 
 #include "host-bridge/util/util.h"
+#include "host-bridge/vm/limits.h"
 #include "host-bridge/vm/disks.h"
 #include "host-bridge/vm/qemu_int.h"
 #include "host-bridge/vm/qmp.h"
@@ -369,6 +370,39 @@ lv_arg_path(const struct desktop *d, const char *name)
  * VM_WARM_LIBVIRT number (vm.h), so that no warm state of the old devices
  * is cloned.
  */
+/* The desktop's limits (vm/limits.h) as libvirt takes them: the CPU
+ * quota of all its vCPUs together, and its disks' throttling in one
+ * group, as the QEMU backend's (malloc'd, "" when none). libvirt puts
+ * the domain in a cgroup of its own. */
+static char *
+lv_tune(const struct desktop *d)
+{
+	if (d->cpu_milli <= 0)
+		return (strdup(""));
+	return (hb_fmt("  <cputune><global_period>%d</global_period>"
+	               "<global_quota>%ld</global_quota></cputune>\n",
+	    LIMITS_CPU_PERIOD_US,
+	    d->cpu_milli * (LIMITS_CPU_PERIOD_US / 1000)));
+}
+
+static char *
+lv_iotune(const struct desktop *d)
+{
+	char b[64] = "", o[64] = "";
+
+	if (d->disk_bps <= 0 && d->disk_iops <= 0)
+		return (strdup(""));
+	if (d->disk_bps > 0)
+		snprintf(b, sizeof b, "<total_bytes_sec>%lld</total_bytes_sec>",
+		    d->disk_bps);
+	if (d->disk_iops > 0)
+		snprintf(o, sizeof o, "<total_iops_sec>%ld</total_iops_sec>",
+		    d->disk_iops);
+	return (hb_fmt("      <iotune>%s%s<group_name>disks</group_name>"
+	               "</iotune>\n",
+	    b, o));
+}
+
 static char *
 lv_xml(const struct desktop *d, const struct image *im, const char *accel,
     int incoming, char **cause)
@@ -377,13 +411,17 @@ lv_xml(const struct desktop *d, const struct image *im, const char *accel,
 	     *qmp = lv_arg_path(d, "lv/qmp.sock");
 	char *dir = lv_esc(d->dir), *img = lv_esc(d->image), *kern = NULL,
 	     *initrd = NULL, *cmd = lv_esc(im->cmdline), *name = lv_domname(d),
-	     *x = NULL;
+	     *x = NULL, *tune = NULL, *io = NULL;
 	uid_t uid;
 	gid_t gid;
 	int kvm = strcmp(accel, "kvm") == 0, mid;
 
 	if (lv_user(&uid, &gid, cause) != 0)
 		goto out;
+	if ((tune = lv_tune(d)) == NULL || (io = lv_iotune(d)) == NULL) {
+		*cause = hb_fmt("out of memory");
+		goto out;
+	}
 	kern = lv_esc(im->kernel);
 	/* (a qemu:arg is QEMU's: commas doubled, then escaped for XML) */
 	if ((nq = hb_fmt("%s/lv/net.sock", d->dir)) != NULL &&
@@ -409,6 +447,7 @@ lv_xml(const struct desktop *d, const struct image *im, const char *accel,
 	    "  <name>%s</name>\n"
 	    "  <memory unit='MiB'>%ld</memory>\n"
 	    "  <vcpu>%d</vcpu>\n"
+	    "%s"
 	    "  <os>\n"
 	    "    <type arch='x86_64' machine='" QEMU_MACHINE "'>hvm</type>\n"
 	    "    <kernel>%s/%s</kernel>\n"
@@ -431,11 +470,13 @@ lv_xml(const struct desktop *d, const struct image *im, const char *accel,
 	    "      <driver name='qemu' type='qcow2' discard='unmap'/>\n"
 	    "      <source file='%s/system.qcow2'/>\n"
 	    "      <target dev='vda' bus='virtio'/>\n"
+	    "%s"
 	    "    </disk>\n"
 	    "    <disk type='file' device='disk'>\n"
 	    "      <driver name='qemu' type='qcow2' discard='unmap'/>\n"
 	    "      <source file='%s/home.qcow2'/>\n"
 	    "      <target dev='vdb' bus='virtio'/>\n"
+	    "%s"
 	    "    </disk>\n"
 	    "    <controller type='usb' model='qemu-xhci'/>\n"
 	    "    <input type='tablet' bus='usb'/>\n"
@@ -475,19 +516,22 @@ lv_xml(const struct desktop *d, const struct image *im, const char *accel,
 	    "%s"
 	    "  </qemu:commandline>\n"
 	    "</domain>\n",
-	    kvm ? "kvm" : "qemu", name, d->memory, d->cpus, img, kern, img,
-	    initrd, cmd,
+	    kvm ? "kvm" : "qemu", name, d->memory, d->cpus, tune, img, kern,
+	    img, initrd, cmd,
 	    kvm ? "" : "<tcg><tb-cache unit='MiB'>256</tb-cache></tcg>",
 	    kvm ? "host-passthrough" : "maximum", dir,
 	    mid ? "    <entry name='opt/bureau/machine-id' file='" : "",
-	    mid ? dir : "", mid ? "/machine-id'/>\n" : "", dir, dir, dir, dir,
-	    dir, dir, (unsigned)uid, (unsigned)gid, nq, d->memory, ram, qmp,
+	    mid ? dir : "", mid ? "/machine-id'/>\n" : "", dir, dir, io, dir,
+	    io, dir, dir, dir, (unsigned)uid, (unsigned)gid, nq, d->memory, ram,
+	    qmp,
 	    incoming ? "    <qemu:arg value='-incoming'/>\n"
 	               "    <qemu:arg value='defer'/>\n" :
 	               "");
 	if (x == NULL)
 		*cause = hb_fmt("out of memory");
 out:
+	free(tune);
+	free(io);
 	free(dir);
 	free(img);
 	free(kern);

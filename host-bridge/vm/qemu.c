@@ -1239,8 +1239,12 @@ vm_limits_apply(const struct desktop *d, char **cause)
 	static const char *const drives[] = { "drive-sys", "drive-home" };
 
 	if (vm_backend_for(d) != &vm_qemu) {
-		*cause = hb_fmt("limits of a desktop on host '%s' are not "
-		                "set by bureau yet",
+		/* (the network's are the keeper's, the same on libvirt) */
+		if (!d->net_none && vm_net_reload(d, cause) != 0)
+			return (-1);
+		*cause = hb_fmt("on host '%s', libvirt's, the CPU and disk "
+		                "limits take effect at the desktop's next "
+		                "start",
 		    d->host ? d->host : "?");
 		return (-1);
 	}

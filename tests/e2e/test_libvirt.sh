@@ -106,7 +106,8 @@ PY
 refuse "create --host: another machine, unreachable" "cannot be reached" "$bureau" create x --host far --image "$img"
 "$bureau" host rm far >/dev/null 2>&1 || fail "host rm far"
 # (a cold boot, whatever warm state the image has: its figure is measured)
-BUREAU_WARM=0 "$bureau" create $a --host lv --image "$img" --memory 1536M --disk 4G --home 1G >"$home/create" 2>&1 ||
+BUREAU_WARM=0 "$bureau" create $a --host lv --image "$img" --memory 1536M --disk 4G --home 1G \
+    --cpu-limit 1.5 --disk-bps 50M >"$home/create" 2>&1 ||
 	{ cat "$home/create"; fail "create --host lv"; exit 1; }
 grep -q "host lv" "$home/create" && grep -q '"host": "lv"' "$home/$a/desktop.json" &&
 	pass "create --host lv: $(head -1 "$home/create")" || { cat "$home/create"; fail "create: host"; }
@@ -125,6 +126,13 @@ if [ "$quid" = "$(id -u libvirt-qemu)" ] && [ "$(cat /run/libvirt/qemu/bureau-$a
 else
 	fail "QEMU's uid $quid, libvirt's pid $(cat /run/libvirt/qemu/bureau-$a.pid 2>/dev/null)"
 fi
+# its limits, as libvirt holds them and QEMU reports them (blkdeviotune
+# asks QEMU's query-block)
+q=$(virsh -q -c $uri schedinfo bureau-$a 2>&1 | awk '$1 == "global_quota" { print $3 }')
+io=$(virsh -q -c $uri blkdeviotune bureau-$a vda 2>&1 | awk '$1 == "total_bytes_sec:" { print $2 }')
+[ "$q" = 150000 ] && [ "$io" = 52428800 ] &&
+	pass "--cpu-limit 1.5 --disk-bps 50M: libvirt's global_quota $q, QEMU's vda throttled at $io bytes/s" ||
+	fail "limits on libvirt: global_quota '$q', vda total_bytes_sec '$io'"
 "$bureau" ls >"$home/ls" 2>&1
 awk -v n="$a" '$1 == n { print $2, $3 }' "$home/ls" | grep -qx "running lv" && pass "ls: $a running on host lv" || { cat "$home/ls"; fail "ls HOST"; }
 "$bureau" status $a | grep -qx "host: lv" && pass "status: host lv" || fail "status host"
