@@ -116,7 +116,8 @@ desk_own_pause(const struct desktop *d, struct desk_err *e)
 }
 
 /* After a resume or a live restore the guest's clock is behind by the
- * time it stood still: stepped to the host's (a warning when not). */
+ * time it stood still: stepped to the host's (a warning when not). Its
+ * daemon is waited for up to 60 s (vm_guest_clock's reason). */
 static void
 own_clock(const struct desktop *d, bureau_client *guest, char **warning)
 {
@@ -124,7 +125,7 @@ own_clock(const struct desktop *d, bureau_client *guest, char **warning)
 	char *c2 = NULL;
 	double step = 0;
 
-	if ((bc = own_guest(d, guest, 20.0, &made, &c2)) == NULL ||
+	if ((bc = own_guest(d, guest, 60.0, &made, &c2)) == NULL ||
 	    vm_guest_clock(bc, &step, &c2) != 0)
 		*warning = hb_fmt(
 		    "the guest's clock of '%s' was not set to the "

@@ -599,6 +599,16 @@ vm_guest_clock(bureau_client *bc, double *step, char **cause)
 	json_t *j;
 	int rc;
 
+	/* First the daemon answering at all, up to 60 s (a restored guest
+	 * under TCG on two loaded cores took more than 20 s), so that the
+	 * time sent is not one that waited in a queue. */
+	j = call_json(bc, "{\"tool\":\"system\",\"action\":\"ping\"}", 60.0,
+	    &rc);
+	json_decref(j);
+	if (rc != 0) {
+		*cause = hb_fmt("%s", bureau_client_error(bc));
+		return (-1);
+	}
 	clock_gettime(CLOCK_REALTIME, &ts);
 	snprintf(req, sizeof req,
 	    "{\"tool\":\"system\",\"action\":\"set_clock\",\"time_ns\":%lld}",

@@ -168,7 +168,8 @@ out=$(gsh $a 'cat ~/snap.txt /var/tmp/snap.txt')
 # (and no warning: the guest's clock step after it reached the guest)
 [ "$(echo "$out" | tr '\n' ' ')" = "one sys-one " ] && [ "$(virsh -q -c $uri domstate bureau-$a)" = running ] &&
 	! grep -q warning "$home/snap" &&
-	pass "restore: $(cat "$home/snap"), the home and system disks as they were" || fail "snapshot restored: $out"
+	pass "restore: $(cat "$home/snap"), the home and system disks as they were" ||
+	fail "snapshot restored: '$(echo "$out" | tr '\n' ' ')', domain $(virsh -q -c $uri domstate bureau-$a 2>&1), restore said: $(cat "$home/snap")"
 # a fork on a libvirt host, as on local: the parent stands still while
 # its disks get new top layers and its devices and RAM are copied, and
 # runs on; the fork, a domain of its own, has the parent's process and
