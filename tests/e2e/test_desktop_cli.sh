@@ -95,8 +95,13 @@ ports=$(cat "$home"/c[345]/endpoint 2>/dev/null | sort -u | wc -l)
 for n in 3 4 5; do "$bureau" rm c$n >/dev/null 2>&1; done
 
 # A command holding the desktop's lock turns another away, naming it.
-flock -n "$dir/lock" sleep 3 &
-sleep 0.5
+# (until it holds it: a fixed half second beside another suite was not
+# always enough; the holder waits for the probe's own moment with it)
+flock "$dir/lock" sleep 3 &
+for _ in $(seq 100); do
+	flock -n "$dir/lock" true || break
+	sleep 0.05
+done
 out=$("$bureau" start c1 --accel tcg --no-wait 2>&1)
 rc=$?
 wait
@@ -272,7 +277,12 @@ import socket, sys, time
 s = socket.socket(); s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
 s.bind(("127.0.0.1", int(sys.argv[1]) + 1)); s.listen(1); time.sleep(60)' "$oport" &
 squat=$!
-sleep 0.5
+# (until it listens: a python that took longer than a fixed half second
+# to start, beside another suite, left the port free for the start)
+for _ in $(seq 300); do
+	ss -Hltn "sport = :$((oport + 1))" 2>/dev/null | grep -q . && break
+	sleep 0.1
+done
 if [ -n "$oport" ] && "$bureau" start n1 --accel tcg --no-wait >"$home/n1.start" 2>&1; then
 	nport=$(sed -n 's|.*:\([0-9]*\)$|\1|p' "$home/n1/endpoint")
 	grep -q "port $((oport + 1)) is in use by another program" "$home/n1.start" &&

@@ -425,8 +425,13 @@ got=$(echo "$got" | tr '\n' ' ')
 "$bureau" stop --force $r >/dev/null 2>&1
 "$bureau" rm $r >"$home/out" 2>&1 || { cat "$home/out"; fail "rm"; }
 [ ! -e "$home/$r" ] && [ ! -e "$rhome/$r" ] && pass "rm: gone here and there" || fail "rm: left $(ls -d "$home/$r" "$rhome/$r" 2>/dev/null)"
-sleep 0.5
-# (a zombie is gone too: PID 1 here reaps no orphans)
+# (a zombie is gone too: PID 1 here reaps no orphans; waited for up to
+# 10 s, not a fixed half second)
+for _ in $(seq 100); do
+	st=$(ps -o stat= -p "$kpid" 2>/dev/null)
+	[ -z "$st" ] || [ "${st#Z}" != "$st" ] && break
+	sleep 0.1
+done
 st=$(ps -o stat= -p "$kpid" 2>/dev/null)
 [ -n "$st" ] && [ "${st#Z}" = "$st" ] && fail "the keeper $kpid runs on ($st)" || pass "rm: the keeper $kpid is gone from the process table"
 pgrep -f "127.0.0.1:$lp:127.0.0.1:$rp" >/dev/null && fail "an ssh forward to $rp is left" || pass "rm: no ssh forward left"
