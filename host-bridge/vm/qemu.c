@@ -430,8 +430,10 @@ qemu_jailed(void)
  * In the child about to exec QEMU: no capability survives the exec (the
  * bounding set emptied, root's exec rule off and locked: uid 0 gains
  * none back), and no_new_privs, so no set-uid program or file
- * capability gives any. QEMU reaches only what it opens by its owner's
- * rights: its desktop's files, the image, /dev/kvm. (Raw prctl and
+ * capability gives any: no mount, module, ptrace of the agent, raw I/O
+ * or override of a file's mode. It still opens what root's own rights
+ * as an owner give (root's files), until it runs as a uid of its own
+ * (docs/desktops.md, "Security model"). (Raw prctl and
  * capset: the five calls libcap would wrap, in a child between fork and
  * exec, where a library's allocations are best avoided.)
  */
