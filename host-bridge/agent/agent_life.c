@@ -273,11 +273,13 @@ ag_op_pause(struct agent *ag, int resume)
 		        "saved while idle: a request restores it" :
 		        "stopped"));
 	}
-	rv = resume ? desk_own_resume(ag->d, ag->guest, &r, &e) :
-	              desk_own_pause(ag->d, &e);
+	rv = resume ? desk_own_resume(ag->d, &e) : desk_own_pause(ag->d, &e);
 	ag_vm_end(ag, lk);
 	if (rv != 0)
 		return (ag_life_fail(&e));
+	/* (with the VM's lock let go: a slow guest holds no other step) */
+	if (resume)
+		desk_own_clock(ag->d, ag->guest, &r.warning);
 	reply = ag_dump(
 	    json_pack("{s:b, s:s?}", "ok", 1, "warning", r.warning));
 	free(r.warning);
@@ -319,10 +321,12 @@ ag_op_snap(struct agent *ag, json_t *req, int restore)
 		    "lost); bureau restore --discard-saved %s %s does that",
 		    ag->d->name, tag, ag->d->name, tag));
 	}
-	rv = desk_own_snapshot(ag->d, ag->guest, tag, restore, &r, &e);
+	rv = desk_own_snapshot(ag->d, tag, restore, &r, &e);
 	ag_vm_end(ag, lk);
 	if (rv != 0)
 		return (ag_life_fail(&e));
+	if (restore && r.live)
+		desk_own_clock(ag->d, ag->guest, &r.warning);
 	reply = ag_dump(json_pack("{s:b, s:b, s:b, s:s?}", "ok", 1, "live",
 	    r.live, "saved", r.saved, "warning", r.warning));
 	desk_snap_res_clear(&r);

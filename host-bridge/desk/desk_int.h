@@ -72,13 +72,18 @@ int desk_op(const struct desktop *d, json_t *req, int timeout_ms,
 int desk_own_stop(const struct desktop *d, bureau_client *guest, int how,
     long timeout_s, struct desk_stop_res *r, struct desk_err *e);
 int desk_own_pause(const struct desktop *d, struct desk_err *e);
-/* Resumed, its clock stepped (r->warning when it was not). */
-int desk_own_resume(const struct desktop *d, bureau_client *guest,
-    struct desk_resume_res *r, struct desk_err *e);
+/* Resumed; the caller then steps its clock (desk_own_clock) once it has
+ * let the desktop's lock go. */
+int desk_own_resume(const struct desktop *d, struct desk_err *e);
 /* Save (restore 0) or apply tag: live while the VM runs, else the disks
- * (a saved state kept restorable; applied under one, it is discarded). */
-int desk_own_snapshot(const struct desktop *d, bureau_client *guest,
-    const char *tag, int restore, struct desk_snap_res *r, struct desk_err *e);
+ * (a saved state kept restorable; applied under one, it is discarded).
+ * After a live restore (r->live) the caller steps the clock as above. */
+int desk_own_snapshot(const struct desktop *d, const char *tag, int restore,
+    struct desk_snap_res *r, struct desk_err *e);
+/* The guest's clock stepped to the host's after it stood still (guest:
+ * a client of its daemon, or NULL: one made here); *warning when not. */
+void desk_own_clock(const struct desktop *d, bureau_client *guest,
+    char **warning);
 /* The fork o->newname of the running d made and forked into: its
  * directory, desktop.json, secrets, and its saved state. On failure
  * nothing of it is left. */

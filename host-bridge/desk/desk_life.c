@@ -222,7 +222,8 @@ pause_resume(const char *name, int resume, struct desk_resume_res *r,
 	const char *what = resume ? "resume" : "pause";
 	struct desktop *d = NULL;
 	json_t *reply = NULL;
-	int lk = -1, rv = -1, own;
+	char *dropped = NULL;
+	int lk = -1, rv = -1, own, clock = 0;
 
 	if (desk_load(name, &d, e) != 0 || desk_not_attached(d, what, e) != 0 ||
 	    (own = desk_owner(d, what, &lk, e)) < 0)
@@ -247,13 +248,17 @@ pause_resume(const char *name, int resume, struct desk_resume_res *r,
 			    json_object_get(reply, "warning")));
 		rv = 0;
 	} else {
-		rv = resume ? desk_own_resume(d, NULL, r, e) :
-		              desk_own_pause(d, e);
+		rv = resume ? desk_own_resume(d, e) : desk_own_pause(d, e);
+		clock = rv == 0 && resume;
 	}
 out:
 	json_decref(reply);
 	if (lk >= 0)
 		close(lk);
+	/* (the lock let go first: desk_own_clock) */
+	if (clock)
+		desk_own_clock(d, NULL, r != NULL ? &r->warning : &dropped);
+	free(dropped);
 	desktop_free(d);
 	return (rv);
 }
@@ -296,7 +301,7 @@ snap(const char *name, const char *tag, int restore, int discard,
 	const struct vm_backend *vm;
 	struct desktop *d = NULL;
 	json_t *reply = NULL;
-	int lk = -1, rv = -1, own;
+	int lk = -1, rv = -1, own, clock = 0;
 
 	memset(r, 0, sizeof *r);
 	if (desk_valid_tag(tag, e) != 0 || desk_load(name, &d, e) != 0 ||
@@ -337,11 +342,14 @@ snap(const char *name, const char *tag, int restore, int discard,
 		    d->name, tag, d->name, tag, tag);
 		goto out;
 	}
-	rv = desk_own_snapshot(d, NULL, tag, restore, r, e);
+	rv = desk_own_snapshot(d, tag, restore, r, e);
+	clock = rv == 0 && restore && r->live;
 out:
 	json_decref(reply);
 	if (lk >= 0)
 		close(lk);
+	if (clock)
+		desk_own_clock(d, NULL, &r->warning);
 	desktop_free(d);
 	return (rv);
 }

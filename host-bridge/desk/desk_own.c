@@ -116,16 +116,18 @@ desk_own_pause(const struct desktop *d, struct desk_err *e)
 }
 
 /* After a resume or a live restore the guest's clock is behind by the
- * time it stood still: stepped to the host's (a warning when not). Its
- * daemon is waited for up to 60 s (vm_guest_clock's reason). */
-static void
-own_clock(const struct desktop *d, bureau_client *guest, char **warning)
+ * time it stood still: stepped to the host's (a warning when not). The
+ * callers do it once they let the desktop's lock go: waiting for a slow
+ * guest to answer must not hold every other step back (CI: a resume
+ * waiting 120 s held two forks past their 300 s). */
+void
+desk_own_clock(const struct desktop *d, bureau_client *guest, char **warning)
 {
 	bureau_client *made = NULL, *bc;
 	char *c2 = NULL;
 	double step = 0;
 
-	if ((bc = own_guest(d, guest, 60.0, &made, &c2)) == NULL ||
+	if ((bc = own_guest(d, guest, 30.0, &made, &c2)) == NULL ||
 	    vm_guest_clock(bc, &step, &c2) != 0)
 		*warning = hb_fmt(
 		    "the guest's clock of '%s' was not set to the "
@@ -136,8 +138,7 @@ own_clock(const struct desktop *d, bureau_client *guest, char **warning)
 }
 
 int
-desk_own_resume(const struct desktop *d, bureau_client *guest,
-    struct desk_resume_res *r, struct desk_err *e)
+desk_own_resume(const struct desktop *d, struct desk_err *e)
 {
 	const struct vm_backend *vm = vm_backend_for(d);
 	char *cause = NULL;
@@ -147,13 +148,12 @@ desk_own_resume(const struct desktop *d, bureau_client *guest,
 		    "desktop '%s' is not running", d->name));
 	if (vm->resume(d, &cause) != 0)
 		return (desk_fail_take(e, DESK_EFAIL, cause));
-	own_clock(d, guest, &r->warning);
 	return (0);
 }
 
 int
-desk_own_snapshot(const struct desktop *d, bureau_client *guest,
-    const char *tag, int restore, struct desk_snap_res *r, struct desk_err *e)
+desk_own_snapshot(const struct desktop *d, const char *tag, int restore,
+    struct desk_snap_res *r, struct desk_err *e)
 {
 	const struct vm_backend *vm = vm_backend_for(d);
 	char *cause = NULL;
@@ -165,7 +165,5 @@ desk_own_snapshot(const struct desktop *d, bureau_client *guest,
 		        DESK_ENOTFOUND :
 		        DESK_EFAIL,
 		    cause));
-	if (r->live && restore)
-		own_clock(d, guest, &r->warning);
 	return (0);
 }

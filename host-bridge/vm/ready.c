@@ -599,10 +599,11 @@ vm_guest_clock(bureau_client *bc, double *step, char **cause)
 	json_t *j;
 	int rc;
 
-	/* First the daemon answering at all, up to 60 s (a restored guest
+	/* First the daemon answering at all, up to 30 s (a restored guest
 	 * under TCG on two loaded cores took more than 20 s), so that the
-	 * time sent is not one that waited in a queue. */
-	j = call_json(bc, "{\"tool\":\"system\",\"action\":\"ping\"}", 60.0,
+	 * time sent is not one that waited in a queue. (The callers hold no
+	 * lock of the VM meanwhile: desk_own_clock.) */
+	j = call_json(bc, "{\"tool\":\"system\",\"action\":\"ping\"}", 30.0,
 	    &rc);
 	json_decref(j);
 	if (rc != 0) {
