@@ -614,7 +614,7 @@ vm_guest_clock(bureau_client *bc, double *step, char **cause)
 	snprintf(req, sizeof req,
 	    "{\"tool\":\"system\",\"action\":\"set_clock\",\"time_ns\":%lld}",
 	    (long long)ts.tv_sec * 1000000000LL + ts.tv_nsec);
-	j = call_json(bc, req, 20.0, &rc);
+	j = call_json(bc, req, 10.0, &rc); /* (it answered just now) */
 	if (rc != 0) {
 		*cause = rc == BUREAU_EUNKNOWN_ACTION ?
 		    hb_fmt("its bureaud has no 'system set_clock' (an older "
