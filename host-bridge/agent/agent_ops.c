@@ -78,11 +78,29 @@ ag_policy_json(struct agent *ag)
 	return (r);
 }
 
+/* A count field of a policy request that is given but not null and not
+ * a whole number in 0..max. */
+static int
+ag_bad_count(json_t *v, long long max)
+{
+	return (v != NULL && !json_is_null(v) &&
+	    (!json_is_integer(v) || json_integer_value(v) < 0 ||
+	        json_integer_value(v) > max));
+}
+
+/* The count v (null: 0) into *out when given. */
+static void
+ag_take_count(json_t *v, long long *out)
+{
+	if (v != NULL)
+		*out = json_is_integer(v) ? json_integer_value(v) : 0;
+}
+
 /*
  * The limits a policy request sets (cpu_limit in cores, 0 or null for
- * the vCPUs; disk_bps and disk_iops, 0 or null for none) checked into
- * *out (a copy of d's): 0, 1 when it names none, or -1 with *err (the
- * reply).
+ * the vCPUs; disk_bps, disk_iops and net_rate, 0 or null for none)
+ * checked into *out (a copy of d's): 0, 1 when it names none, or -1 with
+ * *err (the reply).
  */
 static int
 ag_limits_take(struct agent *ag, json_t *req, struct desktop *out, char **err)
@@ -92,14 +110,13 @@ ag_limits_take(struct agent *ag, json_t *req, struct desktop *out, char **err)
 	       *o = json_object_get(req, "disk_iops"),
 	       *nr = json_object_get(req, "net_rate");
 	double cores = json_is_number(c) ? json_number_value(c) : 0;
+	long long iops = ag->d->disk_iops;
 
 	*out = *ag->d;
 	if (c == NULL && b == NULL && o == NULL && nr == NULL)
 		return (1);
-	if (nr != NULL && !json_is_null(nr) &&
-	    (!json_is_integer(nr) || json_integer_value(nr) < 0 ||
-	        json_integer_value(nr) > STORE_DISK_BPS_MAX ||
-	        (json_integer_value(nr) > 0 && ag->d->net_none))) {
+	if (ag_bad_count(nr, STORE_DISK_BPS_MAX) ||
+	    (json_integer_value(nr) > 0 && ag->d->net_none)) {
 		*err = ag_error(NULL, BUREAU_EINVAL,
 		    ag->d->net_none ? "field 'net_rate': the desktop has --net "
 		                      "none" :
@@ -108,9 +125,7 @@ ag_limits_take(struct agent *ag, json_t *req, struct desktop *out, char **err)
 		    STORE_DISK_BPS_MAX);
 		return (-1);
 	}
-	if (nr != NULL)
-		out->net_rate = json_is_integer(nr) ? json_integer_value(nr) :
-		                                      0;
+	ag_take_count(nr, &out->net_rate);
 	if (ag->d->attached) {
 		*err = ag_error(NULL, BUREAU_EINVAL,
 		    "limits: an attached desktop's VM is not bureau's");
@@ -125,15 +140,10 @@ ag_limits_take(struct agent *ag, json_t *req, struct desktop *out, char **err)
 		    ag->d->cpus);
 		return (-1);
 	}
-	if ((b != NULL && !json_is_null(b) &&
-	        (!json_is_integer(b) || json_integer_value(b) < 0 ||
-	            json_integer_value(b) > STORE_DISK_BPS_MAX)) ||
-	    (o != NULL && !json_is_null(o) &&
-	        (!json_is_integer(o) || json_integer_value(o) < 0 ||
-	            json_integer_value(o) > STORE_DISK_IOPS_MAX))) {
-		int isb = b != NULL && !json_is_null(b) &&
-		    (!json_is_integer(b) || json_integer_value(b) < 0 ||
-		        json_integer_value(b) > STORE_DISK_BPS_MAX);
+	if (ag_bad_count(b, STORE_DISK_BPS_MAX) ||
+	    ag_bad_count(o, STORE_DISK_IOPS_MAX)) {
+		int isb = ag_bad_count(b, STORE_DISK_BPS_MAX);
+
 		*err = ag_error(NULL, BUREAU_EINVAL,
 		    "field '%s' must be a whole number from 0 (none) to %lld",
 		    isb ? "disk_bps" : "disk_iops",
@@ -142,12 +152,9 @@ ag_limits_take(struct agent *ag, json_t *req, struct desktop *out, char **err)
 	}
 	if (c != NULL)
 		out->cpu_milli = (long)(cores * 1000 + 0.5);
-	if (b != NULL)
-		out->disk_bps = json_is_integer(b) ? json_integer_value(b) : 0;
-	if (o != NULL)
-		out->disk_iops = json_is_integer(o) ?
-		    (long)json_integer_value(o) :
-		    0;
+	ag_take_count(b, &out->disk_bps);
+	ag_take_count(o, &iops);
+	out->disk_iops = (long)iops;
 	return (0);
 }
 

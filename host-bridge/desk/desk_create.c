@@ -84,15 +84,12 @@ create_check(const struct desk_create_opts *o, struct desk_err *e)
 		return (desk_fail(e, DESK_EINVAL,
 		    "invalid --net-rate: 0 to 1T a second, and not with "
 		    "--net none"));
-	if (o->disk_bps < 0 || o->disk_bps > STORE_DISK_BPS_MAX ||
-	    o->disk_iops < 0 || o->disk_iops > STORE_DISK_IOPS_MAX)
-		return (desk_fail(e, DESK_EINVAL, "invalid --%s: 0 to %lld",
-		    o->disk_iops < 0 || o->disk_iops > STORE_DISK_IOPS_MAX ?
-		        "disk-iops" :
-		        "disk-bps",
-		    o->disk_iops < 0 || o->disk_iops > STORE_DISK_IOPS_MAX ?
-		        (long long)STORE_DISK_IOPS_MAX :
-		        STORE_DISK_BPS_MAX));
+	if (o->disk_iops < 0 || o->disk_iops > STORE_DISK_IOPS_MAX)
+		return (desk_fail(e, DESK_EINVAL,
+		    "invalid --disk-iops: 0 to %ld", STORE_DISK_IOPS_MAX));
+	if (o->disk_bps < 0 || o->disk_bps > STORE_DISK_BPS_MAX)
+		return (desk_fail(e, DESK_EINVAL,
+		    "invalid --disk-bps: 0 to %lld", STORE_DISK_BPS_MAX));
 	return (0);
 }
 

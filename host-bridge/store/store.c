@@ -151,34 +151,33 @@ store_set_limits(json_t *j, long cpu_milli, long long disk_bps, long disk_iops,
 	return (0);
 }
 
+/* A limit of desktop.json: a whole number in 1..max, else 0 (none). */
+static long long
+store_limit(json_t *j, const char *key, long long max)
+{
+	json_t *v = json_object_get(j, key);
+
+	return (json_is_integer(v) && json_integer_value(v) > 0 &&
+	            json_integer_value(v) <= max ?
+	        (long long)json_integer_value(v) :
+	        0);
+}
+
 /* desktop.json's limits (cpu_limit in cores, disk_bps, disk_iops,
- * net_rate): a
- * value out of range is taken as none, as `bureau config` can set it
- * again (they are checked where they are given). */
+ * net_rate): a value out of range is taken as none, as `bureau config`
+ * can set it again (they are checked where they are given). */
 static void
 store_load_limits(struct desktop *d, json_t *j)
 {
-	json_t *c = json_object_get(j, "cpu_limit"),
-	       *b = json_object_get(j, "disk_bps"),
-	       *o = json_object_get(j, "disk_iops"),
-	       *nr = json_object_get(j, "net_rate");
+	json_t *c = json_object_get(j, "cpu_limit");
 	double cores = json_is_number(c) ? json_number_value(c) : 0;
 
 	d->cpu_milli = cores >= 0.05 && cores <= d->cpus ?
 	    (long)(cores * 1000 + 0.5) :
 	    0;
-	d->disk_bps = json_is_integer(b) && json_integer_value(b) > 0 &&
-	        json_integer_value(b) <= STORE_DISK_BPS_MAX ?
-	    (long long)json_integer_value(b) :
-	    0;
-	d->net_rate = json_is_integer(nr) && json_integer_value(nr) > 0 &&
-	        json_integer_value(nr) <= STORE_DISK_BPS_MAX ?
-	    (long long)json_integer_value(nr) :
-	    0;
-	d->disk_iops = json_is_integer(o) && json_integer_value(o) > 0 &&
-	        json_integer_value(o) <= STORE_DISK_IOPS_MAX ?
-	    (long)json_integer_value(o) :
-	    0;
+	d->disk_bps = store_limit(j, "disk_bps", STORE_DISK_BPS_MAX);
+	d->disk_iops = (long)store_limit(j, "disk_iops", STORE_DISK_IOPS_MAX);
+	d->net_rate = store_limit(j, "net_rate", STORE_DISK_BPS_MAX);
 }
 
 int

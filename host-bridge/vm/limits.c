@@ -137,51 +137,61 @@ cg_read(const char *dir, const char *file)
 	return (s);
 }
 
-/* The value each controller's file takes for d (v1 names; v2 in
- * cg_values_v2). */
+/* d's CPU quota in microseconds a period (its vCPUs' when unset), and
+ * its memory limit in MiB: what the cgroup files, limits_json and
+ * libvirt's <cputune> take. */
+static long
+cg_quota_us(const struct desktop *d)
+{
+	return ((d->cpu_milli > 0 ? d->cpu_milli : d->cpus * 1000L) *
+	    (LIMITS_CPU_PERIOD_US / 1000));
+}
+
+static long
+cg_memory_mb(const struct desktop *d)
+{
+	return (d->memory + LIMITS_MEM_OVERHEAD_MB);
+}
+
+/* Controller ctl's limits for d into dir: v1's file names, or (v2) only
+ * those of the controllers in have. */
 static int
-cg_values_v1(const struct desktop *d, const char *ctl, const char *dir,
-    char **cause)
+cg_values(const struct desktop *d, const char *ctl, const char *dir, int v2,
+    const char *have, char **cause)
 {
 	char v[64];
-	long milli = d->cpu_milli > 0 ? d->cpu_milli : d->cpus * 1000L;
 
+	if (v2 && strstr(have, ctl) == NULL)
+		return (0);
 	if (strcmp(ctl, "cpu") == 0) {
+		if (v2) {
+			snprintf(v, sizeof v, "%ld %d", cg_quota_us(d),
+			    LIMITS_CPU_PERIOD_US);
+			return (cg_write(dir, "cpu.max", v, cause));
+		}
 		snprintf(v, sizeof v, "%d", LIMITS_CPU_PERIOD_US);
 		if (cg_write(dir, "cpu.cfs_period_us", v, cause) != 0)
 			return (-1);
-		snprintf(v, sizeof v, "%ld",
-		    milli * (LIMITS_CPU_PERIOD_US / 1000));
+		snprintf(v, sizeof v, "%ld", cg_quota_us(d));
 		return (cg_write(dir, "cpu.cfs_quota_us", v, cause));
 	}
 	if (strcmp(ctl, "memory") == 0) {
-		snprintf(v, sizeof v, "%lld",
-		    (long long)(d->memory + LIMITS_MEM_OVERHEAD_MB) << 20);
-		return (cg_write(dir, "memory.limit_in_bytes", v, cause));
+		snprintf(v, sizeof v, "%lld", (long long)cg_memory_mb(d) << 20);
+		return (cg_write(dir,
+		    v2 ? "memory.max" : "memory.limit_in_bytes", v, cause));
 	}
 	snprintf(v, sizeof v, "%d", LIMITS_PIDS_MAX);
 	return (cg_write(dir, "pids.max", v, cause));
 }
 
+/* All three controllers' limits for d into the v2 cgroup dir. */
 static int
 cg_values_v2(const struct desktop *d, const char *dir, const char *have,
     char **cause)
 {
-	char v[64];
-	long milli = d->cpu_milli > 0 ? d->cpu_milli : d->cpus * 1000L;
-
-	snprintf(v, sizeof v, "%ld %d", milli * (LIMITS_CPU_PERIOD_US / 1000),
-	    LIMITS_CPU_PERIOD_US);
-	if (strstr(have, "cpu") && cg_write(dir, "cpu.max", v, cause) != 0)
-		return (-1);
-	snprintf(v, sizeof v, "%lld",
-	    (long long)(d->memory + LIMITS_MEM_OVERHEAD_MB) << 20);
-	if (strstr(have, "memory") &&
-	    cg_write(dir, "memory.max", v, cause) != 0)
-		return (-1);
-	snprintf(v, sizeof v, "%d", LIMITS_PIDS_MAX);
-	if (strstr(have, "pids") && cg_write(dir, "pids.max", v, cause) != 0)
-		return (-1);
+	for (int i = 0; i < CG_NCTL; i++)
+		if (cg_values(d, cg_ctls[i], dir, 1, have, cause) != 0)
+			return (-1);
 	return (0);
 }
 
@@ -217,8 +227,7 @@ cg_make_v1(const struct desktop *d, struct limits_cg *cg, const char *leaf,
 		     *dir = NULL, *top = NULL;
 		int rv = -1;
 
-		if (own == NULL || access(CG_ROOT "/", F_OK) != 0 ||
-		    (top = cg_dir(cg_ctls[i], "/")) == NULL ||
+		if (own == NULL || (top = cg_dir(cg_ctls[i], "/")) == NULL ||
 		    access(top, W_OK) != 0) {
 			cg_missing(cg, cg_ctls[i]);
 			rv = 0;
@@ -230,7 +239,8 @@ cg_make_v1(const struct desktop *d, struct limits_cg *cg, const char *leaf,
 			free(dir);
 			dir = hb_fmt("%s/bureau/%s", base, leaf);
 			if (dir != NULL && cg_mkdir(dir, cause) == 0 &&
-			    cg_values_v1(d, cg_ctls[i], dir, cause) == 0 &&
+			    cg_values(d, cg_ctls[i], dir, 0, NULL, cause) ==
+			        0 &&
 			    (cg->procs[cg->n] = hb_fmt("%s/cgroup.procs",
 			         dir)) != NULL) {
 				cg->n++;
@@ -399,7 +409,7 @@ limits_cg_update(const struct desktop *d, pid_t pid, char **cause)
 
 		/* only the cgroup bureau made: never the host's own */
 		if (dir != NULL && strstr(dir, "/bureau/") != NULL)
-			rv = cg_values_v1(d, cg_ctls[i], dir, cause);
+			rv = cg_values(d, cg_ctls[i], dir, 0, NULL, cause);
 		free(p);
 		free(dir);
 		if (rv != 0)
@@ -523,11 +533,10 @@ json_t *
 limits_json(const struct desktop *d, pid_t pid)
 {
 	json_t *r = json_pack("{s:f, s:I, s:i, s:I, s:I, s:I}", "cpu",
-	    (d->cpu_milli > 0 ? d->cpu_milli : d->cpus * 1000L) / 1000.0,
-	    "memory_mb", (json_int_t)(d->memory + LIMITS_MEM_OVERHEAD_MB),
-	    "pids", LIMITS_PIDS_MAX, "disk_bps", (json_int_t)d->disk_bps,
-	    "disk_iops", (json_int_t)d->disk_iops, "net_rate",
-	    (json_int_t)d->net_rate);
+	    (double)cg_quota_us(d) / LIMITS_CPU_PERIOD_US, "memory_mb",
+	    (json_int_t)cg_memory_mb(d), "pids", LIMITS_PIDS_MAX, "disk_bps",
+	    (json_int_t)d->disk_bps, "disk_iops", (json_int_t)d->disk_iops,
+	    "net_rate", (json_int_t)d->net_rate);
 
 	if (r != NULL && pid > 0)
 		json_object_set_new(r, "enforced", limits_cg_json(pid));
